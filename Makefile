@@ -1,0 +1,143 @@
+# spkit: one Makefile for the library, the kernels, the programs and the tests.
+#
+#   make                 build/libspkit.a, build/libspkit_cuda.a (when nvcc is found), bin/*
+#   make test            CPU unit tests and Bats tests; ends with "N passed, N failed"
+#   make SANITIZE=1 test the same under AddressSanitizer and UBSan (CPU-only build in build/san)
+#   make test-gpu        GPU tests against the CPU reference (needs a GPU)
+#   make demo            generate a graph into data/generated and run the programs on it
+#   make fuzz            libFuzzer targets, FUZZ_SECONDS each (needs clang)
+#   make install PREFIX=/usr/local
+#
+# Sources are found by wildcard, so a new lib/*.c, kernels/*.cu, cmd/*.c or
+# tests/unit/test_*.c is built without editing this file.
+
+VERSION := $(shell cat VERSION)
+PREFIX  ?= /usr/local
+CC      ?= cc
+CLANG   ?= clang
+CUDA_HOME ?= /usr/local/cuda
+FUZZ_SECONDS ?= 300
+
+# nvcc is optional: without it the programs run their CPU paths.
+NVCC ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/nvcc && echo $(CUDA_HOME)/bin/nvcc; })
+# Architectures as compute capabilities; machine code for each, PTX for the last.
+CUDA_ARCH ?= 80 90
+
+ifeq ($(SANITIZE),1)
+  # The sanitizer build is CPU-only: ASan and the CUDA runtime disagree about
+  # the low address space, and no GPU path runs under `make test` anyway.
+  BUILD ?= build/san
+  NVCC :=
+  SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+  BUILD ?= build
+endif
+BIN ?= $(if $(filter build,$(BUILD)),bin,$(BUILD)/bin)
+
+CPPFLAGS += -Ilib -Ikernels -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"'
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread $(SAN_FLAGS)
+LDFLAGS  += -pthread $(SAN_FLAGS)
+# Link the format libraries statically so a binary built here runs on a GPU
+# node that has only the driver and the CUDA libraries.
+STATIC_LIBS := -Wl,-Bstatic -lyaml -lcsv -lz -Wl,-Bdynamic
+LDLIBS   += $(STATIC_LIBS) -lm
+
+LIB_SRC  := $(sort $(wildcard lib/*.c))
+CMD_SRC  := $(sort $(wildcard cmd/*.c))
+CU_SRC   := $(sort $(wildcard kernels/*.cu))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+GPU_TEST_SRC := $(sort $(wildcard tests/gpu/test_*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
+PROGRAMS := $(CMD_SRC:cmd/%.c=$(BIN)/%)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+GPU_TEST_BIN := $(GPU_TEST_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu_%)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+LIBSPKIT := $(BUILD)/libspkit.a
+ifneq ($(NVCC),)
+  LIBCUDA    := $(BUILD)/libspkit_cuda.a
+  CPPFLAGS   += -DSPKIT_CUDA=1 -I$(CUDA_HOME)/include
+  CUDA_LIBS  := -L$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcudart_static -ldl -lrt -lstdc++
+  NVCC_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode=arch=compute_$(a),code=sm_$(a)) \
+                  -gencode=arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
+  NVCCFLAGS  ?= -O3 -g -lineinfo
+  NVCCFLAGS  += -std=c++17 $(NVCC_GENCODE) -Ilib -Ikernels -Xcompiler -Wall,-fPIC
+else
+  LIBCUDA    :=
+  CUDA_LIBS  :=
+endif
+ALL_LIBS := $(LIBCUDA) $(LIBSPKIT)
+
+.PHONY: all test test-unit test-bats test-gpu demo bench fuzz install clean deps
+.DELETE_ON_ERROR:
+
+all: $(PROGRAMS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/kernels/%.o: kernels/%.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -DSPKIT_CUDA=1 -MMD -MP -c $< -o $@
+
+$(LIBSPKIT): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libspkit_cuda.a: $(CU_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN)/%: $(BUILD)/cmd/%.o $(ALL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $< $(ALL_LIBS) $(LDLIBS) $(CUDA_LIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(ALL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $< $(ALL_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
+
+$(BUILD)/tests/gpu_%: $(BUILD)/tests/gpu/%.o $(ALL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $< $(ALL_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
+
+deps:
+	@scripts/deps.sh
+
+test: deps $(PROGRAMS) $(UNIT_BIN)
+	@SPKIT_BIN=$(abspath $(BIN)) SPKIT_BUILD=$(abspath $(BUILD)) tests/run.sh $(UNIT_BIN)
+
+test-gpu: $(PROGRAMS) $(GPU_TEST_BIN)
+	@SPKIT_BIN=$(abspath $(BIN)) tests/run-gpu.sh $(GPU_TEST_BIN)
+
+demo: deps $(PROGRAMS)
+	@SPKIT_BIN=$(abspath $(BIN)) scripts/demo.sh
+
+bench: $(PROGRAMS)
+	@SPKIT_BIN=$(abspath $(BIN)) scripts/bench.sh
+
+# Fuzzers are built with clang's libFuzzer against the C library sources
+# directly (no CUDA), with ASan and UBSan.
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -pthread
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -Ilib -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
+	    $< $(LIB_SRC) $(STATIC_LIBS) -lm -o $@
+
+fuzz: $(FUZZ_BIN)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BIN)
+
+install: $(PROGRAMS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf build bin
+
+-include $(LIB_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
+         $(UNIT_SRC:%.c=$(BUILD)/%.d) $(GPU_TEST_SRC:%.c=$(BUILD)/%.d)

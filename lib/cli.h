@@ -1,0 +1,61 @@
+/* Command-line conventions shared by every program: one error voice
+ * ("PROGRAM: error: ..."), exit 2 for usage and 1 for everything else,
+ * -q/-v verbosity, --version, option-value parsing with range checks,
+ * --parts/--part with SLURM defaults, and --device.
+ *
+ * Only cmd/ calls the functions that print and exit; the rest of lib/
+ * returns errors as values (err.h). */
+#ifndef SPKIT_CLI_H
+#define SPKIT_CLI_H
+
+#include <stdint.h>
+#include <stdnoreturn.h>
+
+#include "err.h"
+
+enum { EXIT_USAGE = 2 };
+
+/* 0 = quiet (-q), 1 = normal, 2 = verbose (-v), 3 = more (-vv). */
+extern int cli_verbosity;
+
+/* Set the program name used in messages and install the SIGINT/SIGTERM
+ * handler that removes unfinished output files (afile.h) before dying. */
+void cli_init(const char *program_name);
+const char *cli_name(void);
+
+noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+noreturn void cli_fatal(const struct sp_err *err);
+noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A message on stderr when cli_verbosity >= level. */
+void cli_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "--help" text on stdout, exit 0; and "--version". */
+noreturn void cli_help(const char *text);
+noreturn void cli_version(void);
+
+/* Option values; a bad value is a usage error naming the option. */
+int64_t cli_int(const char *option, const char *text, int64_t min, int64_t max);
+double cli_double(const char *option, const char *text, double min, double max);
+/* Parse "a,b,c" integers into out (at most cap); returns the count. */
+int cli_int_list(const char *option, const char *text, int64_t *out, int cap,
+		 int64_t min, int64_t max);
+
+/* --parts N --part I (1-based). NULL strings take the defaults from
+ * SLURM_ARRAY_TASK_COUNT/SLURM_ARRAY_TASK_ID (the task id taken relative
+ * to SLURM_ARRAY_TASK_MIN), else SLURM_NTASKS/SLURM_PROCID, else 1/1. */
+struct cli_parts {
+	int count;
+	int index; /* 1-based */
+};
+struct cli_parts cli_parts(const char *parts_text, const char *part_text);
+/* Is item i (0-based) of a sweep this part's? Round-robin. */
+static inline int cli_parts_owns(struct cli_parts p, int64_t i)
+{
+	return i % p.count == p.index - 1;
+}
+
+enum cli_device { DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA };
+enum cli_device cli_device(const char *text);
+
+#endif

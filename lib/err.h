@@ -1,0 +1,28 @@
+/* Errors travel up from the library as values: a function that can fail
+ * returns 0 on success or -1 with a one-line message in a struct sp_err.
+ * The message names the file and the problem ("x.npy: truncated: header
+ * claims 800 bytes of data, file holds 400"); the program prefixes its own
+ * name when it prints it (cli_fatal). The library never prints or exits. */
+#ifndef SPKIT_ERR_H
+#define SPKIT_ERR_H
+
+#define SP_ERR_MAX 512
+
+struct sp_err {
+	char msg[SP_ERR_MAX];
+};
+
+/* Fill err with a printf-style message; returns -1 so callers can
+ * `return sp_fail(err, ...)`. err may be NULL. */
+int sp_fail(struct sp_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* As sp_fail, appending ": strerror(errno)". */
+int sp_fail_errno(struct sp_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prefix an existing message with "what: " (e.g. the file name). */
+int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,9 @@
+/* Wall-clock time for the host side. GPU work is timed with events instead
+ * (kernels/gpu.h), because device work is asynchronous. */
+#ifndef SPKIT_TIMER_H
+#define SPKIT_TIMER_H
+
+/* Seconds on the monotonic clock; differences are meaningful. */
+double timer_now(void);
+
+#endif
