@@ -8,7 +8,7 @@ packages=(
 	gcc make libc6-dev
 	libyaml-dev libcsv-dev zlib1g-dev
 	libprotobuf-c-dev protobuf-c-compiler libonnx-dev
-	libcmocka-dev bats
+	libcmocka-dev bats groff-base
 	python3-numpy python3-scipy python3-onnx
 )
 if [ "${1:-}" = --list ]; then

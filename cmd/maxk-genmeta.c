@@ -1,0 +1,218 @@
+/* maxk-genmeta: MaxK-GNN warp work items (.warp4) from a CSR graph.
+ * Options are parsed here; the work is lib/warp4.c, lib/graph_load.c and,
+ * for --synthetic, lib/graph_gen.c. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "csr.h"
+#include "csr_npz.h"
+#include "graph_gen.h"
+#include "graph_load.h"
+#include "jsonw.h"
+#include "timer.h"
+#include "warp4.h"
+
+static const char usage[] =
+	"Usage: maxk-genmeta [OPTION]... GRAPH\n"
+	"       maxk-genmeta [OPTION]... --synthetic SPEC\n"
+	"Cut every row of a graph into chunks of at most N neighbours and write the\n"
+	"MaxK-GNN warp work items: int32 records (row, offset, length, 0), the layout\n"
+	"of the original generate_meta.py. Prints statistics on stdout.\n"
+	"\n"
+	"GRAPH is a SciPy .npz (CSR or COO; only indptr is read), a Matrix Market\n"
+	".mtx, or an edge list (.csv, .tsv, .txt, .el, .edges: 'src dst' per line).\n"
+	"\n"
+	"  -o, --output FILE        write the .warp4 records to FILE\n"
+	"  -w, --warp-max-nz N      neighbours per record, 1..65536 (default 64)\n"
+	"      --check FILE         verify that FILE holds the records of GRAPH for N\n"
+	"      --synthetic SPEC     generate a power-law graph instead of reading one:\n"
+	"                           reddit_like, products_like, flickr_like, or\n"
+	"                           powerlaw:nodes=N,edges=E[,sigma=S]; add ,seed=K\n"
+	"      --seed K             seed for --synthetic (default 1)\n"
+	"      --graph-out FILE     save the graph as a SciPy .npz (CSR)\n"
+	"      --compress           deflate the --graph-out file\n"
+	"      --undirected         edge lists: add the reverse of every edge\n"
+	"      --one-based          edge lists: node ids start at 1\n"
+	"      --json               statistics as one JSON object\n"
+	"  -q, --quiet              no statistics\n"
+	"  -v, --verbose            timings of each step on stderr\n"
+	"  -h, --help               show this help and exit\n"
+	"  -V, --version            show the version and exit\n"
+	"\n"
+	"Example:\n"
+	"  maxk-genmeta --synthetic reddit_like --graph-out reddit.npz\n"
+	"  maxk-genmeta reddit.npz -o reddit.warp4\n";
+
+struct options {
+	const char *graph, *output, *check, *synthetic, *graph_out, *seed;
+	int warp_max_nz, compress, json;
+	struct graph_load_opts load;
+};
+
+static struct options parse_options(int argc, char **argv)
+{
+	enum { OPT_CHECK = 256, OPT_SYNTHETIC, OPT_SEED, OPT_GRAPH_OUT, OPT_COMPRESS,
+	       OPT_UNDIRECTED, OPT_ONE_BASED, OPT_JSON };
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"warp-max-nz", required_argument, NULL, 'w'},
+		{"check", required_argument, NULL, OPT_CHECK},
+		{"synthetic", required_argument, NULL, OPT_SYNTHETIC},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"graph-out", required_argument, NULL, OPT_GRAPH_OUT},
+		{"compress", no_argument, NULL, OPT_COMPRESS},
+		{"undirected", no_argument, NULL, OPT_UNDIRECTED},
+		{"one-based", no_argument, NULL, OPT_ONE_BASED},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	struct options o = {.warp_max_nz = 64};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:w:qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.output = optarg; break;
+		case 'w': o.warp_max_nz = (int)cli_int("--warp-max-nz", optarg, 1, WARP4_MAX_NZ_LIMIT); break;
+		case OPT_CHECK: o.check = optarg; break;
+		case OPT_SYNTHETIC: o.synthetic = optarg; break;
+		case OPT_SEED: o.seed = optarg; break;
+		case OPT_GRAPH_OUT: o.graph_out = optarg; break;
+		case OPT_COMPRESS: o.compress = 1; break;
+		case OPT_UNDIRECTED: o.load.edgelist.undirected = 1; break;
+		case OPT_ONE_BASED: o.load.edgelist.one_based = 1; break;
+		case OPT_JSON: o.json = 1; break;
+		case 'q': cli_verbosity = 0; break;
+		case 'v': cli_verbosity++; break;
+		case 'h': cli_help(usage);
+		case 'V': cli_version();
+		case ':': cli_usage_error("option '%s' needs a value", argv[optind - 1]);
+		default: cli_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o.graph = argv[optind++];
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o.graph == !o.synthetic)
+		cli_usage_error(o.graph ? "give GRAPH or --synthetic, not both" : "no GRAPH given");
+	if (o.seed && !o.synthetic)
+		cli_usage_error("--seed goes with --synthetic");
+	if (o.compress && !o.graph_out)
+		cli_usage_error("--compress goes with --graph-out");
+	return o;
+}
+
+static void print_stats(const struct options *o, const char *name, const struct warp4_stats *s)
+{
+	if (cli_verbosity == 0)
+		return;
+	if (o->json) {
+		printf("{\"graph\": ");
+		jsonw_string(stdout, name);
+		printf(", \"rows\": %lld, \"edges\": %lld, \"records\": %lld, "
+		       "\"warp_max_nz\": %d, \"max_degree\": %lld, \"mean_degree\": %.4f, "
+		       "\"records_per_row\": %.4f, \"empty_rows\": %lld, \"fill\": %.4f, "
+		       "\"degree_imbalance\": %.4f}\n",
+		       (long long)s->rows, (long long)s->edges, (long long)s->records,
+		       o->warp_max_nz, (long long)s->max_degree, s->mean_degree, s->records_per_row,
+		       (long long)s->empty_rows, s->fill, s->degree_imbalance);
+		return;
+	}
+	printf("graph             %s\n", name);
+	printf("rows              %lld\n", (long long)s->rows);
+	printf("edges             %lld\n", (long long)s->edges);
+	printf("records           %lld\n", (long long)s->records);
+	printf("warp_max_nz       %d\n", o->warp_max_nz);
+	printf("max_degree        %lld\n", (long long)s->max_degree);
+	printf("mean_degree       %.2f\n", s->mean_degree);
+	printf("records_per_row   %.3f\n", s->records_per_row);
+	printf("empty_rows        %lld\n", (long long)s->empty_rows);
+	printf("fill              %.3f\n", s->fill);
+	printf("degree_imbalance  %.1f\n", s->degree_imbalance);
+}
+
+/* The row pointers, from the cheapest source that has them: a generator that
+ * needs no neighbours, or a loader that reads only indptr. The whole graph is
+ * built only when it must be saved. */
+static void load_indptr(const struct options *o, int64_t **indptr, int64_t *nrows)
+{
+	struct sp_err err;
+	double t0 = timer_now();
+	if (o->synthetic) {
+		struct graph_spec spec;
+		if (graph_spec_parse(o->synthetic, &spec, &err))
+			cli_usage_error("%s", err.msg);
+		if (o->seed)
+			spec.seed = (uint64_t)cli_int("--seed", o->seed, 0, INT64_MAX);
+		*nrows = spec.nodes;
+		if (o->graph_out) {
+			struct csr g;
+			if (graph_gen(&spec, &g, &err) || csr_npz_save(o->graph_out, &g, o->compress, &err))
+				cli_fatal(&err);
+			*indptr = g.indptr;
+			g.indptr = NULL;
+			csr_free(&g);
+		} else if (graph_gen_indptr(&spec, indptr, &err)) {
+			cli_fatal(&err);
+		}
+	} else if (o->graph_out) {
+		struct csr g;
+		if (graph_load(o->graph, &o->load, &g, &err) ||
+		    csr_npz_save(o->graph_out, &g, o->compress, &err))
+			cli_fatal(&err);
+		*nrows = g.nrows;
+		*indptr = g.indptr;
+		g.indptr = NULL;
+		csr_free(&g);
+	} else if (graph_load_indptr(o->graph, &o->load, indptr, nrows, &err)) {
+		cli_fatal(&err);
+	}
+	cli_log(2, "read graph: %.3f s", timer_now() - t0);
+}
+
+int main(int argc, char **argv)
+{
+	cli_init(argv[0]);
+	struct options o = parse_options(argc, argv);
+	const char *name = o.graph ? o.graph : o.synthetic;
+	int64_t *indptr, nrows;
+	struct sp_err err;
+
+	load_indptr(&o, &indptr, &nrows);
+	if (nrows == 0)
+		cli_die("%s: graph has no rows", name);
+
+	if (o.check) {
+		int32_t *records;
+		int64_t count;
+		if (warp4_read(o.check, &records, &count, &err) ||
+		    warp4_validate(records, count, indptr, nrows, o.warp_max_nz, o.check, &err))
+			cli_fatal(&err);
+		free(records);
+		cli_log(1, "%s: %lld records match %s", o.check, (long long)count, name);
+	}
+	if (o.output) {
+		double t0 = timer_now();
+		int64_t count = warp4_count(indptr, nrows, o.warp_max_nz);
+		int32_t *records = malloc((size_t)(count ? count : 1) * 4 * sizeof *records);
+		if (!records)
+			cli_die("%s: out of memory for %lld records", o.output, (long long)count);
+		if (warp4_build(indptr, nrows, o.warp_max_nz, records, name, &err) ||
+		    warp4_write(o.output, records, count, &err))
+			cli_fatal(&err);
+		free(records);
+		cli_log(2, "build and write records: %.3f s", timer_now() - t0);
+	}
+	struct warp4_stats s;
+	warp4_stats(indptr, nrows, o.warp_max_nz, &s);
+	print_stats(&o, name, &s);
+	free(indptr);
+	return 0;
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bats
+# Conventions every program follows (SPEC.md): --help and --version, a man
+# page that lists the same options as --help, usage errors with exit 2.
+load helpers
+
+programs() {
+	for p in "$BIN"/*; do basename "$p"; done
+}
+
+options_in() { # the long options a text mentions, sorted
+	grep -oE -- '--[a-z][a-z0-9-]+' | sort -u
+}
+
+@test "every program has --help, --version and a man page with the same options" {
+	[ -n "$(programs)" ]
+	for p in $(programs); do
+		help=$("$BIN/$p" --help)
+		version=$("$BIN/$p" --version)
+		[[ $version == "$p (spkit) "* ]]
+		page="$REPO/man/man1/$p.1"
+		[ -f "$page" ] || { echo "$p: no man page"; return 1; }
+		man_opts=$(groff -mandoc -Tascii -P-cbu "$page" 2>/dev/null | options_in)
+		help_opts=$(echo "$help" | options_in)
+		if [ "$man_opts" != "$help_opts" ]; then
+			echo "$p: options differ between --help and the man page:"
+			diff <(echo "$help_opts") <(echo "$man_opts")
+			return 1
+		fi
+	done
+}
+
+@test "every program rejects an unknown option with exit 2 and one error voice" {
+	for p in $(programs); do
+		run "$BIN/$p" --no-such-option
+		assert_error 2 "$p" "unknown option '--no-such-option'"
+		[[ ${lines[1]} == "Try '$p --help' for more information." ]]
+	done
+}

@@ -1,0 +1,53 @@
+# Shared setup for the Bats tests: programs from $SPKIT_BIN (the Makefile sets
+# it), a scratch folder per test, and assertions on spkit's conventions.
+BIN=${SPKIT_BIN:-$BATS_TEST_DIRNAME/../../bin}
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+PY=/usr/bin/python3
+
+setup() {
+	T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/spkit-bats.XXXXXX")
+}
+
+teardown() {
+	rm -rf "$T"
+}
+
+# assert_error STATUS PROGRAM PATTERN: the run failed with STATUS and a single
+# "PROGRAM: error: ..." line matching PATTERN (a usage error may add the
+# "Try ... --help" line).
+assert_error() {
+	local want=$1 prog=$2 pattern=$3
+	if [ "$status" -ne "$want" ]; then
+		echo "exit status $status, expected $want; output:"
+		echo "$output"
+		return 1
+	fi
+	local first=${lines[0]}
+	case $first in
+	"$prog: error: "*) ;;
+	*) echo "first line is not '$prog: error: ...': $first"; return 1 ;;
+	esac
+	if ! [[ $first =~ $pattern ]]; then
+		echo "message '$first' does not match '$pattern'"
+		return 1
+	fi
+	if [ "$want" -eq 1 ] && [ "${#lines[@]}" -ne 1 ]; then
+		echo "expected one line, got ${#lines[@]}:"
+		echo "$output"
+		return 1
+	fi
+}
+
+# assert_no_outputs DIR: nothing but the listed inputs is left in DIR
+# (no partial output, no temporary file).
+assert_only_files() {
+	local dir=$1
+	shift
+	local have want
+	have=$(cd "$dir" && ls -A | sort | tr '\n' ' ')
+	want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
+	if [ "$have" != "$want" ]; then
+		echo "files in $dir: '$have', expected '$want'"
+		return 1
+	fi
+}

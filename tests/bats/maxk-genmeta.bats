@@ -1,0 +1,269 @@
+#!/usr/bin/env bats
+# maxk-genmeta: every option and every error path.
+load helpers
+
+G=maxk-genmeta
+
+small_graph() { # a small power-law graph with a few empty rows, as .npz
+	"$BIN/$G" -q --synthetic powerlaw:nodes=500,edges=9000,sigma=1.5,seed=3 --graph-out "$T/g.npz"
+}
+
+@test "--help lists every option and an example; --version" {
+	run "$BIN/$G" --help
+	[ "$status" -eq 0 ]
+	[[ $output == *"Usage: maxk-genmeta"* ]]
+	[[ $output == *"Example:"* ]]
+	run "$BIN/$G" --version
+	[ "$status" -eq 0 ]
+	[[ $output =~ ^maxk-genmeta\ \(spkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "records match the original generate_meta.py on a synthetic graph" {
+	small_graph
+	"$BIN/$G" -q "$T/g.npz" -o "$T/ours.warp4"
+	$PY "$REPO/tests/bats/ref/generate_meta.py" "$T/g.npz" "$T/ref.warp4" 64
+	cmp "$T/ours.warp4" "$T/ref.warp4"
+}
+
+@test "--warp-max-nz 1, 3 and 1000 match the reference" {
+	small_graph
+	for n in 1 3 1000; do
+		"$BIN/$G" -q "$T/g.npz" -w "$n" -o "$T/ours.warp4"
+		$PY "$REPO/tests/bats/ref/generate_meta.py" "$T/g.npz" "$T/ref.warp4" "$n"
+		cmp "$T/ours.warp4" "$T/ref.warp4"
+	done
+}
+
+@test "statistics of the karate club graph" {
+	run "$BIN/$G" "$REPO/data/karate.mtx" -w 4
+	[ "$status" -eq 0 ]
+	[[ $output == *"rows              34"* ]]
+	[[ $output == *"edges             156"* ]]
+	[[ $output == *"max_degree        17"* ]]
+	[[ $output == *"empty_rows        0"* ]]
+	# records = sum over rows of ceil(degree / 4), computed independently
+	want=$($PY -c "
+import scipy.io, numpy as np
+d = np.diff(scipy.io.mmread('$REPO/data/karate.mtx').tocsr().indptr)
+print(int(sum((d + 3) // 4)))")
+	[[ $output == *"records           $want"* ]]
+}
+
+@test "--json prints one object with the statistics" {
+	small_graph
+	run "$BIN/$G" "$T/g.npz" --json
+	[ "$status" -eq 0 ]
+	echo "$output" | $PY -c "
+import json, sys
+s = json.load(sys.stdin)
+assert s['rows'] == 500 and s['edges'] == 9000, s
+assert s['warp_max_nz'] == 64 and s['records'] >= 500 - s['empty_rows'], s
+assert s['graph'].endswith('g.npz'), s"
+}
+
+@test ".mtx, edge list and .npz of one graph give the same records" {
+	"$BIN/$G" -q "$REPO/data/karate.mtx" --graph-out "$T/k.npz" -o "$T/a.warp4"
+	"$BIN/$G" -q "$T/k.npz" -o "$T/b.warp4"
+	"$BIN/$G" -q "$REPO/data/karate.csv" --undirected -o "$T/c.warp4"
+	cmp "$T/a.warp4" "$T/b.warp4"
+	cmp "$T/a.warp4" "$T/c.warp4"
+}
+
+@test "--one-based edge lists" {
+	printf '1 2\n2 3\n3 1\n1 3\n' > "$T/e.txt"
+	run "$BIN/$G" "$T/e.txt" --one-based
+	[ "$status" -eq 0 ]
+	[[ $output == *"rows              3"* ]]
+	[[ $output == *"edges             4"* ]]
+	run "$BIN/$G" "$T/e.txt"
+	[[ $output == *"rows              4"* ]]
+}
+
+@test "a .npz is read through indptr alone: a corrupt indices member does not matter" {
+	small_graph
+	$PY - "$T/g.npz" "$T/bad.npz" <<'PY'
+import sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, 'w') as zout:
+    for item in zin.infolist():
+        data = zin.read(item.filename)
+        if item.filename == 'indices.npy':
+            data = b'garbage'
+        zout.writestr(item, data)
+PY
+	"$BIN/$G" -q "$T/g.npz" -o "$T/a.warp4"
+	"$BIN/$G" -q "$T/bad.npz" -o "$T/b.warp4"
+	cmp "$T/a.warp4" "$T/b.warp4"
+	# converting needs the whole graph, so there the damage is reported
+	run "$BIN/$G" "$T/bad.npz" --graph-out "$T/out.npz"
+	assert_error 1 $G "bad.npz.*indices"
+	[ ! -e "$T/out.npz" ]
+}
+
+@test "SciPy graphs, compressed or not, are read" {
+	$PY -c "
+import scipy.sparse as sp
+m = sp.random(300, 300, density=0.05, format='csr', random_state=1)
+sp.save_npz('$T/c.npz', m, compressed=True)
+sp.save_npz('$T/u.npz', m, compressed=False)
+sp.save_npz('$T/coo.npz', m.tocoo(), compressed=True)"
+	"$BIN/$G" -q "$T/c.npz" -o "$T/c.warp4"
+	"$BIN/$G" -q "$T/u.npz" -o "$T/u.warp4"
+	"$BIN/$G" -q "$T/coo.npz" -o "$T/coo.warp4"
+	$PY "$REPO/tests/bats/ref/generate_meta.py" "$T/c.npz" "$T/ref.warp4" 64
+	cmp "$T/c.warp4" "$T/ref.warp4"
+	cmp "$T/u.warp4" "$T/ref.warp4"
+	cmp "$T/coo.warp4" "$T/ref.warp4"
+}
+
+@test "--graph-out writes a graph SciPy loads; --compress deflates it" {
+	"$BIN/$G" -q --synthetic powerlaw:nodes=2000,edges=40000 --graph-out "$T/u.npz"
+	"$BIN/$G" -q --synthetic powerlaw:nodes=2000,edges=40000 --graph-out "$T/c.npz" --compress
+	$PY -c "
+import scipy.sparse as sp, numpy as np, zipfile
+u, c = sp.load_npz('$T/u.npz'), sp.load_npz('$T/c.npz')
+assert u.shape == (2000, 2000) and u.nnz == 40000
+assert (u != c).nnz == 0
+assert u.has_sorted_indices
+u.sum_duplicates(); assert u.nnz == 40000, 'repeated neighbours'
+assert u.diagonal().sum() == 0, 'self-loops'
+z = zipfile.ZipFile('$T/c.npz')
+assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in z.infolist())"
+	[ "$(stat -c %s "$T/c.npz")" -lt "$(stat -c %s "$T/u.npz")" ]
+}
+
+@test "--synthetic presets have the sizes of H200.md" {
+	run "$BIN/$G" --synthetic flickr_like
+	[ "$status" -eq 0 ]
+	[[ $output == *"rows              89250"* ]]
+	[[ $output == *"edges             991155"* ]]
+}
+
+@test "--seed and seed= give reproducible graphs; another seed another graph" {
+	"$BIN/$G" -q --synthetic powerlaw:nodes=300,edges=3000 --seed 5 --graph-out "$T/a.npz"
+	"$BIN/$G" -q --synthetic powerlaw:nodes=300,edges=3000,seed=5 --graph-out "$T/b.npz"
+	SPKIT_THREADS=1 "$BIN/$G" -q --synthetic powerlaw:nodes=300,edges=3000,seed=5 --graph-out "$T/c.npz"
+	"$BIN/$G" -q --synthetic powerlaw:nodes=300,edges=3000 --seed 6 --graph-out "$T/d.npz"
+	cmp "$T/a.npz" "$T/b.npz"
+	cmp "$T/a.npz" "$T/c.npz"
+	! cmp -s "$T/a.npz" "$T/d.npz"
+}
+
+@test "--check accepts matching records and names the first bad one" {
+	small_graph
+	"$BIN/$G" -q "$T/g.npz" -o "$T/ok.warp4"
+	run "$BIN/$G" "$T/g.npz" --check "$T/ok.warp4"
+	[ "$status" -eq 0 ]
+	run "$BIN/$G" "$T/g.npz" --check "$T/ok.warp4" -w 32
+	assert_error 1 $G "ok.warp4: record 0"
+	head -c -16 "$T/ok.warp4" > "$T/short.warp4"
+	run "$BIN/$G" "$T/g.npz" --check "$T/short.warp4"
+	assert_error 1 $G "short.warp4: row [0-9]+ is not covered"
+	head -c -3 "$T/ok.warp4" > "$T/ragged.warp4"
+	run "$BIN/$G" "$T/g.npz" --check "$T/ragged.warp4"
+	assert_error 1 $G "ragged.warp4: size [0-9]+ is not a multiple of 16"
+	cat "$T/ok.warp4" "$T/ok.warp4" > "$T/long.warp4"
+	run "$BIN/$G" "$T/g.npz" --check "$T/long.warp4"
+	assert_error 1 $G "long.warp4: [0-9]+ records beyond the last edge"
+	$PY -c "
+import numpy as np
+r = np.fromfile('$T/ok.warp4', dtype=np.int32).reshape(-1, 4)
+r[0, 2] = 65
+r.tofile('$T/len.warp4')"
+	run "$BIN/$G" "$T/g.npz" --check "$T/len.warp4"
+	assert_error 1 $G "len.warp4: record 0 has length 65"
+}
+
+@test "-q prints nothing, -v adds timings" {
+	small_graph
+	run "$BIN/$G" -q "$T/g.npz"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	run "$BIN/$G" -v "$T/g.npz" -o "$T/x.warp4"
+	[[ $output == *"read graph:"* ]]
+	[[ $output == *"build and write records:"* ]]
+}
+
+@test "usage errors exit 2" {
+	run "$BIN/$G"
+	assert_error 2 $G "no GRAPH given"
+	run "$BIN/$G" a.npz --synthetic flickr_like
+	assert_error 2 $G "not both"
+	run "$BIN/$G" a.npz b.npz
+	assert_error 2 $G "unexpected argument 'b.npz'"
+	run "$BIN/$G" --bogus
+	assert_error 2 $G "unknown option '--bogus'"
+	run "$BIN/$G" a.npz -o
+	assert_error 2 $G "needs a value"
+	for n in 0 -1 65537 abc; do
+		run "$BIN/$G" a.npz -w "$n"
+		assert_error 2 $G "--warp-max-nz"
+	done
+	run "$BIN/$G" a.npz --seed 3
+	assert_error 2 $G "--seed goes with --synthetic"
+	run "$BIN/$G" a.npz --compress
+	assert_error 2 $G "--compress goes with --graph-out"
+	run "$BIN/$G" --synthetic nonsense
+	assert_error 2 $G "unknown graph 'nonsense'"
+	run "$BIN/$G" --synthetic powerlaw:nodes=10,edges=1000
+	assert_error 2 $G "do not fit"
+	run "$BIN/$G" --synthetic powerlaw:nodes=x
+	assert_error 2 $G "nodes=x"
+	run "$BIN/$G" --synthetic reddit_like:colour=red
+	assert_error 2 $G "unknown key 'colour'"
+}
+
+@test "bad inputs: one line naming the file, exit 1, no output left" {
+	mkdir "$T/in" "$T/out"
+	cd "$T/in"
+	run "$BIN/$G" missing.npz -o "$T/out/x.warp4"
+	assert_error 1 $G "missing.npz"
+	run "$BIN/$G" "$T/in" -o "$T/out/x.warp4"
+	assert_error 1 $G "is a directory"
+	printf 'not a zip' > notzip.npz
+	run "$BIN/$G" notzip.npz -o "$T/out/x.warp4"
+	assert_error 1 $G "notzip.npz"
+	$PY -c "
+import numpy as np, scipy.sparse as sp
+m = sp.random(50, 50, density=0.1, format='csr', random_state=0)
+sp.save_npz('ok.npz', m)
+np.savez('noindptr.npz', format=np.array(b'csr'), shape=np.array([50, 50]),
+         indices=m.indices, data=m.data)
+ip = m.indptr.copy(); ip[10] = ip[11] + 1
+np.savez('decreasing.npz', format=np.array(b'csr'), shape=np.array([50, 50]),
+         indptr=ip, indices=m.indices, data=m.data)
+np.savez('norows.npz', format=np.array(b'csr'), shape=np.array([0, 0]),
+         indptr=np.array([0], dtype=np.int32), indices=np.array([], dtype=np.int32),
+         data=np.array([], dtype=np.float32))"
+	head -c 300 ok.npz > truncated.npz
+	run "$BIN/$G" truncated.npz -o "$T/out/x.warp4"
+	assert_error 1 $G "truncated.npz"
+	run "$BIN/$G" noindptr.npz -o "$T/out/x.warp4"
+	assert_error 1 $G "noindptr.npz.*indptr"
+	run "$BIN/$G" decreasing.npz -o "$T/out/x.warp4"
+	assert_error 1 $G "decreasing.npz.*decreases at row 10"
+	run "$BIN/$G" norows.npz -o "$T/out/x.warp4"
+	assert_error 1 $G "norows.npz: graph has no rows"
+	printf '%%%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n4 1\n' > range.mtx
+	run "$BIN/$G" range.mtx -o "$T/out/x.warp4"
+	assert_error 1 $G "range.mtx:4"
+	printf '0,1\n1,x\n' > text.csv
+	run "$BIN/$G" text.csv -o "$T/out/x.warp4"
+	assert_error 1 $G "text.csv:2"
+	run "$BIN/$G" ok.npz -o "$T/no/such/dir/x.warp4"
+	assert_error 1 $G "no/such/dir/x.warp4.*No such file or directory"
+	assert_only_files "$T/out"
+	assert_only_files "$T/in" ok.npz noindptr.npz decreasing.npz norows.npz notzip.npz \
+		truncated.npz range.mtx text.csv
+}
+
+@test "an existing output is replaced only on success" {
+	small_graph
+	printf 'old' > "$T/x.warp4"
+	printf 'junk' > "$T/junk.npz"
+	run "$BIN/$G" "$T/junk.npz" -o "$T/x.warp4"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$T/x.warp4")" = old ]
+	"$BIN/$G" -q "$T/g.npz" -o "$T/x.warp4"
+	[ "$(stat -c %s "$T/x.warp4")" -gt 3 ]
+}
