@@ -1,0 +1,47 @@
+/* MACKO SpMV on the GPU, as plain C: upload a struct macko, then
+ * y = alpha A x + beta y_in for 1..16 vectors in one pass over the matrix.
+ * kernels/macko_spmv.cu has the kernel and says how it works. */
+#ifndef SPKIT_MACKO_GPU_H
+#define SPKIT_MACKO_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "err.h"
+#include "macko.h"
+
+#define MACKO_MAX_VECTORS 16
+
+/* A MACKO matrix in device memory. values and deltas are padded past
+ * `padded` so that the kernel's 16-element loads never need a bounds check. */
+struct macko_dev {
+	int64_t rows, cols, elements, padded;
+	void *values; /* fp16 */
+	void *deltas;
+	int32_t *row_indices;
+};
+
+enum macko_out { MACKO_OUT_F16, MACKO_OUT_F32 };
+
+int macko_dev_upload(const struct macko *m, struct macko_dev *d, struct sp_err *err);
+void macko_dev_free(struct macko_dev *d);
+
+/* Enqueues y = alpha A x + beta y_in on the default stream. x: device fp16,
+ * nvec x cols, row-major. y_in, y: device, nvec x rows, of type `out`;
+ * y_in is not read when beta is 0 and may be NULL then (or equal y). */
+int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
+		   const void *y_in, void *y, enum macko_out out, struct sp_err *err);
+
+/* Bytes the product must move at the least: the MACKO arrays, x, y (and
+ * y_in when beta != 0). The denominator of the reported GB/s. */
+double macko_dev_bytes(const struct macko_dev *d, int nvec, enum macko_out out, int reads_y);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,347 @@
+/* MACKO sparse matrix x (1..16) vectors on the GPU.
+ *
+ * What it computes: y[v][r] = alpha * sum_c A[r][c] x[v][c] + beta y_in[v][r]
+ * with A in the MACKO format (lib/macko.h), fp16 values and x, fp32
+ * accumulation, fp16 or fp32 y.
+ *
+ * Bytes it must move: 2.5 per stored element (fp16 value + 4-bit delta),
+ * 4 per row (row_indices), x once per SM (from L2) and y. The kernel is
+ * memory-bound; everything below serves keeping ~22 KB per SM in flight
+ * with as few instructions per element as possible.
+ *
+ * Work decomposition: one warp per row, rows spread over a persistent grid
+ * (grid-stride), so long and short rows mix and no block waits on another.
+ * A warp walks its row in steps of 512 elements: lane l takes 16
+ * consecutive elements, loading them with two 16-byte value loads and one
+ * 8-byte delta load (the device copy is padded so these never run off the
+ * end). The step's first element is aligned to 16, so steps at a row's
+ * edges mask out the neighbours' elements. An element's column is
+ * (sum of delta+1 over the row up to and including it) - 1: each lane
+ * prefixes its 16 increments, one warp scan adds the lanes before it, and a
+ * carry runs across steps. The next step's loads are issued before the
+ * current step is decoded (software pipelining), so each warp keeps two
+ * steps (2.5 KB) in flight.
+ *
+ * x lives in shared memory as fp16 [col][NVP] (NVP = nvec rounded up to a
+ * power of two), so all vectors of one element come in one 2..32-byte
+ * shared load and the matrix is read once whatever nvec is. When that does
+ * not fit (cols * NVP * 2 bytes over the shared-memory limit), x is read
+ * from global memory (L2) instead: correct, slower. */
+#include <cuda_fp16.h>
+
+#include <stdint.h>
+
+#include "gpu_check.cuh"
+#include "macko_gpu.h"
+
+/* 16 warps a block: fewer blocks stage x into shared memory than with 8,
+ * while two blocks an SM still keep 32 warps of loads in flight. */
+enum { WARPS_PER_BLOCK = 16, BLOCK = 32 * WARPS_PER_BLOCK, STEP = 512, LANE_ELEMS = 16 };
+/* Device arrays are padded to this many elements past `elements` (a
+ * multiple of STEP), so any 16-element load that starts before `elements`
+ * stays inside the allocation. */
+enum { DEVICE_PAD = STEP };
+
+/* The NVP fp16 entries of x for one column, as floats. */
+template <int NVP, bool SHARED>
+__device__ __forceinline__ void load_x(const __half *xs, const __half *xg, int cols, int nvec,
+				       int c, float (&out)[NVP])
+{
+	if (SHARED) {
+		const __half *p = xs + (size_t)c * NVP;
+		if constexpr (NVP == 1) {
+			out[0] = __half2float(p[0]);
+		} else if constexpr (NVP == 2) {
+			float2 f = __half22float2(*reinterpret_cast<const __half2 *>(p));
+			out[0] = f.x;
+			out[1] = f.y;
+		} else {
+			/* 4, 8 or 16 halves: 8- or 16-byte loads. */
+#pragma unroll
+			for (int q = 0; q < NVP; q += 8 < NVP ? 8 : NVP) {
+				__half2 h[4];
+				if constexpr (NVP == 4)
+					*reinterpret_cast<uint2 *>(h) = *reinterpret_cast<const uint2 *>(p + q);
+				else
+					*reinterpret_cast<uint4 *>(h) = *reinterpret_cast<const uint4 *>(p + q);
+#pragma unroll
+				for (int k = 0; k < (NVP < 8 ? NVP : 8) / 2; k++) {
+					float2 f = __half22float2(h[k]);
+					out[q + 2 * k] = f.x;
+					out[q + 2 * k + 1] = f.y;
+				}
+			}
+		}
+	} else {
+#pragma unroll
+		for (int v = 0; v < NVP; v++)
+			out[v] = v < nvec ? __half2float(xg[(size_t)v * cols + c]) : 0.0f;
+	}
+}
+
+template <typename OutT> __device__ __forceinline__ float to_float(OutT v);
+template <> __device__ __forceinline__ float to_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
+template <typename OutT> __device__ __forceinline__ OutT from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+
+struct step_data {
+	uint4 v0, v1; /* 16 fp16 values */
+	uint2 d;      /* 16 nibbles */
+};
+
+__device__ __forceinline__ step_data load_step(const uint4 *values, const uint2 *deltas, int first,
+					       int s, int e)
+{
+	step_data t;
+	if (first < e && first + LANE_ELEMS > s) {
+		t.v0 = __ldcs(values + first / 8);
+		t.v1 = __ldcs(values + first / 8 + 1);
+		t.d = __ldcs(deltas + first / 16);
+	} else {
+		t.v0 = t.v1 = make_uint4(0, 0, 0, 0);
+		t.d = make_uint2(0, 0);
+	}
+	return t;
+}
+
+template <int NVP, bool SHARED, typename OutT>
+__global__ void __launch_bounds__(BLOCK) macko_spmv_kernel(
+	const uint4 *__restrict__ values, const uint2 *__restrict__ deltas,
+	const int32_t *__restrict__ row_indices, int rows, int cols, const __half *__restrict__ x,
+	int nvec, float alpha, float beta, const OutT *__restrict__ y_in, OutT *__restrict__ y)
+{
+	extern __shared__ __align__(16) unsigned char smem[];
+	__half *xs = reinterpret_cast<__half *>(smem);
+	if (SHARED) {
+		/* One column's NVP values per thread: coalesced reads of each vector. */
+		for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+#pragma unroll
+			for (int v = 0; v < NVP; v++)
+				xs[(size_t)c * NVP + v] = v < nvec ? x[(size_t)v * cols + c] : __float2half(0.0f);
+		}
+		__syncthreads();
+	}
+	const int lane = threadIdx.x & 31;
+	const int nwarps = gridDim.x * WARPS_PER_BLOCK;
+	for (int r = blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5); r < rows; r += nwarps) {
+		const int s = row_indices[r], e = row_indices[r + 1];
+		float acc[NVP];
+#pragma unroll
+		for (int v = 0; v < NVP; v++)
+			acc[v] = 0.0f;
+		int carry = 0; /* sum of (delta + 1) over the row's elements before this step */
+		int base = s & ~(LANE_ELEMS - 1);
+		step_data next = load_step(values, deltas, base + lane * LANE_ELEMS, s, e);
+		for (; base < e; base += STEP) {
+			const int first = base + lane * LANE_ELEMS;
+			const step_data cur = next;
+			next = load_step(values, deltas, first + STEP, s, e);
+
+			/* Increments and their prefix within the lane. */
+			int pre[LANE_ELEMS];
+			int total = 0;
+#pragma unroll
+			for (int k = 0; k < LANE_ELEMS; k++) {
+				const int i = first + k;
+				const uint32_t word = k < 8 ? cur.d.x : cur.d.y;
+				const int delta = (word >> (4 * (k & 7))) & 15;
+				total += (i >= s && i < e) ? delta + 1 : 0;
+				pre[k] = total;
+			}
+			int incl = total;
+#pragma unroll
+			for (int off = 1; off < 32; off <<= 1) {
+				const int t = __shfl_up_sync(0xffffffffu, incl, off);
+				if (lane >= off)
+					incl += t;
+			}
+			const int col0 = carry + incl - total - 1;
+			carry += __shfl_sync(0xffffffffu, incl, 31);
+
+			const uint32_t words[8] = {cur.v0.x, cur.v0.y, cur.v0.z, cur.v0.w,
+						   cur.v1.x, cur.v1.y, cur.v1.z, cur.v1.w};
+#pragma unroll
+			for (int k = 0; k < LANE_ELEMS; k += 2) {
+				const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&words[k / 2]));
+#pragma unroll
+				for (int h = 0; h < 2; h++) {
+					const int i = first + k + h;
+					if (i >= s && i < e) {
+						float xv[NVP];
+						load_x<NVP, SHARED>(xs, x, cols, nvec, col0 + pre[k + h], xv);
+						const float av = h ? a.y : a.x;
+#pragma unroll
+						for (int v = 0; v < NVP; v++)
+							acc[v] = fmaf(av, xv[v], acc[v]);
+					}
+				}
+			}
+		}
+#pragma unroll
+		for (int v = 0; v < NVP; v++) {
+#pragma unroll
+			for (int off = 16; off > 0; off >>= 1)
+				acc[v] += __shfl_xor_sync(0xffffffffu, acc[v], off);
+		}
+		if (lane < NVP && lane < nvec) {
+			float sum = 0.0f;
+#pragma unroll
+			for (int v = 0; v < NVP; v++)
+				sum = v == lane ? acc[v] : sum;
+			const size_t at = (size_t)lane * rows + r;
+			float out = alpha * sum;
+			if (beta != 0.0f)
+				out = fmaf(beta, to_float<OutT>(y_in[at]), out);
+			y[at] = from_float<OutT>(out);
+		}
+	}
+}
+
+extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, struct sp_err *err)
+{
+	*d = (struct macko_dev){m->rows, m->cols, m->elements, m->padded, NULL, NULL, NULL};
+	if (m->rows > INT32_MAX - 1 || m->cols > INT32_MAX || m->padded > INT32_MAX - DEVICE_PAD)
+		return sp_fail(err, "MACKO matrix of %lld x %lld with %lld elements is too large for "
+				    "the GPU kernel's 32-bit indices",
+			       (long long)m->rows, (long long)m->cols, (long long)m->padded);
+	size_t n = (size_t)m->padded + DEVICE_PAD;
+	if (gpu_malloc(&d->values, n * 2, "MACKO values", err) ||
+	    gpu_malloc(&d->deltas, n / 2, "MACKO deltas", err) ||
+	    gpu_malloc((void **)&d->row_indices, (size_t)(m->rows + 1) * 4, "MACKO row_indices", err))
+		goto fail;
+	if (GPU_FAILED(err, cudaMemset(d->values, 0, n * 2)) ||
+	    GPU_FAILED(err, cudaMemset(d->deltas, 0, n / 2)) ||
+	    gpu_upload(d->values, m->values, (size_t)m->padded * 2, err) ||
+	    gpu_upload(d->deltas, m->deltas, (size_t)m->padded / 2, err) ||
+	    gpu_upload(d->row_indices, m->row_indices, (size_t)(m->rows + 1) * 4, err))
+		goto fail;
+	return 0;
+fail:
+	macko_dev_free(d);
+	return -1;
+}
+
+extern "C" void macko_dev_free(struct macko_dev *d)
+{
+	gpu_free(d->values);
+	gpu_free(d->deltas);
+	gpu_free(d->row_indices);
+	d->values = d->deltas = NULL;
+	d->row_indices = NULL;
+}
+
+extern "C" double macko_dev_bytes(const struct macko_dev *d, int nvec, enum macko_out out,
+				  int reads_y)
+{
+	double ysize = out == MACKO_OUT_F16 ? 2 : 4;
+	return 2.5 * (double)d->padded + 4.0 * (double)(d->rows + 1) + 2.0 * nvec * (double)d->cols +
+	       (reads_y ? 2 : 1) * ysize * nvec * (double)d->rows;
+}
+
+/* The device's limits, read once. */
+struct device_limits {
+	int sms, smem_optin;
+};
+
+static int device_limits(struct device_limits *out, struct sp_err *err)
+{
+	static struct device_limits cached;
+	if (!cached.sms) {
+		int dev;
+		GPU_CHECK(err, cudaGetDevice(&dev));
+		GPU_CHECK(err, cudaDeviceGetAttribute(&cached.smem_optin,
+						      cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+		GPU_CHECK(err, cudaDeviceGetAttribute(&cached.sms, cudaDevAttrMultiProcessorCount, dev));
+	}
+	*out = cached;
+	return 0;
+}
+
+template <int NVP, bool SHARED, typename OutT>
+static int launch(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
+		  const void *y_in, void *y, struct sp_err *err)
+{
+	auto kernel = macko_spmv_kernel<NVP, SHARED, OutT>;
+	const size_t smem = SHARED ? (size_t)d->cols * NVP * sizeof(__half) : 0;
+	/* The grid depends on the shared memory x takes; remember it for the
+	 * last size so repeated products (benchmarks, training) launch at once. */
+	static size_t cached_smem = (size_t)-1;
+	static int cached_grid_per_sm, sms;
+	if (smem != cached_smem) {
+		struct device_limits lim;
+		if (device_limits(&lim, err))
+			return -1;
+		GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    lim.smem_optin));
+		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cached_grid_per_sm, kernel,
+									     BLOCK, smem));
+		if (cached_grid_per_sm < 1)
+			return sp_fail(err, "MACKO kernel: %zu bytes of shared memory for x do not fit an SM",
+				       smem);
+		sms = lim.sms;
+		cached_smem = smem;
+	}
+	long long grid = (long long)sms * cached_grid_per_sm;
+	long long needed = (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+	if (grid > needed)
+		grid = needed;
+	kernel<<<(unsigned)grid, BLOCK, smem>>>(
+		(const uint4 *)d->values, (const uint2 *)d->deltas, d->row_indices, (int)d->rows,
+		(int)d->cols, (const __half *)x, nvec, alpha, beta, (const OutT *)y_in, (OutT *)y);
+	GPU_CHECK_LAUNCH(err, "macko_spmv_kernel");
+	return 0;
+}
+
+/* Whether x fits one block's shared memory, with a margin for the
+ * kernel's own needs. */
+static int x_fits_shared(const struct macko_dev *d, int nvp, struct sp_err *err)
+{
+	struct device_limits lim;
+	if (device_limits(&lim, err))
+		return -1;
+	return (size_t)d->cols * nvp * sizeof(__half) + 1024 <= (size_t)lim.smem_optin;
+}
+
+template <int NVP, typename OutT>
+static int dispatch_shared(const struct macko_dev *d, const void *x, int nvec, float alpha,
+			   float beta, const void *y_in, void *y, struct sp_err *err)
+{
+	int fits = x_fits_shared(d, NVP, err);
+	if (fits < 0)
+		return -1;
+	return fits ? launch<NVP, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err)
+		    : launch<NVP, false, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+}
+
+template <typename OutT>
+static int dispatch(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
+		    const void *y_in, void *y, struct sp_err *err)
+{
+	if (nvec <= 1)
+		return dispatch_shared<1, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	if (nvec <= 2)
+		return dispatch_shared<2, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	if (nvec <= 4)
+		return dispatch_shared<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	if (nvec <= 8)
+		return dispatch_shared<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	return dispatch_shared<16, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+}
+
+extern "C" int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha,
+			      float beta, const void *y_in, void *y, enum macko_out out,
+			      struct sp_err *err)
+{
+	if (nvec < 1 || nvec > MACKO_MAX_VECTORS)
+		return sp_fail(err, "MACKO SpMV: %d vectors (1..%d)", nvec, MACKO_MAX_VECTORS);
+	if (d->rows == 0)
+		return 0;
+	gpu_range_push("macko_spmv");
+	int rc = out == MACKO_OUT_F16
+			 ? dispatch<__half>(d, x, nvec, alpha, beta, y_in, y, err)
+			 : dispatch<float>(d, x, nvec, alpha, beta, y_in, y, err);
+	gpu_range_pop();
+	return rc;
+}

@@ -1,0 +1,215 @@
+/* MACKO SpMV on the GPU against the double-precision CPU reference, on
+ * fresh random matrices: densities 1 to 0, empty rows, rows of more than
+ * 10,000 elements, runs of more than 15 zeros, row counts that are not
+ * multiples of the block's rows, 1 to 16 vectors, fp16 and fp32 output,
+ * alpha and beta, and a width whose x does not fit shared memory. The
+ * output is poisoned before every run so an unwritten element fails. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "half.h"
+#include "macko.h"
+#include "macko_gpu.h"
+#include "rng.h"
+
+static uint64_t seed_counter = 1000;
+
+/* A dense fp16 matrix: density d, every 7th row empty, and in every 5th
+ * row a run of 40 zeros in the middle. */
+static uint16_t *random_dense(int64_t rows, int64_t cols, double d, struct rng *r)
+{
+	uint16_t *a = calloc((size_t)(rows * cols), 2);
+	for (int64_t i = 0; i < rows; i++) {
+		if (i % 7 == 3)
+			continue;
+		for (int64_t j = 0; j < cols; j++) {
+			int hole = i % 5 == 1 && j >= cols / 2 && j < cols / 2 + 40;
+			if (!hole && rng_uniform(r) < d)
+				a[i * cols + j] = float_to_half((float)(2 * rng_uniform(r) - 1));
+		}
+	}
+	return a;
+}
+
+static double rel_err(const double *ref, const float *got, size_t n)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(got[i]))
+			return INFINITY;
+		num += (got[i] - ref[i]) * (got[i] - ref[i]);
+		den += ref[i] * ref[i];
+	}
+	return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* One product on the GPU and on the CPU; returns the relative error. */
+static double run_case(const struct macko *m, int nvec, float alpha, float beta,
+		       enum macko_out out, struct rng *r)
+{
+	size_t nx = (size_t)nvec * m->cols, ny = (size_t)nvec * m->rows;
+	uint16_t *xh = malloc(nx * 2);
+	float *xf = malloc(nx * 4), *yin = malloc(ny * 4), *y = malloc(ny * 4);
+	double *ref = malloc(ny * 8);
+	size_t ysz = out == MACKO_OUT_F16 ? 2 : 4;
+	void *yin_dev_host = malloc(ny * ysz);
+	for (size_t i = 0; i < nx; i++) {
+		xh[i] = float_to_half((float)(2 * rng_uniform(r) - 1));
+		xf[i] = half_to_float(xh[i]);
+	}
+	for (size_t i = 0; i < ny; i++) {
+		uint16_t h = float_to_half((float)(2 * rng_uniform(r) - 1));
+		yin[i] = half_to_float(h); /* representable in either output type */
+		if (out == MACKO_OUT_F16)
+			((uint16_t *)yin_dev_host)[i] = h;
+		else
+			((float *)yin_dev_host)[i] = yin[i];
+	}
+	macko_spmv_ref(m, xf, nvec, alpha, beta, yin, ref);
+
+	struct sp_err e;
+	struct macko_dev d;
+	void *x_dev, *y_dev, *yin_dev;
+	assert_int_equal(macko_dev_upload(m, &d, &e), 0);
+	assert_int_equal(gpu_malloc(&x_dev, nx * 2, "x", &e), 0);
+	assert_int_equal(gpu_malloc(&y_dev, ny * ysz + 1, "y", &e), 0);
+	assert_int_equal(gpu_malloc(&yin_dev, ny * ysz + 1, "y_in", &e), 0);
+	assert_int_equal(gpu_upload(x_dev, xh, nx * 2, &e), 0);
+	assert_int_equal(gpu_upload(yin_dev, yin_dev_host, ny * ysz, &e), 0);
+	/* Poison: all-ones bytes are NaN in fp16 and fp32. */
+	void *poison = malloc(ny * ysz + 1);
+	memset(poison, 0xff, ny * ysz + 1);
+	assert_int_equal(gpu_upload(y_dev, poison, ny * ysz, &e), 0);
+	int rc = macko_dev_spmv(&d, x_dev, nvec, alpha, beta, beta != 0 ? yin_dev : NULL, y_dev, out, &e);
+	if (rc)
+		fail_msg("macko_dev_spmv: %s", e.msg);
+	assert_int_equal(gpu_sync(&e), 0);
+	assert_int_equal(gpu_download(poison, y_dev, ny * ysz, &e), 0);
+	for (size_t i = 0; i < ny; i++)
+		y[i] = out == MACKO_OUT_F16 ? half_to_float(((uint16_t *)poison)[i]) : ((float *)poison)[i];
+	double err = rel_err(ref, y, ny);
+	macko_dev_free(&d);
+	gpu_free(x_dev);
+	gpu_free(y_dev);
+	gpu_free(yin_dev);
+	free(xh);
+	free(xf);
+	free(yin);
+	free(y);
+	free(ref);
+	free(yin_dev_host);
+	free(poison);
+	return err;
+}
+
+static void check_shape(int64_t rows, int64_t cols, double density, const int *nvecs, int nn)
+{
+	struct rng r;
+	rng_init(&r, seed_counter++, 0);
+	uint16_t *dense = random_dense(rows, cols, density, &r);
+	struct macko m;
+	struct sp_err e;
+	assert_int_equal(macko_compress_dense(dense, rows, cols, &m, "test", &e), 0);
+	for (int i = 0; i < nn; i++) {
+		const float alpha = 0.75f, beta = i % 2 ? -0.5f : 0.0f;
+		double e16 = run_case(&m, nvecs[i], alpha, beta, MACKO_OUT_F16, &r);
+		double e32 = run_case(&m, nvecs[i], alpha, beta, MACKO_OUT_F32, &r);
+		printf("# %lld x %lld d=%.2f nvec=%d beta=%.1f: rel err fp16 %.2e fp32 %.2e\n",
+		       (long long)rows, (long long)cols, density, nvecs[i], beta, e16, e32);
+		assert_true(e16 < 1e-3);
+		assert_true(e32 < 1e-5);
+	}
+	macko_free(&m);
+	free(dense);
+}
+
+static void test_densities(void **state)
+{
+	const int nv[] = {1, 3};
+	const double ds[] = {1.0, 0.9, 0.5, 0.1, 0.01};
+	for (int i = 0; i < 5; i++)
+		check_shape(1000, 777, ds[i], nv, 2);
+}
+
+static void test_odd_shapes(void **state)
+{
+	const int nv[] = {1, 2, 5};
+	check_shape(1, 1, 1.0, nv, 1);
+	check_shape(17, 3, 0.5, nv, 3);
+	check_shape(37, 1001, 0.3, nv, 3);
+	check_shape(4097, 129, 0.2, nv, 3); /* rows not a multiple of 16 */
+	check_shape(33, 5000, 0.0, nv, 2);  /* all zero */
+}
+
+static void test_long_rows(void **state)
+{
+	const int nv[] = {1, 4};
+	check_shape(40, 30000, 0.6, nv, 2); /* ~18,000 elements a row */
+}
+
+static void test_all_vector_counts(void **state)
+{
+	const int nv[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 13, 15, 16};
+	check_shape(300, 2048, 0.4, nv, 13);
+}
+
+static void test_x_beyond_shared_memory(void **state)
+{
+	/* 16 vectors x 20,000 columns of fp16 is 640 KB: x is read from global memory. */
+	const int nv[] = {16, 1};
+	check_shape(64, 20000, 0.3, nv, 1);
+	check_shape(16, 150000, 0.05, nv + 1, 1); /* 300 KB for one vector */
+}
+
+static void test_large_matrix(void **state)
+{
+	const int nv[] = {1, 8};
+	check_shape(8192, 8192, 0.5, nv, 2);
+}
+
+static void test_bad_vector_count(void **state)
+{
+	struct macko m;
+	struct sp_err e;
+	uint16_t one = float_to_half(1.0f);
+	assert_int_equal(macko_compress_dense(&one, 1, 1, &m, "t", &e), 0);
+	struct macko_dev d;
+	assert_int_equal(macko_dev_upload(&m, &d, &e), 0);
+	assert_int_equal(macko_dev_spmv(&d, NULL, 17, 1, 0, NULL, NULL, MACKO_OUT_F16, &e), -1);
+	assert_non_null(strstr(e.msg, "17 vectors"));
+	macko_dev_free(&d);
+	macko_free(&m);
+}
+
+static int setup(void **state)
+{
+	struct sp_err e;
+	if (gpu_count() < 1 || gpu_select(0, &e)) {
+		fprintf(stderr, "no GPU\n");
+		return -1;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_densities),
+		cmocka_unit_test(test_odd_shapes),
+		cmocka_unit_test(test_long_rows),
+		cmocka_unit_test(test_all_vector_counts),
+		cmocka_unit_test(test_x_beyond_shared_memory),
+		cmocka_unit_test(test_large_matrix),
+		cmocka_unit_test(test_bad_vector_count),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
