@@ -125,7 +125,7 @@ bench: $(PROGRAMS)
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -pthread
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_FLAGS) -Ilib -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
+	$(CLANG) $(FUZZ_FLAGS) -Ilib -Ikernels -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
 	    $< $(LIB_SRC) $(STATIC_LIBS) -lm -o $@
 
 fuzz: $(FUZZ_BIN)
