@@ -61,10 +61,12 @@ static inline int gpu_check_status(Status rc, const char *expr, const char *file
 /* Nonzero (err filled) when `call` returned a failure status. */
 #define GPU_FAILED(err, call) gpu_check_status((call), #call, __FILE__, __LINE__, (err))
 
-#define GPU_CHECK(err, call)                  \
-	do {                                  \
-		if (GPU_FAILED(err, call))    \
-			return -1;            \
+/* Stringizes `call` itself: through GPU_FAILED it would be macro-expanded
+ * first (cublasCreate would read cublasCreate_v2). */
+#define GPU_CHECK(err, call)                                                          \
+	do {                                                                          \
+		if (gpu_check_status((call), #call, __FILE__, __LINE__, (err)))       \
+			return -1;                                                    \
 	} while (0)
 
 /* After a <<<>>> launch: a bad configuration (too many threads, too much
