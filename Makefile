@@ -73,6 +73,9 @@ else
   GPU_TEST_BIN :=
 endif
 ALL_LIBS := $(LIBCUDA) $(LIBSPKIT)
+# The two libraries call each other (kernels/ reports through sp_fail,
+# lib/gpu_device.c calls gpu_probe), so the linker reads them as a group.
+LINK_LIBS := -Wl,--start-group $(ALL_LIBS) -Wl,--end-group
 
 .PHONY: all test test-unit test-bats test-gpu gpu-tests demo bench fuzz install clean deps
 .DELETE_ON_ERROR:
@@ -97,17 +100,17 @@ $(BUILD)/libspkit_cuda.a: $(CU_OBJ)
 
 $(BIN)/%: $(BUILD)/cmd/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(ALL_LIBS) $(LDLIBS) $(CUDA_LIBS) -o $@
+	$(CC) $(LDFLAGS) $< $(LINK_LIBS) $(LDLIBS) $(CUDA_LIBS) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(ALL_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
+	$(CC) $(LDFLAGS) $< $(LINK_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
 
 # The GPU machine's image has no cmocka: its shared library travels beside the
 # GPU tests in build/tests/, which find it through their run path.
 $(BUILD)/tests/gpu_%: $(BUILD)/tests/gpu/%.o $(ALL_LIBS) $(BUILD)/tests/libcmocka.so.0
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN' $< $(ALL_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
+	$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN' $< $(LINK_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
 
 $(BUILD)/tests/libcmocka.so.0:
 	@mkdir -p $(@D)
