@@ -3,7 +3,8 @@
 #   make                 build/libspkit.a, build/libspkit_cuda.a (when nvcc is found), bin/*
 #   make test            CPU unit tests and Bats tests; ends with "N passed, N failed"
 #   make SANITIZE=1 test the same under AddressSanitizer and UBSan (CPU-only build in build/san)
-#   make test-gpu        GPU tests against the CPU reference (needs a GPU)
+#   make test-gpu        GPU tests against the CPU reference (needs nvcc and a GPU)
+#   make gpu-tests       build the GPU tests only (here, to carry to a GPU machine)
 #   make demo            generate a graph into data/generated and run the programs on it
 #   make fuzz            libFuzzer targets, FUZZ_SECONDS each (needs clang)
 #   make install PREFIX=/usr/local
@@ -69,10 +70,14 @@ ifneq ($(NVCC),)
 else
   LIBCUDA    :=
   CUDA_LIBS  :=
+  GPU_TEST_BIN :=
 endif
 ALL_LIBS := $(LIBCUDA) $(LIBSPKIT)
+# The two libraries call each other (kernels/ reports through sp_fail,
+# lib/gpu_device.c calls gpu_probe), so the linker reads them as a group.
+LINK_LIBS := -Wl,--start-group $(ALL_LIBS) -Wl,--end-group
 
-.PHONY: all test test-unit test-bats test-gpu demo bench fuzz install clean deps
+.PHONY: all test test-unit test-bats test-gpu gpu-tests demo bench fuzz install clean deps
 .DELETE_ON_ERROR:
 
 all: $(PROGRAMS)
@@ -95,15 +100,21 @@ $(BUILD)/libspkit_cuda.a: $(CU_OBJ)
 
 $(BIN)/%: $(BUILD)/cmd/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(ALL_LIBS) $(LDLIBS) $(CUDA_LIBS) -o $@
+	$(CC) $(LDFLAGS) $< $(LINK_LIBS) $(LDLIBS) $(CUDA_LIBS) -o $@
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(ALL_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
+	$(CC) $(LDFLAGS) $< $(LINK_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
 
-$(BUILD)/tests/gpu_%: $(BUILD)/tests/gpu/%.o $(ALL_LIBS)
+# The GPU machine's image has no cmocka: its shared library travels beside the
+# GPU tests in build/tests/, which find it through their run path.
+$(BUILD)/tests/gpu_%: $(BUILD)/tests/gpu/%.o $(ALL_LIBS) $(BUILD)/tests/libcmocka.so.0
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(ALL_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
+	$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN' $< $(LINK_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
+
+$(BUILD)/tests/libcmocka.so.0:
+	@mkdir -p $(@D)
+	cp -L "$$($(CC) -print-file-name=libcmocka.so.0)" $@
 
 deps:
 	@scripts/deps.sh
@@ -111,8 +122,13 @@ deps:
 test: deps $(PROGRAMS) $(UNIT_BIN)
 	@SPKIT_BIN=$(abspath $(BIN)) SPKIT_BUILD=$(abspath $(BUILD)) tests/run.sh $(UNIT_BIN)
 
-test-gpu: $(PROGRAMS) $(GPU_TEST_BIN)
-	@SPKIT_BIN=$(abspath $(BIN)) tests/run-gpu.sh $(GPU_TEST_BIN)
+gpu-tests: $(GPU_TEST_BIN)
+ifeq ($(NVCC),)
+	$(error GPU tests need nvcc: none at $(CUDA_HOME)/bin/nvcc or on PATH, or NVCC= was given)
+endif
+
+test-gpu: $(PROGRAMS) gpu-tests
+	@SPKIT_SKIP_BATS=1 SPKIT_BIN=$(abspath $(BIN)) tests/run.sh $(GPU_TEST_BIN)
 
 demo: deps $(PROGRAMS)
 	@SPKIT_BIN=$(abspath $(BIN)) scripts/demo.sh
@@ -125,7 +141,7 @@ bench: $(PROGRAMS)
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -pthread
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_FLAGS) -Ilib -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
+	$(CLANG) $(FUZZ_FLAGS) -Ilib -Ikernels -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
 	    $< $(LIB_SRC) $(STATIC_LIBS) -lm -o $@
 
 fuzz: $(FUZZ_BIN)
