@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "afile.h"
+#include "bytes.h"
 
 size_t npy_dtype_size(enum npy_dtype dt)
 {
@@ -72,14 +73,6 @@ void npy_free(struct npy_array *a)
 	a->data = NULL;
 }
 
-static uint32_t load_le(const unsigned char *p, int n)
-{
-	uint32_t v = 0;
-	for (int i = n - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 int npy_read_header_source(struct npy_source *src, struct npy_array *a, struct sp_err *err)
 {
 	unsigned char pre[12];
@@ -103,7 +96,7 @@ int npy_read_header_source(struct npy_source *src, struct npy_array *a, struct s
 			       src->name, (unsigned long long)src->size);
 	if (src->read(src, pre + 8, lenbytes, err))
 		return -1;
-	uint64_t textlen = load_le(pre + 8, lenbytes), start = 8u + lenbytes;
+	uint64_t textlen = le_load(pre + 8, lenbytes), start = 8u + lenbytes;
 	if (textlen > NPY_HEADER_LIMIT)
 		return sp_fail(err, "%s: header length %llu is over the limit of %d bytes", src->name,
 			       (unsigned long long)textlen, NPY_HEADER_LIMIT);

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bytes.h"
+
 struct cursor {
 	const char *p, *end, *start;
 	uint64_t base;  /* file offset of start */
@@ -277,8 +279,7 @@ int npy_header_encode(const struct npy_array *a, char *buf, size_t *len, const c
 	n += pad;
 	text[n++] = '\n';
 	memcpy(buf, "\x93NUMPY\x01\x00", 8);
-	buf[8] = (char)(n & 0xff);
-	buf[9] = (char)(n >> 8);
+	le_store((unsigned char *)buf + 8, n, 2);
 	*len = PREAMBLE + n;
 	return 0;
 }
