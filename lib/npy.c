@@ -3,10 +3,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "afile.h"
 #include "bytes.h"
+#include "infile.h"
 
 size_t npy_dtype_size(enum npy_dtype dt)
 {
@@ -148,20 +148,13 @@ static int read_file(struct npy_source *src, void *buf, size_t n, struct sp_err 
 
 int npy_read(const char *path, struct npy_array *a, struct sp_err *err)
 {
+	FILE *fp;
+	uint64_t size;
 	memset(a, 0, sizeof *a);
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return sp_fail_errno(err, "%s: cannot open", path);
-	struct stat st;
-	int rc;
-	if (fstat(fileno(fp), &st) != 0)
-		rc = sp_fail_errno(err, "%s: cannot stat", path);
-	else if (S_ISDIR(st.st_mode))
-		rc = sp_fail(err, "%s: is a directory", path);
-	else {
-		struct npy_source src = {read_file, fp, (uint64_t)st.st_size, path, "file"};
-		rc = npy_read_source(&src, a, err);
-	}
+	if (infile_open(path, &fp, &size, err))
+		return -1;
+	struct npy_source src = {read_file, fp, size, path, "file"};
+	int rc = npy_read_source(&src, a, err);
 	fclose(fp);
 	return rc;
 }

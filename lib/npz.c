@@ -41,48 +41,36 @@ static int read_member(struct npy_source *src, void *buf, size_t n, struct sp_er
 	return zip_member_read(src->ctx, buf, n, err);
 }
 
-/* Open member `name` as a byte source; label holds the message prefix. */
-static int open_source(struct npz *z, const char *name, struct zip_member *m,
-		       struct npy_source *src, char *label, size_t cap, struct sp_err *err)
-{
-	snprintf(label, cap, "%s: member '%s'", z->zip.path, name);
-	const struct zip_entry *e = find(z, name);
-	if (!e)
-		return sp_fail(err, "%s is missing", label);
-	if (zip_member_open(m, &z->zip, e, label, err)) {
-		zip_member_close(m);
-		return -1;
-	}
-	*src = (struct npy_source){read_member, m, e->usize, label, "member"};
-	return 0;
-}
-
-int npz_read(struct npz *z, const char *name, struct npy_array *a, struct sp_err *err)
+/* Member `name`'s .npy header, and its data too when `whole`. */
+static int read_npy(struct npz *z, const char *name, struct npy_array *a, int whole,
+		    struct sp_err *err)
 {
 	char label[SP_ERR_MAX];
 	struct zip_member m;
-	struct npy_source src;
 	memset(a, 0, sizeof *a);
-	if (open_source(z, name, &m, &src, label, sizeof label, err))
-		return -1;
-	int rc = npy_read_source(&src, a, err);
-	if (rc == 0 && (rc = zip_member_finish(&m, err)) != 0)
+	snprintf(label, sizeof label, "%s: member '%s'", z->zip.path, name);
+	const struct zip_entry *e = find(z, name);
+	if (!e)
+		return sp_fail(err, "%s is missing", label);
+	int rc = zip_member_open(&m, &z->zip, e, label, err);
+	if (rc == 0) {
+		struct npy_source src = {read_member, &m, e->usize, label, "member"};
+		rc = whole ? npy_read_source(&src, a, err) : npy_read_header_source(&src, a, err);
+	}
+	if (rc == 0 && whole && (rc = zip_member_finish(&m, err)) != 0)
 		npy_free(a);
 	zip_member_close(&m);
 	return rc;
 }
 
+int npz_read(struct npz *z, const char *name, struct npy_array *a, struct sp_err *err)
+{
+	return read_npy(z, name, a, 1, err);
+}
+
 int npz_member_shape(struct npz *z, const char *name, struct npy_array *a, struct sp_err *err)
 {
-	char label[SP_ERR_MAX];
-	struct zip_member m;
-	struct npy_source src;
-	memset(a, 0, sizeof *a);
-	if (open_source(z, name, &m, &src, label, sizeof label, err))
-		return -1;
-	int rc = npy_read_header_source(&src, a, err);
-	zip_member_close(&m);
-	return rc;
+	return read_npy(z, name, a, 0, err);
 }
 
 int npz_writer_open(struct npz_writer *w, const char *path, int compress, struct sp_err *err)

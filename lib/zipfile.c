@@ -6,9 +6,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "bytes.h"
+#include "infile.h"
 
 enum {
 	EOCD_SIZE = 22,      /* end of central directory record, without comment */
@@ -214,15 +214,10 @@ int zip_open_stream(struct zip_reader *z, FILE *fp, const char *name, struct sp_
 
 int zip_open(struct zip_reader *z, const char *path, struct sp_err *err)
 {
+	FILE *fp;
 	memset(z, 0, sizeof *z);
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return sp_fail_errno(err, "%s: cannot open", path);
-	struct stat st;
-	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(fp);
-		return sp_fail(err, "%s: is a directory", path);
-	}
+	if (infile_open(path, &fp, NULL, err))
+		return -1;
 	if (zip_open_stream(z, fp, path, err)) {
 		fclose(fp);
 		return -1;

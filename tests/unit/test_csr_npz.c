@@ -15,17 +15,7 @@
 
 #include "csr_npz.h"
 #include "npz.h"
-
-static char tmpdir[] = "/tmp/spkit-csrnpz-XXXXXX";
-
-static const char *tmp_path(const char *name)
-{
-	static char path[4][256];
-	static int next;
-	char *p = path[next++ % 4];
-	snprintf(p, sizeof path[0], "%s/%s", tmpdir, name);
-	return p;
-}
+#include "testutil.h"
 
 /* A 4 x 5 matrix:
  *   row 0: (0, 1.5) (3, -2)
@@ -60,7 +50,7 @@ static void test_round_trip(void **state)
 		for (int i = 0; i < 2; i++) {
 			struct csr g;
 			struct sp_err e;
-			const char *path = tmp_path("g.npz");
+			const char *path = test_path("g.npz");
 			if (csr_npz_save(path, graphs[i], compress, &e) || csr_npz_load(path, &g, &e))
 				fail_msg("%s", e.msg);
 			expect_equal(&g, graphs[i]);
@@ -80,7 +70,7 @@ static void test_members_as_save_npz(void **state)
 {
 	struct sp_err e;
 	struct npz z;
-	const char *path = tmp_path("members.npz");
+	const char *path = test_path("members.npz");
 	assert_int_equal(csr_npz_save(path, &sample, 1, &e), 0);
 	assert_int_equal(npz_open(&z, path, &e), 0);
 	static const struct {
@@ -120,7 +110,7 @@ static const char *write_members(const struct member *m, int n)
 {
 	struct npz_writer w;
 	struct sp_err e;
-	const char *path = tmp_path("m.npz");
+	const char *path = test_path("m.npz");
 	assert_int_equal(npz_writer_open(&w, path, 0, &e), 0);
 	for (int i = 0; i < n; i++) {
 		struct npy_array a = m[i].a;
@@ -329,15 +319,15 @@ static void test_paths(void **state)
 	struct csr g;
 	struct sp_err e;
 	int64_t *ip, nrows, ncols, nnz;
-	assert_int_equal(csr_npz_load(tmpdir, &g, &e), -1);
+	assert_int_equal(csr_npz_load(test_dir, &g, &e), -1);
 	assert_non_null(strstr(e.msg, "is a directory"));
-	assert_int_equal(csr_npz_load_indptr(tmpdir, &ip, &nrows, &ncols, &nnz, &e), -1);
+	assert_int_equal(csr_npz_load_indptr(test_dir, &ip, &nrows, &ncols, &nnz, &e), -1);
 	assert_non_null(strstr(e.msg, "is a directory"));
-	const char *path = tmp_path("none.npz");
+	const char *path = test_path("none.npz");
 	assert_int_equal(csr_npz_load(path, &g, &e), -1);
 	assert_non_null(strstr(e.msg, path));
 
-	path = tmp_path("no/such/dir/g.npz");
+	path = test_path("no/such/dir/g.npz");
 	assert_int_equal(csr_npz_save(path, &sample, 0, &e), -1);
 	assert_non_null(strstr(e.msg, path));
 	assert_int_equal(access(path, F_OK), -1);
@@ -346,13 +336,11 @@ static void test_paths(void **state)
 	struct csr bad = sample;
 	int32_t bad_indices[] = {0, 3, 5, 0, 1, 2};
 	bad.indices = bad_indices;
-	path = tmp_path("bad.npz");
+	path = test_path("bad.npz");
 	assert_int_equal(csr_npz_save(path, &bad, 1, &e), -1);
 	assert_non_null(strstr(e.msg, "bad.npz: row 2 has column 5 outside [0, 5)"));
 	assert_int_equal(access(path, F_OK), -1);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "ls %s | grep -q tmp", tmpdir);
-	assert_int_not_equal(system(cmd), 0);
+	assert_false(test_dir_has_temporaries());
 }
 
 static void test_empty_matrix(void **state)
@@ -361,25 +349,13 @@ static void test_empty_matrix(void **state)
 	struct csr empty = {0, 0, 0, ip0, indices, NULL};
 	struct csr g;
 	struct sp_err e;
-	const char *path = tmp_path("empty.npz");
+	const char *path = test_path("empty.npz");
 	if (csr_npz_save(path, &empty, 1, &e) || csr_npz_load(path, &g, &e))
 		fail_msg("%s", e.msg);
 	assert_int_equal(g.nrows, 0);
 	assert_int_equal(g.nnz, 0);
 	assert_int_equal(g.indptr[0], 0);
 	csr_free(&g);
-}
-
-static int setup(void **state)
-{
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-	return system(cmd);
 }
 
 int main(void)
@@ -394,5 +370,5 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_empty_matrix),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -15,25 +15,7 @@
 
 #include "half.h"
 #include "npy.h"
-
-static char tmpdir[] = "/tmp/spkit-npy-XXXXXX";
-
-static const char *tmp_path(const char *name)
-{
-	static char path[4][256];
-	static int next;
-	char *p = path[next++ % 4];
-	snprintf(p, sizeof path[0], "%s/%s", tmpdir, name);
-	return p;
-}
-
-static void write_file(const char *path, const void *buf, size_t n)
-{
-	FILE *fp = fopen(path, "wb");
-	assert_non_null(fp);
-	assert_int_equal(fwrite(buf, 1, n, fp), n);
-	fclose(fp);
-}
+#include "testutil.h"
 
 /* A .npy file from its parts: magic, version, length field, text, data. */
 static size_t build(unsigned char *buf, int version, const char *text, const void *data,
@@ -58,8 +40,8 @@ static void expect_error(const void *buf, size_t n, const char *what)
 {
 	struct npy_array a;
 	struct sp_err e;
-	const char *path = tmp_path("bad.npy");
-	write_file(path, buf, n);
+	const char *path = test_path("bad.npy");
+	test_spit(path, buf, n);
 	if (npy_read(path, &a, &e) == 0)
 		fail_msg("accepted a file that should fail with '%s'", what);
 	if (!strstr(e.msg, path) || !strstr(e.msg, what))
@@ -105,7 +87,7 @@ static void test_round_trip_dtypes_and_shapes(void **state)
 			memcpy(a.shape, shapes[s].shape, sizeof shapes[s].shape);
 			assert_int_equal(npy_alloc(&a, "a", &e), 0);
 			fill_pattern(&a);
-			const char *path = tmp_path("rt.npy");
+			const char *path = test_path("rt.npy");
 			if (npy_write(path, &a, &e))
 				fail_msg("%s", e.msg);
 			struct stat st;
@@ -312,10 +294,10 @@ static void test_paths(void **state)
 {
 	struct npy_array a;
 	struct sp_err e;
-	assert_int_equal(npy_read(tmpdir, &a, &e), -1);
+	assert_int_equal(npy_read(test_dir, &a, &e), -1);
 	assert_non_null(strstr(e.msg, "is a directory"));
-	assert_non_null(strstr(e.msg, tmpdir));
-	const char *missing = tmp_path("missing.npy");
+	assert_non_null(strstr(e.msg, test_dir));
+	const char *missing = test_path("missing.npy");
 	assert_int_equal(npy_read(missing, &a, &e), -1);
 	assert_non_null(strstr(e.msg, missing));
 	assert_non_null(strstr(e.msg, "No such file"));
@@ -323,19 +305,17 @@ static void test_paths(void **state)
 	/* An output folder that does not exist: an error and no file anywhere. */
 	float v[2] = {1, 2};
 	a = (struct npy_array){.dtype = NPY_F4, .itemsize = 4, .ndim = 1, .shape = {2}, .data = v};
-	const char *out = tmp_path("nodir/out.npy");
+	const char *out = test_path("nodir/out.npy");
 	assert_int_equal(npy_write(out, &a, &e), -1);
 	assert_non_null(strstr(e.msg, out));
 	assert_int_equal(access(out, F_OK), -1);
 	/* A bad array is refused, and the temporary is gone. */
 	a.itemsize = 8;
-	out = tmp_path("bad-out.npy");
+	out = test_path("bad-out.npy");
 	assert_int_equal(npy_write(out, &a, &e), -1);
 	assert_non_null(strstr(e.msg, "itemsize 8 does not fit dtype f4"));
 	assert_int_equal(access(out, F_OK), -1);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "ls %s | grep -q tmp", tmpdir);
-	assert_int_not_equal(system(cmd), 0);
+	assert_false(test_dir_has_temporaries());
 	a.itemsize = 4;
 	a.shape[0] = -1;
 	assert_int_equal(npy_write(out, &a, &e), -1);
@@ -431,18 +411,6 @@ static void test_convert(void **state)
 	npy_free(&big);
 }
 
-static int setup(void **state)
-{
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-	return system(cmd);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,5 +425,5 @@ int main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_convert),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

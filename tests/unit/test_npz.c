@@ -13,39 +13,8 @@
 
 #include "bytes.h"
 #include "npz.h"
+#include "testutil.h"
 #include "zipfile.h"
-
-static char tmpdir[] = "/tmp/spkit-npz-XXXXXX";
-
-static const char *tmp_path(const char *name)
-{
-	static char path[4][256];
-	static int next;
-	char *p = path[next++ % 4];
-	snprintf(p, sizeof path[0], "%s/%s", tmpdir, name);
-	return p;
-}
-
-static unsigned char *slurp(const char *path, size_t *n)
-{
-	FILE *fp = fopen(path, "rb");
-	assert_non_null(fp);
-	fseek(fp, 0, SEEK_END);
-	*n = (size_t)ftell(fp);
-	rewind(fp);
-	unsigned char *buf = malloc(*n + 1);
-	assert_int_equal(fread(buf, 1, *n, fp), *n);
-	fclose(fp);
-	return buf;
-}
-
-static void spit(const char *path, const void *buf, size_t n)
-{
-	FILE *fp = fopen(path, "wb");
-	assert_non_null(fp);
-	assert_int_equal(fwrite(buf, 1, n, fp), n);
-	fclose(fp);
-}
 
 static size_t find_bytes(const unsigned char *buf, size_t n, const char *what, int nth)
 {
@@ -134,14 +103,14 @@ static void read_sample(const char *path)
 static void test_round_trip(void **state)
 {
 	for (int compress = 0; compress <= 1; compress++) {
-		const char *path = tmp_path(compress ? "deflated.npz" : "stored.npz");
+		const char *path = test_path("%s", compress ? "deflated.npz" : "stored.npz");
 		write_sample(path, compress);
 		read_sample(path);
 		/* The same arrays give the same bytes. */
 		size_t n1, n2;
-		unsigned char *a = slurp(path, &n1);
-		write_sample(tmp_path("again.npz"), compress);
-		unsigned char *b = slurp(tmp_path("again.npz"), &n2);
+		unsigned char *a = test_slurp(path, &n1);
+		write_sample(test_path("again.npz"), compress);
+		unsigned char *b = test_slurp(test_path("again.npz"), &n2);
 		assert_int_equal(n1, n2);
 		assert_memory_equal(a, b, n1);
 		free(a);
@@ -161,7 +130,7 @@ static void test_large_deflated_member(void **state)
 	}
 	struct zip_writer w;
 	struct sp_err e;
-	const char *path = tmp_path("raw.zip");
+	const char *path = test_path("raw.zip");
 	assert_int_equal(zip_writer_open(&w, path, &e), 0);
 	for (int deflate = 0; deflate <= 1; deflate++) {
 		assert_int_equal(zip_writer_begin(&w, deflate ? "d.bin" : "s.bin", deflate, &e), 0);
@@ -204,7 +173,7 @@ static void test_large_deflated_member(void **state)
 static void test_zip64_records(void **state)
 {
 	/* Lowered limits make the writer use every ZIP64 field a 4 GiB archive would. */
-	const char *path = tmp_path("zip64.npz");
+	const char *path = test_path("zip64.npz");
 	struct npz_writer w;
 	struct sp_err e;
 	assert_int_equal(npz_writer_open(&w, path, 1, &e), 0);
@@ -214,7 +183,7 @@ static void test_zip64_records(void **state)
 	assert_int_equal(npz_writer_add(&w, "beta", &arr_i8, &e), 0);
 	assert_int_equal(npz_writer_commit(&w, &e), 0);
 	size_t n;
-	unsigned char *buf = slurp(path, &n);
+	unsigned char *buf = test_slurp(path, &n);
 	size_t eocd = n - 22;
 	assert_memory_equal(buf + eocd, "PK\5\6", 4);
 	assert_int_equal(le16(buf + eocd + 10), 0xffff);
@@ -241,12 +210,12 @@ static void test_writer_errors(void **state)
 {
 	struct npz_writer w;
 	struct sp_err e;
-	const char *path = tmp_path("nodir/x.npz");
+	const char *path = test_path("nodir/x.npz");
 	assert_int_equal(npz_writer_open(&w, path, 0, &e), -1);
 	assert_non_null(strstr(e.msg, path));
 	assert_int_equal(access(path, F_OK), -1);
 
-	path = tmp_path("w.npz");
+	path = test_path("w.npz");
 	assert_int_equal(npz_writer_open(&w, path, 1, &e), 0);
 	assert_int_equal(npz_writer_add(&w, "alpha", &arr_f4, &e), 0);
 	assert_int_equal(npz_writer_add(&w, "alpha", &arr_f4, &e), -1);
@@ -270,9 +239,7 @@ static void test_writer_errors(void **state)
 	assert_non_null(strstr(e.msg, "w.npz: member 'beta': negative dimension -2"));
 	npz_writer_abort(&w);
 	assert_int_equal(access(path, F_OK), -1);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "ls %s | grep -q tmp", tmpdir);
-	assert_int_not_equal(system(cmd), 0); /* no temporaries left */
+	assert_false(test_dir_has_temporaries());
 }
 
 /* Damage a copy of `src` with fn, then expect reading member `name` to fail
@@ -281,10 +248,10 @@ static void expect_damage(const char *src, const char *name, const char *what,
 			  void (*fn)(unsigned char *buf, size_t *n))
 {
 	size_t n;
-	unsigned char *buf = slurp(src, &n);
+	unsigned char *buf = test_slurp(src, &n);
 	fn(buf, &n);
-	const char *path = tmp_path("damaged.npz");
-	spit(path, buf, n);
+	const char *path = test_path("damaged.npz");
+	test_spit(path, buf, n);
 	free(buf);
 	struct npz z;
 	struct npy_array a;
@@ -406,39 +373,40 @@ static void too_many_entries(unsigned char *b, size_t *n)
 
 static void test_damaged_archives(void **state)
 {
-	const char *stored = tmp_path("s.npz"), *deflated = tmp_path("d.npz");
-	static char s[256], d[256];
-	snprintf(s, sizeof s, "%s", stored);
-	snprintf(d, sizeof d, "%s", deflated);
-	write_sample(s, 0);
-	write_sample(d, 1);
-	expect_damage(d, "alpha", "member 'alpha': corrupt deflate stream (at byte 59)",
-		      corrupt_deflate);
-	expect_damage(d, "alpha", "member 'alpha': ", corrupt_deflate_late);
-	expect_damage(d, "alpha", "member 'alpha': deflate stream is truncated (at byte",
-		      shorten_deflated);
-	expect_damage(d, "alpha", "member 'alpha': CRC-32 mismatch (directory says", bad_crc);
-	expect_damage(d, "alpha", "member 'alpha': unsupported compression method 12",
-		      set_method_12);
-	expect_damage(d, "alpha", "member 'alpha': directory claims 4294967280 bytes from",
-		      absurd_usize);
-	expect_damage(s, "beta", "member 'beta': CRC-32 mismatch", flip_stored_byte);
-	expect_damage(s, "beta", "member 'beta': stored member is 168 bytes but the directory "
-		      "says 169 uncompressed", mismatch_stored_sizes);
-	expect_damage(s, "empty", "member 'empty': data (228 bytes at byte",
-		      grow_stored);
-	expect_damage(s, "beta", "member 'beta': no local header at byte", break_local_signature);
-	expect_damage(s, "beta", "member 'beta': local header at byte", rename_local);
-	expect_damage(s, "beta", "member 'beta': encrypted members are not supported",
-		      set_encrypted);
-	expect_damage(s, "beta", "member 'beta': not a .npy file", wrong_npy_magic);
-	expect_damage(s, "alpha", "central directory entry 0 is corrupt (at byte",
-		      break_central_signature);
-	expect_damage(s, "alpha", "no end-of-central-directory record (not a zip file, or truncated)",
-		      truncate_half);
-	expect_damage(s, "alpha", "no end-of-central-directory record", drop_last_byte);
-	expect_damage(s, "alpha", "overruns its end record", directory_past_end);
-	expect_damage(s, "alpha", "5000 members cannot fit a central directory", too_many_entries);
+	static const struct {
+		int deflated;
+		const char *member, *what;
+		void (*damage)(unsigned char *buf, size_t *n);
+	} cases[] = {
+		{1, "alpha", "member 'alpha': corrupt deflate stream (at byte 59)", corrupt_deflate},
+		{1, "alpha", "member 'alpha': ", corrupt_deflate_late},
+		{1, "alpha", "member 'alpha': deflate stream is truncated (at byte", shorten_deflated},
+		{1, "alpha", "member 'alpha': CRC-32 mismatch (directory says", bad_crc},
+		{1, "alpha", "member 'alpha': unsupported compression method 12", set_method_12},
+		{1, "alpha", "member 'alpha': directory claims 4294967280 bytes from", absurd_usize},
+		{0, "beta", "member 'beta': CRC-32 mismatch", flip_stored_byte},
+		{0, "beta", "member 'beta': stored member is 168 bytes but the directory says 169 "
+			    "uncompressed", mismatch_stored_sizes},
+		{0, "empty", "member 'empty': data (228 bytes at byte", grow_stored},
+		{0, "beta", "member 'beta': no local header at byte", break_local_signature},
+		{0, "beta", "member 'beta': local header at byte", rename_local},
+		{0, "beta", "member 'beta': encrypted members are not supported", set_encrypted},
+		{0, "beta", "member 'beta': not a .npy file", wrong_npy_magic},
+		{0, "alpha", "central directory entry 0 is corrupt (at byte", break_central_signature},
+		{0, "alpha", "no end-of-central-directory record (not a zip file, or truncated)",
+		 truncate_half},
+		{0, "alpha", "no end-of-central-directory record", drop_last_byte},
+		{0, "alpha", "overruns its end record", directory_past_end},
+		{0, "alpha", "5000 members cannot fit a central directory", too_many_entries},
+	};
+	char stored[512], deflated[512];
+	snprintf(stored, sizeof stored, "%s", test_path("s.npz"));
+	snprintf(deflated, sizeof deflated, "%s", test_path("d.npz"));
+	write_sample(stored, 0);
+	write_sample(deflated, 1);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		expect_damage(cases[i].deflated ? deflated : stored, cases[i].member, cases[i].what,
+			      cases[i].damage);
 }
 
 static void test_zip_member_sizes(void **state)
@@ -449,20 +417,20 @@ static void test_zip_member_sizes(void **state)
 		data[i] = (char)(i % 7);
 	struct zip_writer w;
 	struct sp_err e;
-	const char *path = tmp_path("sizes.zip");
+	const char *path = test_path("sizes.zip");
 	assert_int_equal(zip_writer_open(&w, path, &e), 0);
 	assert_int_equal(zip_writer_begin(&w, "raw.bin", 1, &e), 0);
 	assert_int_equal(zip_writer_write(&w, data, sizeof data, &e), 0);
 	assert_int_equal(zip_writer_end(&w, &e), 0);
 	assert_int_equal(zip_writer_commit(&w, &e), 0);
 	size_t n;
-	unsigned char *orig = slurp(path, &n), *buf = malloc(n);
+	unsigned char *orig = test_slurp(path, &n), *buf = malloc(n);
 	size_t cd = central_entry(orig, n, "raw.bin");
 	char back[2000];
 	for (int delta = -10; delta <= 10; delta += 20) {
 		memcpy(buf, orig, n);
 		le_store(buf + cd + 24, 1000 + delta, 4);
-		spit(path, buf, n);
+		test_spit(path, buf, n);
 		struct zip_reader z;
 		struct zip_member m;
 		assert_int_equal(zip_open(&z, path, &e), 0);
@@ -488,36 +456,24 @@ static void test_not_archives(void **state)
 {
 	struct npz z;
 	struct sp_err e;
-	assert_int_equal(npz_open(&z, tmpdir, &e), -1);
+	assert_int_equal(npz_open(&z, test_dir, &e), -1);
 	assert_non_null(strstr(e.msg, "is a directory"));
-	const char *path = tmp_path("missing.npz");
+	const char *path = test_path("missing.npz");
 	assert_int_equal(npz_open(&z, path, &e), -1);
 	assert_non_null(strstr(e.msg, path));
 	assert_non_null(strstr(e.msg, "No such file"));
-	path = tmp_path("plain.npz");
-	spit(path, "\x93NUMPY\x01\x00 this is no zip at all", 30);
+	path = test_path("plain.npz");
+	test_spit(path, "\x93NUMPY\x01\x00 this is no zip at all", 30);
 	assert_int_equal(npz_open(&z, path, &e), -1);
 	assert_non_null(strstr(e.msg, "no end-of-central-directory record"));
-	spit(path, "", 0);
+	test_spit(path, "", 0);
 	assert_int_equal(npz_open(&z, path, &e), -1);
 	assert_non_null(strstr(e.msg, "no end-of-central-directory record"));
 	/* An empty archive is fine and has no members. */
-	spit(path, "PK\5\6\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 22);
+	test_spit(path, "PK\5\6\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 22);
 	assert_int_equal(npz_open(&z, path, &e), 0);
 	assert_int_equal(z.zip.count, 0);
 	npz_close(&z);
-}
-
-static int setup(void **state)
-{
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-	return system(cmd);
 }
 
 int main(void)
@@ -531,5 +487,5 @@ int main(void)
 		cmocka_unit_test(test_zip_member_sizes),
 		cmocka_unit_test(test_not_archives),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -19,34 +19,18 @@
 #include "half.h"
 #include "npy.h"
 #include "npz.h"
+#include "testutil.h"
 
 #define PYTHON "/usr/bin/python3"
 #define SCRIPTS "tests/interop"
 
-static char dir[] = "/tmp/spkit-interop-XXXXXX";
-
 static void python(const char *script, const char *args)
 {
 	char cmd[1024];
-	snprintf(cmd, sizeof cmd, "%s %s/%s %s %s 1>&2", PYTHON, SCRIPTS, script, args, dir);
+	snprintf(cmd, sizeof cmd, "%s %s/%s %s %s 1>&2", PYTHON, SCRIPTS, script, args, test_dir);
 	int rc = system(cmd);
 	if (rc != 0)
 		fail_msg("'%s' failed (status %d)", cmd, rc);
-}
-
-static const char *path_in(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static const char *path_in(const char *fmt, ...)
-{
-	static char path[4][512];
-	static int next;
-	char name[256], *p = path[next++ % 4];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof name, fmt, ap);
-	va_end(ap);
-	snprintf(p, sizeof path[0], "%s/%s", dir, name);
-	return p;
 }
 
 /* The formulas of make_inputs.py, element i of each kind. */
@@ -129,25 +113,25 @@ static void test_npy_both_ways(void **state)
 	struct sp_err e;
 	for (int k = 0; k < 8; k++) {
 		for (int s = 0; s < 3; s++) {
-			const char *in = path_in("%s_%s.npy", kinds[k], dims[s]);
+			const char *in = test_path("%s_%s.npy", kinds[k], dims[s]);
 			if (npy_read(in, &a, &e))
 				fail_msg("%s", e.msg);
 			expect_formula(&a, kind_dtypes[k], ndims[s], s == 1 ? shape_1d : shape_3d, in);
-			if (npy_write(path_in("out_%s_%s.npy", kinds[k], dims[s]), &a, &e))
+			if (npy_write(test_path("out_%s_%s.npy", kinds[k], dims[s]), &a, &e))
 				fail_msg("%s", e.msg);
 			npy_free(&a);
 		}
 	}
 	for (int v = 2; v <= 3; v++) {
-		if (npy_read(path_in("f4_v%d.npy", v), &a, &e))
+		if (npy_read(test_path("f4_v%d.npy", v), &a, &e))
 			fail_msg("%s", e.msg);
 		expect_formula(&a, NPY_F4, 3, shape_3d, "f4 v2/v3");
-		assert_int_equal(npy_write(path_in("out_f4_v%d.npy", v), &a, &e), 0);
+		assert_int_equal(npy_write(test_path("out_f4_v%d.npy", v), &a, &e), 0);
 		npy_free(&a);
-		if (npy_read(path_in("i8_v%d.npy", v), &a, &e))
+		if (npy_read(test_path("i8_v%d.npy", v), &a, &e))
 			fail_msg("%s", e.msg);
 		expect_formula(&a, NPY_I8, 1, shape_1d, "i8 v2/v3");
-		assert_int_equal(npy_write(path_in("out_i8_v%d.npy", v), &a, &e), 0);
+		assert_int_equal(npy_write(test_path("out_i8_v%d.npy", v), &a, &e), 0);
 		npy_free(&a);
 	}
 	python("check_outputs.py", "npy");
@@ -176,7 +160,7 @@ static void write_ours(const char *name, int compress, int zip64, const struct n
 {
 	struct npz_writer w;
 	struct sp_err e;
-	if (npz_writer_open(&w, path_in("%s", name), compress, &e))
+	if (npz_writer_open(&w, test_path("%s", name), compress, &e))
 		fail_msg("%s", e.msg);
 	if (zip64)
 		w.zip.limit32 = w.zip.limit16 = 0;
@@ -188,8 +172,8 @@ static void write_ours(const char *name, int compress, int zip64, const struct n
 static void test_npz_both_ways(void **state)
 {
 	struct npy_array stored[3], deflated[3];
-	read_savez(path_in("savez.npz"), ZIP_STORED, stored);
-	read_savez(path_in("savez_compressed.npz"), ZIP_DEFLATED, deflated);
+	read_savez(test_path("savez.npz"), ZIP_STORED, stored);
+	read_savez(test_path("savez_compressed.npz"), ZIP_DEFLATED, deflated);
 	write_ours("out_stored.npz", 0, 0, stored);
 	write_ours("out_deflated.npz", 1, 0, deflated);
 	write_ours("out_zip64.npz", 1, 1, deflated);
@@ -204,9 +188,9 @@ static void expect_reference(const struct csr *g, const char *what)
 {
 	struct npy_array ip, ix, dv;
 	struct sp_err e;
-	if (npy_read(path_in("ref_indptr.npy"), &ip, &e) ||
-	    npy_read(path_in("ref_indices.npy"), &ix, &e) ||
-	    npy_read(path_in("ref_data.npy"), &dv, &e))
+	if (npy_read(test_path("ref_indptr.npy"), &ip, &e) ||
+	    npy_read(test_path("ref_indices.npy"), &ix, &e) ||
+	    npy_read(test_path("ref_data.npy"), &dv, &e))
 		fail_msg("%s", e.msg);
 	if (g->nrows != 50 || g->ncols != 40 || g->nnz != ix.shape[0])
 		fail_msg("%s: %lld x %lld with %lld entries", what, (long long)g->nrows,
@@ -226,7 +210,7 @@ static void test_scipy_matrices_both_ways(void **state)
 	struct csr g;
 	struct sp_err e;
 	for (int i = 0; i < 5; i++) {
-		const char *path = path_in("%s", names[i]);
+		const char *path = test_path("%s", names[i]);
 		if (csr_npz_load(path, &g, &e))
 			fail_msg("%s", e.msg);
 		expect_reference(&g, path);
@@ -238,25 +222,13 @@ static void test_scipy_matrices_both_ways(void **state)
 		free(ip);
 		csr_free(&g);
 	}
-	if (csr_npz_load(path_in("csr.npz"), &g, &e))
+	if (csr_npz_load(test_path("csr.npz"), &g, &e))
 		fail_msg("%s", e.msg);
-	if (csr_npz_save(path_in("out_csr_0.npz"), &g, 0, &e) ||
-	    csr_npz_save(path_in("out_csr_1.npz"), &g, 1, &e))
+	if (csr_npz_save(test_path("out_csr_0.npz"), &g, 0, &e) ||
+	    csr_npz_save(test_path("out_csr_1.npz"), &g, 1, &e))
 		fail_msg("%s", e.msg);
 	csr_free(&g);
 	python("check_outputs.py", "sparse");
-}
-
-static int setup(void **state)
-{
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	return system(cmd);
 }
 
 int main(void)
@@ -267,5 +239,5 @@ int main(void)
 		cmocka_unit_test(test_npz_both_ways),
 		cmocka_unit_test(test_scipy_matrices_both_ways),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }
