@@ -216,7 +216,8 @@ static int count_rows(struct npz *z, const struct npy_array *row, int64_t nrows,
 	for (int64_t i = 0; i < nnz; i++) {
 		if (r[i] < 0 || r[i] >= nrows)
 			return sp_fail(err, "%s: row of entry %lld is %lld, outside [0, %lld)",
-				       z->zip.path, (long long)i, (long long)r[i], (long long)nrows);
+				       z->zip.path, (long long)i, (long long)r[i],
+				       (long long)nrows);
 		indptr[r[i] + 1]++;
 	}
 	for (int64_t i = 0; i < nrows; i++)

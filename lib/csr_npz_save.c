@@ -58,8 +58,9 @@ static int add_members(struct npz_writer *w, const struct csr *g, struct sp_err 
 		return -1;
 	/* SciPy picks int32 indices when nnz and the shape fit; struct csr's
 	 * dimensions always do. */
-	if (g->nnz <= INT32_MAX ? add_generated(w, "indptr", NPY_I4, g->nrows + 1, fill_indptr32, g, err)
-				: add_vector(w, "indptr", NPY_I8, g->nrows + 1, g->indptr, err))
+	if (g->nnz <= INT32_MAX
+		    ? add_generated(w, "indptr", NPY_I4, g->nrows + 1, fill_indptr32, g, err)
+		    : add_vector(w, "indptr", NPY_I8, g->nrows + 1, g->indptr, err))
 		return -1;
 	if (npz_writer_add(w, "format", &format, err) ||
 	    add_vector(w, "shape", NPY_I8, 2, shape, err))

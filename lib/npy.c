@@ -49,8 +49,8 @@ int npy_check(const struct npy_array *a, const char *name, struct sp_err *err)
 			return sp_fail(err, "%s: negative dimension %lld in shape", name,
 				       (long long)a->shape[i]);
 		if (__builtin_mul_overflow(bytes, a->shape[i] ? a->shape[i] : 1, &bytes))
-			return sp_fail(err, "%s: shape is too large (dimension %d is %lld)", name, i,
-				       (long long)a->shape[i]);
+			return sp_fail(err, "%s: shape is too large (dimension %d is %lld)", name,
+				       i, (long long)a->shape[i]);
 	}
 	return 0;
 }
@@ -85,7 +85,8 @@ int npy_read_header_source(struct npy_source *src, struct npy_array *a, struct s
 	if (src->read(src, pre, 8, err))
 		return -1;
 	if (memcmp(pre, "\x93NUMPY", 6) != 0)
-		return sp_fail(err, "%s: not a .npy file (no \\x93NUMPY magic at byte 0)", src->name);
+		return sp_fail(err, "%s: not a .npy file (no \\x93NUMPY magic at byte 0)",
+			       src->name);
 	int version = pre[6];
 	if (version < 1 || version > 3 || pre[7] != 0)
 		return sp_fail(err, "%s: unsupported .npy format version %d.%d", src->name, pre[6],
@@ -98,8 +99,8 @@ int npy_read_header_source(struct npy_source *src, struct npy_array *a, struct s
 		return -1;
 	uint64_t textlen = le_load(pre + 8, lenbytes), start = 8u + lenbytes;
 	if (textlen > NPY_HEADER_LIMIT)
-		return sp_fail(err, "%s: header length %llu is over the limit of %d bytes", src->name,
-			       (unsigned long long)textlen, NPY_HEADER_LIMIT);
+		return sp_fail(err, "%s: header length %llu is over the limit of %d bytes",
+			       src->name, (unsigned long long)textlen, NPY_HEADER_LIMIT);
 	if (start + textlen > src->size)
 		return sp_fail(err, "%s: truncated: header claims %llu bytes, %s holds %llu",
 			       src->name, (unsigned long long)(start + textlen), src->noun,
@@ -115,8 +116,8 @@ int npy_read_header_source(struct npy_source *src, struct npy_array *a, struct s
 		return -1;
 	uint64_t want = npy_nbytes(a), have = src->size - start - textlen;
 	if (want > have)
-		return sp_fail(err, "%s: truncated: header claims %llu bytes of data, %s holds %llu",
-			       src->name, (unsigned long long)want, src->noun,
+		return sp_fail(err, "%s: truncated: header claims %llu bytes of data, %s holds "
+			       "%llu", src->name, (unsigned long long)want, src->noun,
 			       (unsigned long long)have);
 	if (want < have)
 		return sp_fail(err, "%s: header claims %llu bytes of data, %s holds %llu "

@@ -207,7 +207,8 @@ static int parse_dict(struct cursor *c, struct npy_array *a, int *fortran)
 			k++;
 		if (k == NKEYS || (seen & 1u << k)) {
 			c->p = at;
-			return bad(c, k == NKEYS ? "unexpected key '%s'" : "key '%s' appears twice", key);
+			return bad(c, k == NKEYS ? "unexpected key '%s'" : "key '%s' appears twice",
+				   key);
 		}
 		seen |= 1u << k;
 		skip_space(c);

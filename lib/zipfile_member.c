@@ -26,9 +26,9 @@ static int check_entry(const struct zip_member *m, struct sp_err *err)
 			       "uncompressed", m->label, (unsigned long long)e->csize,
 			       (unsigned long long)e->usize);
 	if (e->method == ZIP_DEFLATED && e->usize > 258 && (e->usize - 258) / MAX_RATIO > e->csize)
-		return sp_fail(err, "%s: directory claims %llu bytes from %llu compressed, more than "
-			       "deflate can produce", m->label, (unsigned long long)e->usize,
-			       (unsigned long long)e->csize);
+		return sp_fail(err, "%s: directory claims %llu bytes from %llu compressed, "
+			       "more than deflate can produce", m->label,
+			       (unsigned long long)e->usize, (unsigned long long)e->csize);
 	if (e->method != ZIP_STORED && e->method != ZIP_DEFLATED)
 		return sp_fail(err, "%s: unsupported compression method %u", m->label, e->method);
 	return 0;
@@ -144,8 +144,8 @@ static int inflate_into(struct zip_member *m, unsigned char *out, size_t n, stru
 			return -1;
 		done += chunk - m->zs.avail_out;
 		if (ret == Z_STREAM_END && done < n)
-			return sp_fail(err, "%s: deflate stream ends after %llu bytes, the directory "
-				       "says %llu", m->label,
+			return sp_fail(err, "%s: deflate stream ends after %llu bytes, the "
+				       "directory says %llu", m->label,
 				       (unsigned long long)(m->out_done + done),
 				       (unsigned long long)m->e->usize);
 	}
@@ -155,8 +155,8 @@ static int inflate_into(struct zip_member *m, unsigned char *out, size_t n, stru
 int zip_member_read(struct zip_member *m, void *buf, size_t n, struct sp_err *err)
 {
 	if (n > m->e->usize - m->out_done)
-		return sp_fail(err, "%s: member holds %llu bytes, reading %zu at byte %llu", m->label,
-			       (unsigned long long)m->e->usize, n,
+		return sp_fail(err, "%s: member holds %llu bytes, reading %zu at byte %llu",
+			       m->label, (unsigned long long)m->e->usize, n,
 			       (unsigned long long)m->out_done);
 	if (m->inflating ? inflate_into(m, buf, n, err) : read_fully(m, buf, n, err))
 		return -1;
@@ -180,8 +180,9 @@ int zip_member_finish(struct zip_member *m, struct sp_err *err)
 		if (ret < 0)
 			return -1;
 		if (m->zs.avail_out == 0)
-			return sp_fail(err, "%s: deflate stream holds more than the directory's %llu "
-				       "bytes", m->label, (unsigned long long)m->e->usize);
+			return sp_fail(err, "%s: deflate stream holds more than the "
+				       "directory's %llu bytes", m->label,
+				       (unsigned long long)m->e->usize);
 	}
 	if (m->crc != m->e->crc)
 		return sp_fail(err, "%s: CRC-32 mismatch (directory says %08x, data gives %08x)",

@@ -120,7 +120,8 @@ static int run_deflate(struct zip_writer *w, int flush, struct sp_err *err)
 		w->zs.avail_out = OUT_BUF;
 		ret = deflate(&w->zs, flush);
 		if (ret == Z_STREAM_ERROR)
-			return sp_fail(err, "%s: member '%s': deflate failed", w->out.path, m->name);
+			return sp_fail(err, "%s: member '%s': deflate failed", w->out.path,
+				       m->name);
 		size_t got = OUT_BUF - w->zs.avail_out;
 		if (emit(w, w->buf, got, err))
 			return -1;
@@ -217,7 +218,8 @@ static int write_central(struct zip_writer *w, const struct zip_written *m, stru
 static int write_end_records(struct zip_writer *w, uint64_t cd_start, struct sp_err *err)
 {
 	uint64_t cd_size = w->offset - cd_start, count = w->count;
-	int big_n = count >= w->limit16, big_s = cd_size >= w->limit32, big_o = cd_start >= w->limit32;
+	int big_n = count >= w->limit16, big_s = cd_size >= w->limit32,
+	    big_o = cd_start >= w->limit32;
 	if (big_n || big_s || big_o) {
 		unsigned char r[EOCD64_SIZE + LOCATOR_SIZE], *p = r;
 		uint64_t at = w->offset;

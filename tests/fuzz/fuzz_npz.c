@@ -36,7 +36,8 @@ static void read_members(struct npz *z)
 		memcpy(member, name, n - 4);
 		member[n - 4] = 0;
 		struct npy_array a;
-		if (npz_member_shape(z, member, &a, &err) == 0 && npz_read(z, member, &a, &err) == 0)
+		if (npz_member_shape(z, member, &a, &err) == 0 &&
+		    npz_read(z, member, &a, &err) == 0)
 			npy_free(&a);
 	}
 }

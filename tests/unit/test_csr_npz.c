@@ -51,12 +51,14 @@ static void test_round_trip(void **state)
 			struct csr g;
 			struct sp_err e;
 			const char *path = test_path("g.npz");
-			if (csr_npz_save(path, graphs[i], compress, &e) || csr_npz_load(path, &g, &e))
+			if (csr_npz_save(path, graphs[i], compress, &e) ||
+			    csr_npz_load(path, &g, &e))
 				fail_msg("%s", e.msg);
 			expect_equal(&g, graphs[i]);
 			csr_free(&g);
 			int64_t *ip, nrows, ncols, nnz;
-			assert_int_equal(csr_npz_load_indptr(path, &ip, &nrows, &ncols, &nnz, &e), 0);
+			assert_int_equal(csr_npz_load_indptr(path, &ip, &nrows, &ncols, &nnz, &e),
+					 0);
 			assert_int_equal(nrows, 4);
 			assert_int_equal(ncols, 5);
 			assert_int_equal(nnz, 6);
@@ -78,8 +80,11 @@ static void test_members_as_save_npz(void **state)
 		enum npy_dtype dtype;
 		int ndim;
 		int64_t len;
-	} want[] = {{"indices", NPY_I4, 1, 6}, {"indptr", NPY_I4, 1, 5}, {"format", NPY_BYTES, 0, 1},
-		    {"shape", NPY_I8, 1, 2}, {"data", NPY_F4, 1, 6}};
+	} want[] = {{"indices", NPY_I4, 1, 6},
+		    {"indptr", NPY_I4, 1, 5},
+		    {"format", NPY_BYTES, 0, 1},
+		    {"shape", NPY_I8, 1, 2},
+		    {"data", NPY_F4, 1, 6}};
 	assert_int_equal(z.zip.count, 5);
 	for (int i = 0; i < 5; i++) {
 		char zipname[32];
@@ -277,7 +282,8 @@ static void test_bad_csr_files(void **state)
 	m[4].a = (struct npy_array)VEC(NPY_F4, 6, (float[]){1, 2, NAN, 4, 5, 6});
 	expect_load_error(m, 5, "entry 2 is not finite", 0);
 	m[4].a = (struct npy_array)VEC(NPY_F8, 6, (double[]){1, 2, 1e300, 4, 5, 6});
-	expect_load_error(m, 5, "member 'data': element 2 (1.0000000000000001e+300) overflows f4", 0);
+	expect_load_error(m, 5, "member 'data': element 2 (1.0000000000000001e+300) overflows f4",
+			  0);
 	m[4].a = (struct npy_array)VEC(NPY_F4, 7, (float[]){1, 2, 3, 4, 5, 6, 7});
 	expect_load_error(m, 5, "data has 7 elements but indptr ends at 6", 1);
 	m[4].a = (struct npy_array){NPY_BYTES, 1, 1, {6}, "abcdef"};

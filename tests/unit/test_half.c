@@ -80,7 +80,8 @@ static void test_from_float_edges(void **state)
 	assert_int_equal(half_from_float(INFINITY), 0x7c00);
 	assert_int_equal(half_from_float(-INFINITY), 0xfc00);
 	assert_int_equal(half_from_float(NAN) & 0x7e00, 0x7e00);
-	assert_int_equal(half_from_float(bits_float(0x7f800001)), 0x7c01); /* payload lost: stays NaN */
+	/* A payload only in the low bits is lost, but the result stays a NaN. */
+	assert_int_equal(half_from_float(bits_float(0x7f800001)), 0x7c01);
 	assert_int_equal(half_from_float(ldexpf(1, -24)), 0x0001);
 	assert_int_equal(half_from_float(ldexpf(1, -25)), 0x0000); /* tie to even zero */
 	assert_int_equal(half_from_float(nextafterf(ldexpf(1, -25), 1)), 0x0001);
@@ -89,7 +90,8 @@ static void test_from_float_edges(void **state)
 	assert_int_equal(half_from_float(ldexpf(1, -30)), 0x0000);
 	assert_int_equal(half_from_float(-ldexpf(1, -30)), 0x8000);
 	assert_int_equal(half_from_float(ldexpf(1, -14)), 0x0400);
-	assert_int_equal(half_from_float(nextafterf(ldexpf(1, -14), 0)), 0x0400); /* rounds up to normal */
+	/* Just below the smallest normal rounds up to it. */
+	assert_int_equal(half_from_float(nextafterf(ldexpf(1, -14), 0)), 0x0400);
 	assert_int_equal(half_from_float(bits_float(0x00000001)), 0x0000); /* float subnormal */
 	assert_int_equal(half_from_float(-0.0f), 0x8000);
 }

@@ -134,7 +134,8 @@ static void test_header_bytes_match_numpy(void **state)
 	a.dtype = NPY_BYTES;
 	a.itemsize = 3;
 	assert_int_equal(npy_header_encode(&a, buf, &len, "a", &e), 0);
-	assert_non_null(strstr(buf + 10, "{'descr': '|S3', 'fortran_order': False, 'shape': (5,), }"));
+	assert_non_null(
+		strstr(buf + 10, "{'descr': '|S3', 'fortran_order': False, 'shape': (5,), }"));
 }
 
 static void expect_parsed(int version, const char *text, enum npy_dtype dt, size_t itemsize,
@@ -163,19 +164,20 @@ static void test_hand_built_headers(void **state)
 			      NPY_F4, 4, 2, s34, 48);
 		expect_parsed(v, "{\"shape\":(3,4),\"descr\":\"<i4\",\"fortran_order\":False}",
 			      NPY_I4, 4, 2, s34, 48);
-		expect_parsed(v, " { 'fortran_order' : False , 'shape' : ( 3 , ) , 'descr' : '|u1' , } ",
-			      NPY_U1, 1, 1, s3, 3);
-		expect_parsed(v, "{'descr': '=f8', 'fortran_order': False, 'shape': ()}\n", NPY_F8, 8,
-			      0, NULL, 8);
-		expect_parsed(v, "{'descr': '|i8', 'fortran_order': False, 'shape': (3,)}", NPY_I8, 8,
-			      1, s3, 24);
+		expect_parsed(
+			v, " { 'fortran_order' : False , 'shape' : ( 3 , ) , 'descr' : '|u1' , } ",
+			NPY_U1, 1, 1, s3, 3);
+		expect_parsed(v, "{'descr': '=f8', 'fortran_order': False, 'shape': ()}\n", NPY_F8,
+			      8, 0, NULL, 8);
+		expect_parsed(v, "{'descr': '|i8', 'fortran_order': False, 'shape': (3,)}", NPY_I8,
+			      8, 1, s3, 24);
 		expect_parsed(v, "{'descr': '|S12', 'fortran_order': False, 'shape': (3,)}",
 			      NPY_BYTES, 12, 1, s3, 36);
-		expect_parsed(v, "{'descr': '>b1', 'fortran_order': False, 'shape': (3,)}", NPY_BOOL, 1,
-			      1, s3, 3);
+		expect_parsed(v, "{'descr': '>b1', 'fortran_order': False, 'shape': (3,)}",
+			      NPY_BOOL, 1, 1, s3, 3);
 		/* One dimension: Fortran order is the same bytes. */
-		expect_parsed(v, "{'descr': '<f2', 'fortran_order': True, 'shape': (3,)}", NPY_F2, 2, 1,
-			      s3, 6);
+		expect_parsed(v, "{'descr': '<f2', 'fortran_order': True, 'shape': (3,)}", NPY_F2,
+			      2, 1, s3, 6);
 	}
 	/* Python 2 wrote long integers with an L; only versions 1 and 2 can be that old. */
 	expect_parsed(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3L, 4L), }", NPY_F4, 4,
@@ -187,7 +189,8 @@ static void test_hand_built_headers(void **state)
 static void test_bad_preamble(void **state)
 {
 	unsigned char buf[1024];
-	size_t n = build(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", "", 0);
+	size_t n =
+		build(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", "", 0);
 	buf[1] = 'X';
 	expect_error(buf, n, "not a .npy file");
 	expect_error("\x93NUMPY\x01", 7, "truncated: 7 bytes is too short");
@@ -225,14 +228,19 @@ static void test_bad_shapes(void **state)
 {
 	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (-3,), }",
 			    "negative dimension in shape");
-	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
-			    "shape is too large");
-	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4294967296, 4294967296), }",
-			    "shape is too large");
-	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }",
-			    "dimension too large");
-	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }",
-			    "more than 8 dimensions");
+	expect_header_error(
+		1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }",
+		"shape is too large");
+	expect_header_error(
+		1,
+		"{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4294967296, 4294967296), }",
+		"shape is too large");
+	expect_header_error(
+		1, "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }",
+		"dimension too large");
+	expect_header_error(
+		1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }",
+		"more than 8 dimensions");
 	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3), }",
 			    "is not a tuple (a 1-tuple needs a comma)");
 	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': [3], }",
@@ -249,8 +257,8 @@ static void test_bad_dtypes(void **state)
 			     "<i4x"};
 	char text[200], want[64];
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		snprintf(text, sizeof text, "{'descr': '%s', 'fortran_order': False, 'shape': (3,)}",
-			 bad[i]);
+		snprintf(text, sizeof text,
+			 "{'descr': '%s', 'fortran_order': False, 'shape': (3,)}", bad[i]);
 		snprintf(want, sizeof want, "unsupported dtype '%s'", bad[i]);
 		expect_header_error(1, text, want);
 	}
@@ -264,8 +272,9 @@ static void test_bad_dtypes(void **state)
 
 static void test_bad_dict_syntax(void **state)
 {
-	expect_header_error(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }",
-			    "Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
+	expect_header_error(
+		1, "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }",
+		"Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
 	expect_header_error(1, "{'descr': '<f4', 'fortran_order': 0, 'shape': (3,)}",
 			    "fortran_order is not True or False");
 	expect_header_error(1, "{'descr' '<f4', 'fortran_order': False, 'shape': (3,)}",
@@ -276,8 +285,9 @@ static void test_bad_dict_syntax(void **state)
 			    "expected ',' or '}' (at byte 26)");
 	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}",
 			    "unexpected key 'x'");
-	expect_header_error(1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}",
-			    "key 'descr' appears twice");
+	expect_header_error(
+		1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}",
+		"key 'descr' appears twice");
 	expect_header_error(1, "{'descr': '<f4', 'shape': (3,)}", "no 'fortran_order' key");
 	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False}", "no 'shape' key");
 	expect_header_error(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)} x",
@@ -377,7 +387,8 @@ static void test_convert(void **state)
 	assert_true(isinf(f4[2]));
 
 	uint8_t b[3] = {1, 0, 1};
-	a = (struct npy_array){.dtype = NPY_BOOL, .itemsize = 1, .ndim = 1, .shape = {3}, .data = b};
+	a = (struct npy_array){
+		.dtype = NPY_BOOL, .itemsize = 1, .ndim = 1, .shape = {3}, .data = b};
 	convert_to(&a, NPY_F4, f4, NULL);
 	assert_true(f4[0] == 1 && f4[1] == 0 && f4[2] == 1);
 	convert_to(&a, NPY_I8, i8, NULL);

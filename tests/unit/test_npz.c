@@ -150,7 +150,8 @@ static void test_large_deflated_member(void **state)
 		assert_true(deflate ? ent->csize < N * 6 / 10 : ent->csize == N);
 		memset(back, 0xff, N);
 		assert_int_equal(zip_member_open(&m, &z, ent, "label", &e), 0);
-		size_t pieces[] = {1, 100, 262143, 262145, 1 << 20, N - 2 - 100 - 262143 - 262145 - (1 << 20)};
+		size_t pieces[] = {1,	   100,	    262143,
+				   262145, 1 << 20, N - 2 - 100 - 262143 - 262145 - (1 << 20)};
 		size_t at = 0;
 		for (int i = 0; i < 6; i++) {
 			if (zip_member_read(&m, back + at, pieces[i], &e))
@@ -158,7 +159,8 @@ static void test_large_deflated_member(void **state)
 			at += pieces[i];
 		}
 		assert_int_equal(zip_member_read(&m, back + at, 2, &e), -1);
-		assert_string_equal(e.msg, "label: member holds 3145728 bytes, reading 2 at byte 3145727");
+		assert_string_equal(e.msg,
+				    "label: member holds 3145728 bytes, reading 2 at byte 3145727");
 		if (zip_member_read(&m, back + at, 1, &e))
 			fail_msg("%s", e.msg);
 		assert_int_equal(zip_member_finish(&m, &e), 0);
@@ -227,7 +229,8 @@ static void test_writer_errors(void **state)
 	assert_int_equal(npz_writer_begin(&w, "beta", &arr_i8, &e), 0);
 	assert_int_equal(npz_writer_write(&w, i8, 16, &e), 0);
 	assert_int_equal(npz_writer_end(&w, &e), -1);
-	assert_non_null(strstr(e.msg, "w.npz: member 'beta': 24 bytes short of what its header says"));
+	assert_non_null(
+		strstr(e.msg, "w.npz: member 'beta': 24 bytes short of what its header says"));
 	assert_int_equal(npz_writer_write(&w, i8, 32, &e), -1);
 	assert_non_null(strstr(e.msg, "member 'beta': more data than its header says"));
 	npz_writer_abort(&w);
@@ -378,21 +381,27 @@ static void test_damaged_archives(void **state)
 		const char *member, *what;
 		void (*damage)(unsigned char *buf, size_t *n);
 	} cases[] = {
-		{1, "alpha", "member 'alpha': corrupt deflate stream (at byte 59)", corrupt_deflate},
+		{1, "alpha", "member 'alpha': corrupt deflate stream (at byte 59)",
+		 corrupt_deflate},
 		{1, "alpha", "member 'alpha': ", corrupt_deflate_late},
-		{1, "alpha", "member 'alpha': deflate stream is truncated (at byte", shorten_deflated},
+		{1, "alpha", "member 'alpha': deflate stream is truncated (at byte",
+		 shorten_deflated},
 		{1, "alpha", "member 'alpha': CRC-32 mismatch (directory says", bad_crc},
 		{1, "alpha", "member 'alpha': unsupported compression method 12", set_method_12},
-		{1, "alpha", "member 'alpha': directory claims 4294967280 bytes from", absurd_usize},
+		{1, "alpha", "member 'alpha': directory claims 4294967280 bytes from",
+		 absurd_usize},
 		{0, "beta", "member 'beta': CRC-32 mismatch", flip_stored_byte},
-		{0, "beta", "member 'beta': stored member is 168 bytes but the directory says 169 "
-			    "uncompressed", mismatch_stored_sizes},
+		{0, "beta",
+		 "member 'beta': stored member is 168 bytes but the directory says 169 "
+		 "uncompressed",
+		 mismatch_stored_sizes},
 		{0, "empty", "member 'empty': data (228 bytes at byte", grow_stored},
 		{0, "beta", "member 'beta': no local header at byte", break_local_signature},
 		{0, "beta", "member 'beta': local header at byte", rename_local},
 		{0, "beta", "member 'beta': encrypted members are not supported", set_encrypted},
 		{0, "beta", "member 'beta': not a .npy file", wrong_npy_magic},
-		{0, "alpha", "central directory entry 0 is corrupt (at byte", break_central_signature},
+		{0, "alpha", "central directory entry 0 is corrupt (at byte",
+		 break_central_signature},
 		{0, "alpha", "no end-of-central-directory record (not a zip file, or truncated)",
 		 truncate_half},
 		{0, "alpha", "no end-of-central-directory record", drop_last_byte},

@@ -116,7 +116,8 @@ static void test_npy_both_ways(void **state)
 			const char *in = test_path("%s_%s.npy", kinds[k], dims[s]);
 			if (npy_read(in, &a, &e))
 				fail_msg("%s", e.msg);
-			expect_formula(&a, kind_dtypes[k], ndims[s], s == 1 ? shape_1d : shape_3d, in);
+			expect_formula(&a, kind_dtypes[k], ndims[s], s == 1 ? shape_1d : shape_3d,
+				       in);
 			if (npy_write(test_path("out_%s_%s.npy", kinds[k], dims[s]), &a, &e))
 				fail_msg("%s", e.msg);
 			npy_free(&a);
