@@ -231,7 +231,7 @@ extern "C" int macko_bench(const struct macko *m, const struct macko_bench_opts 
 		struct rng r;
 		rng_init(&r, o->seed, 0);
 		for (size_t i = 0; i < nx; i++) {
-			xh[i] = float_to_half((float)(2.0 * rng_uniform(&r) - 1.0));
+			xh[i] = half_from_float((float)(2.0 * rng_uniform(&r) - 1.0));
 			xf[i] = half_to_float(xh[i]);
 		}
 	}

@@ -34,7 +34,7 @@ static uint16_t *random_dense(int64_t rows, int64_t cols, double d, struct rng *
 		for (int64_t j = 0; j < cols; j++) {
 			int hole = i % 5 == 1 && j >= cols / 2 && j < cols / 2 + 40;
 			if (!hole && rng_uniform(r) < d)
-				a[i * cols + j] = float_to_half((float)(2 * rng_uniform(r) - 1));
+				a[i * cols + j] = half_from_float((float)(2 * rng_uniform(r) - 1));
 		}
 	}
 	return a;
@@ -63,11 +63,11 @@ static double run_case(const struct macko *m, int nvec, float alpha, float beta,
 	size_t ysz = out == MACKO_OUT_F16 ? 2 : 4;
 	void *yin_dev_host = malloc(ny * ysz);
 	for (size_t i = 0; i < nx; i++) {
-		xh[i] = float_to_half((float)(2 * rng_uniform(r) - 1));
+		xh[i] = half_from_float((float)(2 * rng_uniform(r) - 1));
 		xf[i] = half_to_float(xh[i]);
 	}
 	for (size_t i = 0; i < ny; i++) {
-		uint16_t h = float_to_half((float)(2 * rng_uniform(r) - 1));
+		uint16_t h = half_from_float((float)(2 * rng_uniform(r) - 1));
 		yin[i] = half_to_float(h); /* representable in either output type */
 		if (out == MACKO_OUT_F16)
 			((uint16_t *)yin_dev_host)[i] = h;
@@ -180,7 +180,7 @@ static void test_bad_vector_count(void **state)
 {
 	struct macko m;
 	struct sp_err e;
-	uint16_t one = float_to_half(1.0f);
+	uint16_t one = half_from_float(1.0f);
 	assert_int_equal(macko_compress_dense(&one, 1, 1, &m, "t", &e), 0);
 	struct macko_dev d;
 	assert_int_equal(macko_dev_upload(&m, &d, &e), 0);
