@@ -1,0 +1,14 @@
+/* MACKO matrices on disk: a NumPy .npz with arrays values (f2), deltas (u1),
+ * row_indices (i4, rows + 1) and shape (i8, 2), so NumPy users can read them. */
+#ifndef SPKIT_MACKO_NPZ_H
+#define SPKIT_MACKO_NPZ_H
+
+#include "err.h"
+#include "macko.h"
+
+/* Loads and validates (macko_validate): a file that loads is safe to run. */
+int macko_load(const char *path, struct macko *m, struct sp_err *err);
+/* Atomic (temporary file + rename); deflated members when compress. */
+int macko_save(const char *path, const struct macko *m, int compress, struct sp_err *err);
+
+#endif
