@@ -24,11 +24,14 @@ static inline int test_dir_remove(void **state)
 	return system(cmd);
 }
 
-/* test_dir/name in a static buffer (one at a time is enough). */
+/* test_dir/name, in one of four static buffers used in turn, so a few
+ * paths can be live at once (as printf arguments, say). */
 static inline const char *test_path(const char *name)
 {
-	static char path[256];
-	snprintf(path, sizeof path, "%s/%s", test_dir, name);
+	static char paths[4][256];
+	static int next;
+	char *path = paths[next++ % 4];
+	snprintf(path, sizeof paths[0], "%s/%s", test_dir, name);
 	return path;
 }
 
