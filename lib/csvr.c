@@ -80,7 +80,8 @@ static void deliver(struct scanner *s)
 	if (s->res.records == 0) {
 		s->header_fields = n;
 	} else if (n != s->header_fields) {
-		s->failed = sp_fail(s->err, "%s:%zu: expected %zu fields (as in the header), found %zu",
+		s->failed = sp_fail(s->err,
+				    "%s:%zu: expected %zu fields (as in the header), found %zu",
 				    s->name, s->record_line, s->header_fields, n);
 		return;
 	}
@@ -119,9 +120,11 @@ static void fail_parse(struct scanner *s, unsigned char c)
 	if (csv_error(&s->parser) != CSV_EPARSE)
 		s->failed = sp_fail(s->err, "%s:%zu: out of memory", s->name, s->line);
 	else if (c == '"')
-		s->failed = sp_fail(s->err, "%s:%zu: quote inside an unquoted field", s->name, s->line);
+		s->failed = sp_fail(s->err, "%s:%zu: quote inside an unquoted field", s->name,
+				    s->line);
 	else if (c >= 0x20 && c < 0x7f)
-		s->failed = sp_fail(s->err, "%s:%zu: '%c' after a closing quote", s->name, s->line, c);
+		s->failed = sp_fail(s->err, "%s:%zu: '%c' after a closing quote", s->name, s->line,
+				    c);
 	else
 		s->failed = sp_fail(s->err, "%s:%zu: byte 0x%02x after a closing quote", s->name,
 				    s->line, c);

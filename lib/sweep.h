@@ -7,7 +7,7 @@
  *
  *	struct sweep s;
  *	const char *cols[] = {"m", "n", "F_dur(us)", "B_dur(us)"};
- *	if (sweep_open(&s, "out.csv", cols, 4, cols, 2, &err))	// key: m,n
+ *	if (sweep_open(&s, "out.csv", cols, 4, cols, 2, &err)) // key: m,n
  *		cli_fatal(&err);
  *	for (...) {
  *		char m[24], n[24];

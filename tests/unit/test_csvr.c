@@ -91,7 +91,8 @@ static void test_line_numbers(void **state)
 static void test_bom_crlf_no_final_newline(void **state)
 {
 	struct table t;
-	read_ok(&t, "\xef\xbb\xbf" "a,b\r\n1,2\r\n3,4");
+	read_ok(&t, "\xef\xbb\xbf"
+		    "a,b\r\n1,2\r\n3,4");
 	assert_string_equal(table_header(&t, 0), "a");
 	assert_int_equal(t.nrows, 2);
 	assert_string_equal(table_cell(&t, 1, 1), "4");
@@ -115,7 +116,8 @@ static void test_errors(void **state)
 	read_fails("", 0, "runs.csv: no header");
 	read_fails("\n\r\n\n", 4, "runs.csv: no header");
 	read_fails("\xef\xbb\xbf", 3, "runs.csv: no header");
-	read_fails("a,b,c\n1,2,3\n\n4,5\n", 16, "runs.csv:4: expected 3 fields (as in the header), found 2");
+	read_fails("a,b,c\n1,2,3\n\n4,5\n", 16,
+		   "runs.csv:4: expected 3 fields (as in the header), found 2");
 	read_fails("a,b\n1,2,3\n", 10, "runs.csv:2: expected 2 fields (as in the header), found 3");
 	read_fails("a,b\n1,\"abc\n2,3\n", 15, "runs.csv:2: unterminated quoted field");
 	read_fails("a,b\n1,\"abc", 10, "runs.csv:2: unterminated quoted field");
@@ -141,8 +143,8 @@ static void test_typed_getters(void **state)
 	assert_int_equal(table_int(&t, 0, 0, &v, &e), -1);
 	assert_string_equal(e.msg, "runs.csv:2: column 'n': expected an integer, found '1.5'");
 	assert_int_equal(table_double(&t, 0, 1, &d, &e), -1);
-	assert_string_equal(e.msg,
-			    "runs.csv:2: column 'x': expected a number in double range, found '1e999'");
+	assert_string_equal(
+		e.msg, "runs.csv:2: column 'x': expected a number in double range, found '1e999'");
 	assert_int_equal(table_int(&t, 1, 0, &v, &e), -1);
 	assert_string_equal(e.msg, "runs.csv:3: column 'n': expected a 64-bit integer, "
 				   "found '99999999999999999999'");
@@ -195,8 +197,9 @@ static void test_partial_tail(void **state)
 	struct collected c = {0};
 	struct sp_err e;
 	const char *t1 = "a,b\n1,2\n3,4";
-	assert_int_equal(csvr_scan_buffer(t1, strlen(t1), "s.csv", CSVR_PARTIAL_TAIL, collect, &c,
-					  &res, &e), 0);
+	assert_int_equal(
+		csvr_scan_buffer(t1, strlen(t1), "s.csv", CSVR_PARTIAL_TAIL, collect, &c, &res, &e),
+		0);
 	assert_int_equal(c.rows, 2);
 	assert_string_equal(c.last, "1|2");
 	assert_int_equal(res.records, 2);
@@ -206,15 +209,17 @@ static void test_partial_tail(void **state)
 	 * record does not. */
 	const char *t2 = "a,b\r\n1,2\r\n\r\n3,\"x\ny";
 	memset(&c, 0, sizeof c);
-	assert_int_equal(csvr_scan_buffer(t2, strlen(t2), "s.csv", CSVR_PARTIAL_TAIL, collect, &c,
-					  &res, &e), 0);
+	assert_int_equal(
+		csvr_scan_buffer(t2, strlen(t2), "s.csv", CSVR_PARTIAL_TAIL, collect, &c, &res, &e),
+		0);
 	assert_int_equal(res.records, 2);
 	assert_int_equal(res.complete_bytes, 12);
 	assert_true(res.partial_tail);
 	/* Complete files: no tail. */
 	const char *t3 = "a,b\n1,2\n";
-	assert_int_equal(csvr_scan_buffer(t3, strlen(t3), "s.csv", CSVR_PARTIAL_TAIL, NULL, NULL,
-					  &res, &e), 0);
+	assert_int_equal(
+		csvr_scan_buffer(t3, strlen(t3), "s.csv", CSVR_PARTIAL_TAIL, NULL, NULL, &res, &e),
+		0);
 	assert_int_equal(res.complete_bytes, 8);
 	assert_false(res.partial_tail);
 	/* A callback's error stops the scan. */
@@ -242,7 +247,8 @@ static void test_large_file(void **state)
 			n = prefix + pad + 2;
 			crlf_split = rows;
 		} else {
-			n = snprintf(row, sizeof row, "%zu,\"line one, \"\"q\"\"\r\nline two\"\r\n", rows);
+			n = snprintf(row, sizeof row, "%zu,\"line one, \"\"q\"\"\r\nline two\"\r\n",
+				     rows);
 		}
 		buf_add(&text, row, (size_t)n);
 		lines[rows++] = line;

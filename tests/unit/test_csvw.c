@@ -26,7 +26,8 @@
 
 static const char *const nasty[] = {
 	"plain", "a,b", "say \"hi\"", "\"", "\"\"", "line\nbreak", "cr\ronly", "crlf\r\nend",
-	" lead", "trail ", "\ttab", "", "  ", "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x9a\x80",
+	" lead", "trail ", "\ttab", "", "  ",
+	"caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x9a\x80", /* UTF-8: café 日本 rocket */
 	",", "\n", "nan", "-0", "x\"y\"z,\n",
 };
 enum { NNASTY = sizeof nasty / sizeof *nasty };
@@ -61,7 +62,11 @@ static void test_quoting_exact(void **state)
 	struct sp_err e;
 	const char *cols[] = {"a b", "c,d", "e"};
 	ok(csvw_open(&w, path, cols, 3, &e), &e);
-	const char *row[] = {"x", "say \"hi\"", " lead", "a\nb", "", "trail\t", "\r", "é", "q\"\""};
+	const char *row[] = {
+		"x", "say \"hi\"", " lead", /* a row per line */
+		"a\nb", "", "trail\t",
+		"\r", "é", "q\"\"",
+	};
 	for (int i = 0; i < 9; i++) {
 		csvw_str(&w, row[i]);
 		if (i % 3 == 2)
@@ -291,8 +296,9 @@ static void test_append_errors(void **state)
 	const char *old = "id,text\n1,x\n";
 	test_write(path, old, strlen(old));
 	assert_int_equal(csvw_open_append(&w, path, cols3, 3, &e), -1);
-	assert_string_equal(strstr(e.msg, "mismatch.csv"),
-			    "mismatch.csv: header has columns id,text but this run writes id,text,ms");
+	assert_string_equal(
+		strstr(e.msg, "mismatch.csv"),
+		"mismatch.csv: header has columns id,text but this run writes id,text,ms");
 	char *text = test_read(path);
 	assert_string_equal(text, old); /* untouched */
 	free(text);
@@ -300,7 +306,8 @@ static void test_append_errors(void **state)
 	const char *ragged = "id,text,ms\n1,x,2\n3,y\n4,z,5\n";
 	test_write(path, ragged, strlen(ragged));
 	assert_int_equal(csvw_open_append(&w, path, cols3, 3, &e), -1);
-	assert_non_null(strstr(e.msg, "mismatch.csv:3: expected 3 fields (as in the header), found 2"));
+	assert_non_null(
+		strstr(e.msg, "mismatch.csv:3: expected 3 fields (as in the header), found 2"));
 
 	/* Two writers of one file: the second is refused while the first holds it. */
 	const char *shared = test_path("shared.csv");
@@ -355,10 +362,11 @@ static void test_python_reads_ours(void **state)
 	write_nasty(csv);
 	char cmd[1024];
 	snprintf(cmd, sizeof cmd,
-		 PYTHON " -c 'import csv, sys\n"
-			"with open(sys.argv[1], newline=\"\", encoding=\"utf-8\") as f:\n"
-			"    for row in csv.reader(f, strict=True):\n"
-			"        print(\" \".join(x.encode().hex() or \"-\" for x in row))' %s > %s",
+		 PYTHON
+		 " -c 'import csv, sys\n"
+		 "with open(sys.argv[1], newline=\"\", encoding=\"utf-8\") as f:\n"
+		 "    for row in csv.reader(f, strict=True):\n"
+		 "        print(\" \".join(x.encode().hex() or \"-\" for x in row))' %s > %s",
 		 csv, test_path("python-out.txt"));
 	assert_int_equal(system(cmd), 0);
 	char *got = test_read(test_path("python-out.txt"));
@@ -378,11 +386,12 @@ static void test_we_read_pythons(void **state)
 	free(rows);
 	char cmd[1024];
 	snprintf(cmd, sizeof cmd,
-		 PYTHON " -c 'import csv, sys\n"
-			"rows = [[\"\" if x == \"-\" else bytes.fromhex(x).decode() for x in l.split()]\n"
-			"        for l in open(sys.argv[1])]\n"
-			"with open(sys.argv[2], \"w\", newline=\"\", encoding=\"utf-8\") as f:\n"
-			"    csv.writer(f).writerows(rows)' %s %s",
+		 PYTHON
+		 " -c 'import csv, sys\n"
+		 "rows = [[\"\" if x == \"-\" else bytes.fromhex(x).decode() for x in l.split()]\n"
+		 "        for l in open(sys.argv[1])]\n"
+		 "with open(sys.argv[2], \"w\", newline=\"\", encoding=\"utf-8\") as f:\n"
+		 "    csv.writer(f).writerows(rows)' %s %s",
 		 test_path("rows.hex"), test_path("from-python.csv"));
 	assert_int_equal(system(cmd), 0);
 	struct table t;

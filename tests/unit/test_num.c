@@ -49,8 +49,8 @@ static void test_parse_double(void **state)
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
 		assert_int_equal(num_parse_double(bad[i], 1, &v), NUM_SYNTAX);
 	/* Non-finite values only when asked, in C's and YAML's spellings. */
-	const char *nonfinite[] = {"nan", "NaN", ".nan", ".NaN", "inf", "-inf", ".inf", "-.Inf",
-				   "+.INF", "Infinity"};
+	const char *nonfinite[] = {"nan",  "NaN",  ".nan",  ".NaN",  "inf",
+				   "-inf", ".inf", "-.Inf", "+.INF", "Infinity"};
 	for (size_t i = 0; i < sizeof nonfinite / sizeof *nonfinite; i++) {
 		assert_int_equal(num_parse_double(nonfinite[i], 0, &v), NUM_SYNTAX);
 		assert_int_equal(num_parse_double(nonfinite[i], 1, &v), NUM_OK);
@@ -76,8 +76,13 @@ static void test_format_double(void **state)
 	assert_string_equal(num_format_double(b, 1.0 / 3, 6), "0.333333");
 	assert_string_equal(num_format_double(b, 12345678.0, 6), "1.23457e+07");
 	/* Shortest round trip: every value reads back exactly. */
-	double probes[] = {5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -0.0,
-			   123456.789, 9007199254740993.0, 0.1 * 3};
+	double probes[] = {5e-324,
+			   2.2250738585072014e-308,
+			   1.7976931348623157e308,
+			   -0.0,
+			   123456.789,
+			   9007199254740993.0,
+			   0.1 * 3};
 	for (size_t i = 0; i < sizeof probes / sizeof *probes; i++) {
 		double back;
 		assert_int_equal(num_parse_double(num_format_double(b, probes[i], 0), 0, &back),
@@ -141,10 +146,8 @@ static void test_strmap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_int),
-		cmocka_unit_test(test_parse_double),
-		cmocka_unit_test(test_format_double),
-		cmocka_unit_test(test_buf),
+		cmocka_unit_test(test_parse_int),     cmocka_unit_test(test_parse_double),
+		cmocka_unit_test(test_format_double), cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_strmap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

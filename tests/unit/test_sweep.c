@@ -95,7 +95,9 @@ static void test_string_keys_and_repeats(void **state)
 	struct sp_err e;
 	ok(sweep_open(&s, path, cols, 5, cols, 3, &e), &e);
 	const char *configs[][3] = {
-		{"fp16", "bs-first", "64,32"}, {"fp32", "bs \"last\"", "16,16"}, {"fp16", "bs-first", "64,32"},
+		{"fp16", "bs-first", "64,32"},
+		{"fp32", "bs \"last\"", "16,16"},
+		{"fp16", "bs-first", "64,32"},
 	};
 	int ran = 0;
 	for (int i = 0; i < 3; i++) {
