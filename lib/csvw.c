@@ -206,11 +206,12 @@ static int check_header(struct existing *x, const struct csvr_row *row, struct s
 	if (same)
 		return 0;
 	struct buf have = {0}, want = {0};
+	char q1[200], q2[200];
 	if (join(&have, row->fields, row->nfields) || join(&want, x->columns, w->ncols))
 		sp_fail(err, "%s: out of memory", w->path);
 	else
-		sp_fail(err, "%s: header has columns %.200s but this run writes %.200s", w->path,
-			have.data, want.data);
+		sp_fail(err, "%s: header has columns %s but this run writes %s", w->path,
+			sp_quote(q1, sizeof q1, have.data), sp_quote(q2, sizeof q2, want.data));
 	buf_free(&have);
 	buf_free(&want);
 	return -1;

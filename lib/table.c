@@ -123,8 +123,10 @@ int table_require_cols(const struct table *t, const char *const *names, size_t n
 static int fail_cell(const struct table *t, size_t row, size_t col, const char *what,
 		     struct sp_err *err)
 {
-	return sp_fail(err, "%s:%zu: column '%s': expected %s, found '%.64s'", t->name,
-		       table_line(t, row), table_header(t, col), what, table_cell(t, row, col));
+	char name[80], cell[80];
+	return sp_fail(err, "%s:%zu: column '%s': expected %s, found '%s'", t->name,
+		       table_line(t, row), sp_quote(name, sizeof name, table_header(t, col)), what,
+		       sp_quote(cell, sizeof cell, table_cell(t, row, col)));
 }
 
 int table_int(const struct table *t, size_t row, size_t col, int64_t *out, struct sp_err *err)

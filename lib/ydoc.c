@@ -159,9 +159,10 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
 {
 	const char *name = (const char *)ev->data.alias.anchor;
 	size_t *i = strmap_find(&b->anchors, name, strlen(name));
+	char q[80];
 	if (!i)
-		return sp_fail(b->err, "%s:%zu: unknown alias '*%.64s'", b->doc->name,
-			       ev->start_mark.line + 1, name);
+		return sp_fail(b->err, "%s:%zu: unknown alias '*%s'", b->doc->name,
+			       ev->start_mark.line + 1, sp_quote(q, sizeof q, name));
 	return attach(b, b->doc->nodes[*i]);
 }
 
@@ -233,9 +234,10 @@ static int build_mapping(struct builder *b, struct frame *f, struct strmap *seen
 		size_t *first = strmap_insert(seen, k->text, k->len, &added);
 		if (!first)
 			return fail_at(k, b->err, "out of memory");
+		char q[80];
 		if (!added)
-			return fail_at(k, b->err, "duplicate key '%.64s' (first at line %zu)",
-				       k->text, f->kids[*first]->line);
+			return fail_at(k, b->err, "duplicate key '%s' (first at line %zu)",
+				       sp_quote(q, sizeof q, k->text), f->kids[*first]->line);
 		*first = i;
 		if (is_merge_key(k))
 			merge = k;
@@ -532,9 +534,12 @@ const struct ydoc_node *ydoc_map_value_at(const struct ydoc_node *map, size_t i)
 static int fail_value(const struct ydoc_node *n, const char *what, const char *expected,
 		      struct sp_err *err)
 {
+	char w[100], q[80];
+	sp_quote(w, sizeof w, what);
 	if (n->kind == YDOC_SCALAR && !ydoc_is_null(n))
-		return fail_at(n, err, "%s: expected %s, found '%.64s'", what, expected, n->text);
-	return fail_at(n, err, "%s: expected %s, found %s", what, expected, kind_name(n));
+		return fail_at(n, err, "%s: expected %s, found '%s'", w, expected,
+			       sp_quote(q, sizeof q, n->text));
+	return fail_at(n, err, "%s: expected %s, found %s", w, expected, kind_name(n));
 }
 
 static int is_value(const struct ydoc_node *n)
@@ -588,13 +593,14 @@ static int lookup(const struct ydoc_node *map, const char *key, int required,
 		  const struct ydoc_node **out, struct sp_err *err)
 {
 	*out = NULL;
+	char q[100];
 	if (map && map->kind != YDOC_MAPPING)
-		return fail_at(map, err, "expected a mapping with key '%s', found %s", key,
-			       kind_name(map));
+		return fail_at(map, err, "expected a mapping with key '%s', found %s",
+			       sp_quote(q, sizeof q, key), kind_name(map));
 	const struct ydoc_node *v = map ? ydoc_get(map, key) : NULL;
 	if (!v && required)
-		return map ? fail_at(map, err, "missing key '%s'", key)
-			   : sp_fail(err, "missing key '%s'", key);
+		return map ? fail_at(map, err, "missing key '%s'", sp_quote(q, sizeof q, key))
+			   : sp_fail(err, "missing key '%s'", sp_quote(q, sizeof q, key));
 	if (!v || (!required && ydoc_is_null(v)))
 		return 0;
 	*out = v;
@@ -713,7 +719,7 @@ static int get_list(const struct ydoc_node *map, const char *key, int required, 
 		return -1;
 	}
 	for (size_t i = 0; v->kind == YDOC_SEQUENCE && i < count; i++) {
-		char what[96];
+		char what[100];
 		snprintf(what, sizeof what, "%.64s[%zu]", key, i);
 		if (convert(v->items[i], what, a + i * size, err)) {
 			free(a);

@@ -139,7 +139,7 @@ static void test_typed_getters(void **state)
 	struct sp_err e;
 	int64_t v;
 	double d;
-	read_ok(&t, "n,x\n1.5,1e999\n99999999999999999999,\n 7 ,-2e-3\n");
+	read_ok(&t, "n,x\n1.5,1e999\n99999999999999999999,\n 7 ,-2e-3\n\"a\nb\",2\n");
 	assert_int_equal(table_int(&t, 0, 0, &v, &e), -1);
 	assert_string_equal(e.msg, "runs.csv:2: column 'n': expected an integer, found '1.5'");
 	assert_int_equal(table_double(&t, 0, 1, &d, &e), -1);
@@ -154,6 +154,9 @@ static void test_typed_getters(void **state)
 	assert_int_equal(v, 7);
 	assert_int_equal(table_double(&t, 2, 1, &d, &e), 0);
 	assert_true(d == -2e-3);
+	/* Messages stay on one line whatever the cell holds. */
+	assert_int_equal(table_int(&t, 3, 0, &v, &e), -1);
+	assert_string_equal(e.msg, "runs.csv:5: column 'n': expected an integer, found 'a\\nb'");
 	table_free(&t);
 }
 

@@ -1,5 +1,6 @@
-/* Numbers as text (num.h), growable buffers (buf.h) and the string hash
- * map (strmap.h) under the CSV and YAML code. */
+/* The small helpers under the CSV and YAML code: numbers as text (num.h),
+ * growable buffers (buf.h), the string hash map (strmap.h) and file text
+ * quoted for one-line messages (sp_quote in err.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "err.h"
 #include "num.h"
 #include "strmap.h"
 
@@ -143,12 +145,28 @@ static void test_strmap(void **state)
 	assert_null(strmap_find(&m, "a", 1));
 }
 
+static void test_quote(void **state)
+{
+	char b[16];
+	assert_string_equal(sp_quote(b, sizeof b, "plain"), "plain");
+	assert_string_equal(sp_quote(b, sizeof b, "a\nb\tc\r\x01"), "a\\nb\\tc\\r\\x01");
+	assert_string_equal(sp_quote(b, sizeof b, "exactly 15 byte"), "exactly 15 byte");
+	assert_string_equal(sp_quote(b, sizeof b, "sixteen bytes!!!"), "sixteen byte...");
+	/* An escape is never cut in half. */
+	assert_string_equal(sp_quote(b, sizeof b, "0123456789\n\n\n"), "0123456789\\n...");
+	assert_string_equal(sp_quote(b, sizeof b, "\x7f\x7f\x7f\x7f"), "\\x7f\\x7f\\x7f...");
+	assert_string_equal(sp_quote(b, sizeof b, "caf\xc3\xa9"), "caf\xc3\xa9"); /* UTF-8 kept */
+	assert_string_equal(sp_quote(b, 4, "abcdef"), "...");
+	assert_string_equal(sp_quote(b, 1, "abcdef"), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_int),     cmocka_unit_test(test_parse_double),
 		cmocka_unit_test(test_format_double), cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_strmap),
+		cmocka_unit_test(test_quote),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

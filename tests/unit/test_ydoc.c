@@ -188,6 +188,8 @@ static void test_duplicate_keys(void **state)
 {
 	load_fails("operator: gelu\nwait: 2\n\noperator: bmm\n",
 		   "x.yml:4: duplicate key 'operator' (first at line 1)");
+	/* Keys from the file are quoted so the message stays one line. */
+	load_fails("\"a\\nb\": 1\n\"a\\nb\": 2\n", "x.yml:2: duplicate key 'a\\nb' (first at line 1)");
 	load_fails("a:\n  - {x: 1,\n     x: 2}\n", "x.yml:3: duplicate key 'x' (first at line 2)");
 }
 
@@ -343,6 +345,10 @@ static void test_getters(void **state)
 	assert_fails(ydoc_int(ydoc_get(m, "seq"), "a", 0, &i, &e),
 		     "x.yml:13: expected a mapping with key 'a', found a sequence");
 	assert_fails(ydoc_require_int(NULL, "n", &i, &e), "missing key 'n'");
+	assert_fails(ydoc_int(m, "names", 0, &i, &e),
+		     "x.yml:16: names: expected an integer, found a sequence");
+	assert_fails(ydoc_as_int(ydoc_seq_at(ydoc_get(m, "names"), 1), "names[1]", &i, &e),
+		     "x.yml:16: names[1]: expected an integer, found 'b c'");
 
 	assert_int_equal(ydoc_double(m, "x", 0, &d, &e), 0);
 	assert_true(d == 1e-3);
