@@ -80,6 +80,9 @@ static int needs_quotes(const char *s, size_t len, size_t ncols)
 		return ncols == 1; /* else the row would be a blank line, which readers skip */
 	if (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t')
 		return 1;
+	/* Readers drop a BOM at the start of a file: first in a header, it would vanish. */
+	if (len >= 3 && !memcmp(s, "\xef\xbb\xbf", 3))
+		return 1;
 	return strcspn(s, ",\"\r\n") < len;
 }
 

@@ -1,7 +1,8 @@
 /* Writing CSV results. Fields are quoted as RFC 4180 says when they need
  * it (a comma, a quote, CR or LF, or a leading or trailing blank; quotes
  * inside are doubled; the lone field of a one-column row when empty, so
- * the row is not a blank line) and rows end with "\n".
+ * the row is not a blank line; a field starting with a UTF-8 BOM) and
+ * rows end with "\n".
  *
  * A row is built field by field (csvw_str, csvw_int, csvw_double), then
  * csvw_end_row checks it has one field per column and writes it. The field

@@ -105,14 +105,16 @@ long table_col(const struct table *t, const char *name)
 int table_require_cols(const struct table *t, const char *const *names, size_t n, size_t *idx,
 		       struct sp_err *err)
 {
+	char q[80];
 	for (size_t k = 0; k < n; k++) {
 		long i = table_col(t, names[k]);
 		if (i < 0)
-			return sp_fail(err, "%s: missing column '%s'", t->name, names[k]);
+			return sp_fail(err, "%s: missing column '%s'", t->name,
+				       sp_quote(q, sizeof q, names[k]));
 		for (size_t j = (size_t)i + 1; j < t->ncols; j++)
 			if (!strcmp(table_header(t, j), names[k]))
 				return sp_fail(err, "%s: column '%s' appears twice in the header",
-					       t->name, names[k]);
+					       t->name, sp_quote(q, sizeof q, names[k]));
 		if (idx)
 			idx[k] = (size_t)i;
 	}

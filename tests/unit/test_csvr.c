@@ -173,6 +173,8 @@ static void test_require_cols(void **state)
 	assert_string_equal(e.msg, "runs.csv: missing column 'std'");
 	assert_int_equal(table_require_cols(&t, (const char *[]){"a"}, 1, NULL, &e), -1);
 	assert_string_equal(e.msg, "runs.csv: column 'a' appears twice in the header");
+	assert_int_equal(table_require_cols(&t, (const char *[]){"a\nb"}, 1, NULL, &e), -1);
+	assert_string_equal(e.msg, "runs.csv: missing column 'a\\nb'");
 	table_free(&t);
 }
 

@@ -80,6 +80,18 @@ static void test_quoting_exact(void **state)
 				  "\"\r\",é,\"q\"\"\"\"\"\n");
 	free(text);
 
+	/* A BOM leading the first header name would be taken for the file's own. */
+	const char *bom[] = {"\xef\xbb\xbfid"};
+	ok(csvw_open(&w, path, bom, 1, &e), &e);
+	ok(csvw_commit(&w, &e), &e);
+	text = test_read(path);
+	assert_string_equal(text, "\"\xef\xbb\xbfid\"\n");
+	free(text);
+	struct table t;
+	ok(table_read(path, &t, &e), &e);
+	assert_string_equal(table_header(&t, 0), bom[0]);
+	table_free(&t);
+
 	/* One column: an empty field is quoted, or the row would be a blank line. */
 	const char *one[] = {"v"};
 	ok(csvw_open(&w, path, one, 1, &e), &e);
@@ -91,7 +103,6 @@ static void test_quoting_exact(void **state)
 	text = test_read(path);
 	assert_string_equal(text, "v\n\"\"\nx\n");
 	free(text);
-	struct table t;
 	ok(table_read(path, &t, &e), &e);
 	assert_int_equal(t.nrows, 2);
 	assert_string_equal(table_cell(&t, 0, 0), "");
@@ -251,41 +262,36 @@ static void append_rows(const char *path, int from, int to)
 	ok(csvw_commit(&w, &e), &e);
 }
 
-static void test_append(void **state)
+/* The file holding `before` (NULL: as it is), rows from..to-1 appended,
+ * holds `after`. */
+static void check_append(const char *before, int from, int to, const char *after)
 {
 	const char *path = test_path("sweep.csv");
-	unlink(path);
-	append_rows(path, 0, 2); /* creates the file with its header */
-	append_rows(path, 2, 3);
+	if (before)
+		test_write(path, before, strlen(before));
+	append_rows(path, from, to);
 	char *text = test_read(path);
-	assert_string_equal(text, "id,text,ms\n0,t,1\n1,\"multi\nline\",1\n2,t,1\n");
+	assert_string_equal(text, after);
 	free(text);
+}
 
+static void test_append(void **state)
+{
+	unlink(test_path("sweep.csv"));
+	check_append(NULL, 0, 2, "id,text,ms\n0,t,1\n1,\"multi\nline\",1\n"); /* a new file */
+	check_append(NULL, 2, 3, "id,text,ms\n0,t,1\n1,\"multi\nline\",1\n2,t,1\n");
 	/* Killed mid-row: the unfinished row goes, the rest stays. */
-	const char *killed = "id,text,ms\n0,t,1\n1,\"multi\nli";
-	test_write(path, killed, strlen(killed));
-	append_rows(path, 1, 2);
-	text = test_read(path);
-	assert_string_equal(text, "id,text,ms\n0,t,1\n1,\"multi\nline\",1\n");
-	free(text);
-
+	check_append("id,text,ms\n0,t,1\n1,\"multi\nli", 1, 2,
+		     "id,text,ms\n0,t,1\n1,\"multi\nline\",1\n");
+	check_append("id,text,ms\n0,t,1\n1,\"mul", 1, 2,
+		     "id,text,ms\n0,t,1\n1,\"multi\nline\",1\n");
 	/* Empty, blank or a header cut short: a fresh header. */
-	const char *starts[] = {"", "\n\n", "id,te"};
-	for (int i = 0; i < 3; i++) {
-		test_write(path, starts[i], strlen(starts[i]));
-		append_rows(path, 0, 1);
-		text = test_read(path);
-		assert_string_equal(text, "id,text,ms\n0,t,1\n");
-		free(text);
-	}
-
+	check_append("", 0, 1, "id,text,ms\n0,t,1\n");
+	check_append("\n\n", 0, 1, "id,text,ms\n0,t,1\n");
+	check_append("id,te", 0, 1, "id,text,ms\n0,t,1\n");
 	/* Someone else's file: BOM and CRLF are fine; rows go on after. */
-	const char *crlf = "\xef\xbb\xbfid,text,ms\r\n5,x,2\r\n";
-	test_write(path, crlf, strlen(crlf));
-	append_rows(path, 6, 7);
-	text = test_read(path);
-	assert_string_equal(text, "\xef\xbb\xbfid,text,ms\r\n5,x,2\r\n6,t,1\n");
-	free(text);
+	check_append("\xef\xbb\xbfid,text,ms\r\n5,x,2\r\n", 6, 7,
+		     "\xef\xbb\xbfid,text,ms\r\n5,x,2\r\n6,t,1\n");
 }
 
 static void test_append_errors(void **state)
