@@ -30,17 +30,23 @@ static int only_blanks(const char *s)
 	return *skip_blanks(s) == '\0';
 }
 
-enum num_status num_parse_int(const char *s, int64_t *out)
+/* Past an optional sign and one or more digits; NULL without digits. */
+static const char *skip_signed_digits(const char *p)
 {
-	s = skip_blanks(s);
-	const char *p = s;
 	if (*p == '+' || *p == '-')
 		p++;
 	if (!is_digit(*p))
-		return NUM_SYNTAX;
+		return NULL;
 	while (is_digit(*p))
 		p++;
-	if (!only_blanks(p))
+	return p;
+}
+
+enum num_status num_parse_int(const char *s, int64_t *out)
+{
+	s = skip_blanks(s);
+	const char *end = skip_signed_digits(s);
+	if (!end || !only_blanks(end))
 		return NUM_SYNTAX;
 	errno = 0;
 	long long v = strtoll(s, NULL, 10);
@@ -89,15 +95,8 @@ enum num_status num_parse_double(const char *s, int allow_nonfinite, double *out
 			return NUM_OK;
 		return NUM_SYNTAX;
 	}
-	if (*p == 'e' || *p == 'E') {
-		p++;
-		if (*p == '+' || *p == '-')
-			p++;
-		if (!is_digit(*p))
-			return NUM_SYNTAX;
-		while (is_digit(*p))
-			p++;
-	}
+	if ((*p == 'e' || *p == 'E') && !(p = skip_signed_digits(p + 1)))
+		return NUM_SYNTAX;
 	if (!only_blanks(p))
 		return NUM_SYNTAX;
 	double v = strtod(s, NULL);

@@ -607,71 +607,6 @@ static int lookup(const struct ydoc_node *map, const char *key, int required,
 	return 1;
 }
 
-int ydoc_int(const struct ydoc_node *map, const char *key, int64_t dflt, int64_t *out,
-	     struct sp_err *err)
-{
-	const struct ydoc_node *v;
-	int found = lookup(map, key, 0, &v, err);
-	if (found == 0)
-		*out = dflt;
-	return found <= 0 ? found : ydoc_as_int(v, key, out, err);
-}
-
-int ydoc_require_int(const struct ydoc_node *map, const char *key, int64_t *out, struct sp_err *err)
-{
-	const struct ydoc_node *v;
-	return lookup(map, key, 1, &v, err) < 0 ? -1 : ydoc_as_int(v, key, out, err);
-}
-
-int ydoc_double(const struct ydoc_node *map, const char *key, double dflt, double *out,
-		struct sp_err *err)
-{
-	const struct ydoc_node *v;
-	int found = lookup(map, key, 0, &v, err);
-	if (found == 0)
-		*out = dflt;
-	return found <= 0 ? found : ydoc_as_double(v, key, 0, out, err);
-}
-
-int ydoc_require_double(const struct ydoc_node *map, const char *key, double *out,
-			struct sp_err *err)
-{
-	const struct ydoc_node *v;
-	return lookup(map, key, 1, &v, err) < 0 ? -1 : ydoc_as_double(v, key, 0, out, err);
-}
-
-int ydoc_bool(const struct ydoc_node *map, const char *key, int dflt, int *out, struct sp_err *err)
-{
-	const struct ydoc_node *v;
-	int found = lookup(map, key, 0, &v, err);
-	if (found == 0)
-		*out = dflt;
-	return found <= 0 ? found : ydoc_as_bool(v, key, out, err);
-}
-
-int ydoc_require_bool(const struct ydoc_node *map, const char *key, int *out, struct sp_err *err)
-{
-	const struct ydoc_node *v;
-	return lookup(map, key, 1, &v, err) < 0 ? -1 : ydoc_as_bool(v, key, out, err);
-}
-
-int ydoc_string(const struct ydoc_node *map, const char *key, const char *dflt, const char **out,
-		struct sp_err *err)
-{
-	const struct ydoc_node *v;
-	int found = lookup(map, key, 0, &v, err);
-	if (found == 0)
-		*out = dflt;
-	return found <= 0 ? found : ydoc_as_string(v, key, out, err);
-}
-
-int ydoc_require_string(const struct ydoc_node *map, const char *key, const char **out,
-			struct sp_err *err)
-{
-	const struct ydoc_node *v;
-	return lookup(map, key, 1, &v, err) < 0 ? -1 : ydoc_as_string(v, key, out, err);
-}
-
 int ydoc_require(const struct ydoc_node *map, const char *key, enum ydoc_kind kind,
 		 const struct ydoc_node **out, struct sp_err *err)
 {
@@ -683,7 +618,7 @@ int ydoc_require(const struct ydoc_node *map, const char *key, enum ydoc_kind ki
 	return 0;
 }
 
-/* Converts one element of a list into dst. */
+/* Converts one scalar into dst (an int64_t, double, int or const char *). */
 typedef int (*convert_fn)(const struct ydoc_node *n, const char *what, void *dst,
 			  struct sp_err *err);
 
@@ -696,6 +631,80 @@ static int convert_string(const struct ydoc_node *n, const char *what, void *dst
 			  struct sp_err *err)
 {
 	return ydoc_as_string(n, what, dst, err);
+}
+
+static int convert_double(const struct ydoc_node *n, const char *what, void *dst,
+			  struct sp_err *err)
+{
+	return ydoc_as_double(n, what, 0, dst, err);
+}
+
+static int convert_bool(const struct ydoc_node *n, const char *what, void *dst,
+			struct sp_err *err)
+{
+	return ydoc_as_bool(n, what, dst, err);
+}
+
+/* The value of key converted into out; absent or null leaves out alone
+ * unless required. */
+static int get_value(const struct ydoc_node *map, const char *key, int required,
+		     convert_fn convert, void *out, struct sp_err *err)
+{
+	const struct ydoc_node *v;
+	int found = lookup(map, key, required, &v, err);
+	return found <= 0 ? found : convert(v, key, out, err);
+}
+
+int ydoc_int(const struct ydoc_node *map, const char *key, int64_t dflt, int64_t *out,
+	     struct sp_err *err)
+{
+	*out = dflt;
+	return get_value(map, key, 0, convert_int, out, err);
+}
+
+int ydoc_require_int(const struct ydoc_node *map, const char *key, int64_t *out,
+		     struct sp_err *err)
+{
+	return get_value(map, key, 1, convert_int, out, err);
+}
+
+int ydoc_double(const struct ydoc_node *map, const char *key, double dflt, double *out,
+		struct sp_err *err)
+{
+	*out = dflt;
+	return get_value(map, key, 0, convert_double, out, err);
+}
+
+int ydoc_require_double(const struct ydoc_node *map, const char *key, double *out,
+			struct sp_err *err)
+{
+	return get_value(map, key, 1, convert_double, out, err);
+}
+
+int ydoc_bool(const struct ydoc_node *map, const char *key, int dflt, int *out,
+	      struct sp_err *err)
+{
+	*out = dflt;
+	return get_value(map, key, 0, convert_bool, out, err);
+}
+
+int ydoc_require_bool(const struct ydoc_node *map, const char *key, int *out,
+		      struct sp_err *err)
+{
+	return get_value(map, key, 1, convert_bool, out, err);
+}
+
+int ydoc_string(const struct ydoc_node *map, const char *key, const char *dflt,
+		const char **out, struct sp_err *err)
+{
+	*out = dflt;
+	return get_value(map, key, 0, convert_string, out, err);
+}
+
+int ydoc_require_string(const struct ydoc_node *map, const char *key, const char **out,
+			struct sp_err *err)
+{
+	return get_value(map, key, 1, convert_string, out, err);
 }
 
 /* A scalar or a sequence of them as an array of `size`-byte elements. */
