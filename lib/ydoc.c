@@ -389,7 +389,8 @@ int ydoc_load_buffer(const void *buf, size_t len, const char *name, struct ydoc 
 		free(doc);
 		return sp_fail(err, "%s: out of memory", name);
 	}
-	struct builder b = {.doc = doc, .text = buf, .text_len = len, .err = err};
+	/* libyaml asserts on a NULL input, even an empty one. */
+	struct builder b = {.doc = doc, .text = buf ? buf : "", .text_len = len, .err = err};
 	if (build(&b)) {
 		ydoc_free(doc);
 		return -1;
@@ -419,7 +420,7 @@ int ydoc_load(const char *path, struct ydoc **out, struct sp_err *err)
 		rc = sp_fail_errno(err, "%s: read failed", path);
 	fclose(fp);
 	if (!rc)
-		rc = ydoc_load_buffer(text.data ? text.data : "", text.len, path, out, err);
+		rc = ydoc_load_buffer(text.data, text.len, path, out, err);
 	buf_free(&text);
 	return rc;
 }

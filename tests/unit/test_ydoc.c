@@ -102,6 +102,9 @@ static void test_node_kinds(void **state)
 	assert_int_equal(ydoc_root_map(doc, &map, &e), -1);
 	assert_string_equal(e.msg, "x.yml:2: expected a mapping at the top, found a sequence");
 	ydoc_free(doc);
+	assert_int_equal(ydoc_load_buffer(NULL, 0, "x.yml", &doc, &e), 0);
+	assert_null(ydoc_root(doc));
+	ydoc_free(doc);
 	doc = load("42");
 	assert_string_equal(ydoc_text(ydoc_root(doc)), "42");
 	ydoc_free(doc);
