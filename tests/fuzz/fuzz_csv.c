@@ -47,7 +47,8 @@ static void check_partial_tail(const uint8_t *data, size_t size)
 		return;
 	}
 	/* Only an unfinished record is left out. */
-	if (a.complete_bytes > size || a.records != na || !a.partial_tail != !(a.complete_bytes < size))
+	if (a.complete_bytes > size || a.records != na ||
+	    !a.partial_tail != !(a.complete_bytes < size))
 		abort();
 	if (csvr_scan_buffer(data, a.complete_bytes, NAME, 0, check_row, &nb, &b, &e) ||
 	    b.records != a.records || b.partial_tail)
