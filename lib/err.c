@@ -44,3 +44,29 @@ int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
 		snprintf(err->msg + n, sizeof err->msg - n, ": %s", old);
 	return -1;
 }
+
+const char *sp_quote(char *buf, size_t size, const char *text)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (size < 4)
+		return size ? (buf[0] = '\0', buf) : buf;
+	size_t n = 0, cut = 0; /* cut: where "..." goes if the rest does not fit */
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
+		size_t k = 4;
+		if (*p >= 0x20 && *p != 0x7f)
+			esc[0] = (char)*p, k = 1;
+		else if (*p == '\n' || *p == '\r' || *p == '\t')
+			esc[1] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't', k = 2;
+		if (n + k > size - 1) {
+			memcpy(buf + cut, "...", 4);
+			return buf;
+		}
+		memcpy(buf + n, esc, k);
+		n += k;
+		if (n + 3 <= size - 1)
+			cut = n;
+	}
+	buf[n] = '\0';
+	return buf;
+}

@@ -6,6 +6,8 @@
 #ifndef SPKIT_ERR_H
 #define SPKIT_ERR_H
 
+#include <stddef.h>
+
 #define SP_ERR_MAX 512
 
 struct sp_err {
@@ -24,5 +26,10 @@ int sp_fail_errno(struct sp_err *err, const char *fmt, ...)
 /* Prefix an existing message with "what: " (e.g. the file name). */
 int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Text from a file (a CSV cell, a YAML key) as it may appear inside a
+ * one-line message: control characters written as \n, \t, \xNN, and
+ * cut with "..." to fit `size` bytes. Returns buf. */
+const char *sp_quote(char *buf, size_t size, const char *text);
 
 #endif

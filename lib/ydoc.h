@@ -1,0 +1,119 @@
+/* YAML configuration files (kernel-sample sweeps, ksmm tuning spaces,
+ * hardware specs, model descriptions) loaded with libyaml into a small
+ * read-only tree: scalars, sequences and mappings, each with its line.
+ *
+ * - Aliases (*a) are the anchored node itself, shared, not a copy. A
+ *   document that would expand to more than YDOC_MAX_NODES nodes (an alias
+ *   bomb) or nest deeper than YDOC_MAX_DEPTH levels is refused, so walking
+ *   any loaded tree is cheap and shallow.
+ * - Merge keys (`<<: *base` or `<<: [*a, *b]`) copy the entries of the
+ *   mappings named into the mapping, where the `<<` stood; its own keys
+ *   win, then the earlier merged mapping.
+ * - A duplicate key is an error, as is more than one document.
+ * - Errors are one line with the file and line:
+ *     configs/x.yml:7: syntax error: could not find expected ':'
+ *     configs/x.yml:12: starts[1]: expected an integer, found 'abc'
+ *     configs/x.yml:3: missing key 'operator'
+ *
+ *	struct ydoc *doc;
+ *	const struct ydoc_node *cfg;
+ *	if (ydoc_load(path, &doc, &err) || ydoc_root_map(doc, &cfg, &err) ||
+ *	    ydoc_require_string(cfg, "operator", &op, &err) ||
+ *	    ydoc_int(cfg, "warmup", 2, &warmup, &err))
+ *		cli_fatal(&err);
+ *	...
+ *	ydoc_free(doc); // the strings the getters gave live until here
+ */
+#ifndef SPKIT_YDOC_H
+#define SPKIT_YDOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define YDOC_MAX_NODES 1000000
+#define YDOC_MAX_DEPTH 64
+/* Configuration files are small; a larger file is refused before reading. */
+#define YDOC_MAX_BYTES (64 << 20)
+
+enum ydoc_kind { YDOC_SCALAR, YDOC_SEQUENCE, YDOC_MAPPING };
+
+struct ydoc;
+struct ydoc_node;
+
+int ydoc_load(const char *path, struct ydoc **doc, struct sp_err *err);
+/* `name` stands for the file in messages. */
+int ydoc_load_buffer(const void *buf, size_t len, const char *name, struct ydoc **doc,
+		     struct sp_err *err);
+void ydoc_free(struct ydoc *doc);
+
+/* The top node, or NULL for an empty document. */
+const struct ydoc_node *ydoc_root(const struct ydoc *doc);
+/* The top node, which must be a mapping ("x.yml: empty document"). */
+int ydoc_root_map(const struct ydoc *doc, const struct ydoc_node **map, struct sp_err *err);
+
+enum ydoc_kind ydoc_kind(const struct ydoc_node *n);
+size_t ydoc_line(const struct ydoc_node *n); /* 1-based */
+const char *ydoc_file(const struct ydoc_node *n);
+/* A scalar's text; NULL for a sequence or mapping. */
+const char *ydoc_text(const struct ydoc_node *n);
+/* An unquoted ~, null, Null, NULL or nothing at all. */
+int ydoc_is_null(const struct ydoc_node *n);
+
+/* The value of key in map; NULL when absent or map is not a mapping. */
+const struct ydoc_node *ydoc_get(const struct ydoc_node *map, const char *key);
+size_t ydoc_seq_len(const struct ydoc_node *seq); /* 0 for a non-sequence */
+const struct ydoc_node *ydoc_seq_at(const struct ydoc_node *seq, size_t i);
+size_t ydoc_map_len(const struct ydoc_node *map); /* 0 for a non-mapping */
+const char *ydoc_map_key_at(const struct ydoc_node *map, size_t i);
+const struct ydoc_node *ydoc_map_value_at(const struct ydoc_node *map, size_t i);
+
+/* One scalar node as a value; `what` names it in messages (a key, or
+ * "starts[2]"). Integers are decimal and fit in 64 bits; doubles are
+ * decimal with an optional exponent (1e-3), and .inf/.nan only with
+ * allow_nonfinite; booleans are true/false, yes/no, on/off in any case;
+ * a string is any scalar but null. */
+int ydoc_as_int(const struct ydoc_node *n, const char *what, int64_t *out, struct sp_err *err);
+int ydoc_as_double(const struct ydoc_node *n, const char *what, int allow_nonfinite, double *out,
+		   struct sp_err *err);
+int ydoc_as_bool(const struct ydoc_node *n, const char *what, int *out, struct sp_err *err);
+int ydoc_as_string(const struct ydoc_node *n, const char *what, const char **out,
+		   struct sp_err *err);
+
+/* Values of keys in a mapping. The plain forms take dflt when the key is
+ * absent or null (map may then be NULL: an absent section); the require
+ * forms make an absent key an error ("x.yml:3: missing key 'operator'",
+ * the line of the mapping) and a null value too. Doubles must be finite. */
+int ydoc_int(const struct ydoc_node *map, const char *key, int64_t dflt, int64_t *out,
+	     struct sp_err *err);
+int ydoc_require_int(const struct ydoc_node *map, const char *key, int64_t *out,
+		     struct sp_err *err);
+int ydoc_double(const struct ydoc_node *map, const char *key, double dflt, double *out,
+		struct sp_err *err);
+int ydoc_require_double(const struct ydoc_node *map, const char *key, double *out,
+			struct sp_err *err);
+int ydoc_bool(const struct ydoc_node *map, const char *key, int dflt, int *out, struct sp_err *err);
+int ydoc_require_bool(const struct ydoc_node *map, const char *key, int *out, struct sp_err *err);
+int ydoc_string(const struct ydoc_node *map, const char *key, const char *dflt, const char **out,
+		struct sp_err *err);
+int ydoc_require_string(const struct ydoc_node *map, const char *key, const char **out,
+			struct sp_err *err);
+
+/* A list: a sequence of scalars, or one scalar as a list of one. The array
+ * is the caller's to free (the strings stay the document's); absent or
+ * null gives NULL and 0 in the plain forms. */
+int ydoc_int_list(const struct ydoc_node *map, const char *key, int64_t **out, size_t *n,
+		  struct sp_err *err);
+int ydoc_require_int_list(const struct ydoc_node *map, const char *key, int64_t **out, size_t *n,
+			  struct sp_err *err);
+int ydoc_string_list(const struct ydoc_node *map, const char *key, const char ***out, size_t *n,
+		     struct sp_err *err);
+int ydoc_require_string_list(const struct ydoc_node *map, const char *key, const char ***out,
+			     size_t *n, struct sp_err *err);
+
+/* A key whose value must be of this kind (a section, a list of lists). */
+int ydoc_require(const struct ydoc_node *map, const char *key, enum ydoc_kind kind,
+		 const struct ydoc_node **out, struct sp_err *err);
+
+#endif
