@@ -85,6 +85,16 @@ out:
 	return rc;
 }
 
+int macko_npz_probe(const char *path)
+{
+	struct npz z;
+	if (npz_open(&z, path, NULL))
+		return 0;
+	int yes = npz_has(&z, "deltas") && npz_has(&z, "row_indices");
+	npz_close(&z);
+	return yes;
+}
+
 int macko_save(const char *path, const struct macko *m, int compress, struct sp_err *err)
 {
 	int64_t dims[2] = {m->rows, m->cols};
