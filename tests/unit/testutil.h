@@ -1,0 +1,81 @@
+/* Helpers the reader tests share: a scratch folder, writing small input
+ * files into it, and comparing a CSR or an error message with what is
+ * expected. Include after <cmocka.h>. Paths to data/ are relative to the
+ * repository root, where `make test` runs the tests. */
+#ifndef SPKIT_TESTUTIL_H
+#define SPKIT_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csr.h"
+#include "err.h"
+
+static char test_dir[] = "/tmp/spkit-test-XXXXXX";
+
+static inline int test_dir_setup(void **state)
+{
+	return mkdtemp(test_dir) ? 0 : -1;
+}
+
+static inline int test_dir_teardown(void **state)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", test_dir);
+	return system(cmd);
+}
+
+/* Write text to NAME in the scratch folder; returns the path (static, so
+ * good until the next call). */
+static inline const char *test_write(const char *name, const char *text)
+{
+	static char path[512];
+	snprintf(path, sizeof path, "%s/%s", test_dir, name);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* The CSR is exactly this; values NULL means a pattern (g->values NULL). */
+static inline void assert_csr(const struct csr *g, int64_t nrows, int64_t ncols, int64_t nnz,
+			      const int64_t *indptr, const int32_t *indices, const float *values)
+{
+	assert_int_equal(g->nrows, nrows);
+	assert_int_equal(g->ncols, ncols);
+	assert_int_equal(g->nnz, nnz);
+	for (int64_t r = 0; r <= nrows; r++)
+		assert_int_equal(g->indptr[r], indptr[r]);
+	for (int64_t j = 0; j < nnz; j++)
+		assert_int_equal(g->indices[j], indices[j]);
+	if (!values) {
+		assert_null(g->values);
+		return;
+	}
+	assert_non_null(g->values);
+	for (int64_t j = 0; j < nnz; j++)
+		assert_true(g->values[j] == values[j]);
+}
+
+/* Two CSRs are the same, entry by entry. */
+static inline void assert_csr_same(const struct csr *a, const struct csr *b)
+{
+	assert_csr(a, b->nrows, b->ncols, b->nnz, b->indptr, b->indices, b->values);
+}
+
+/* The message holds every one of the NULL-terminated fragments. */
+static inline void assert_msg_has(const struct sp_err *e, const char *first, ...)
+{
+	va_list ap;
+	va_start(ap, first);
+	for (const char *s = first; s; s = va_arg(ap, const char *)) {
+		if (!strstr(e->msg, s))
+			fail_msg("message \"%s\" lacks \"%s\"", e->msg, s);
+	}
+	va_end(ap);
+}
+
+#endif
