@@ -215,12 +215,18 @@ const char *text_span_show(struct text_span s, char *buf, size_t size)
 	return buf;
 }
 
+/* An optional sign at *p, taken; says whether it was '-'. */
+static int take_sign(const char **p, const char *end)
+{
+	if (*p == end || (**p != '+' && **p != '-'))
+		return 0;
+	return *(*p)++ == '-';
+}
+
 enum text_num text_parse_i64(struct text_span s, int64_t *out)
 {
 	const char *p = s.p;
-	int neg = 0;
-	if (p < s.end && (*p == '+' || *p == '-'))
-		neg = *p++ == '-';
+	int neg = take_sign(&p, s.end);
 	if (p == s.end)
 		return TEXT_SYNTAX;
 	uint64_t v = 0;
@@ -302,9 +308,7 @@ static float float_via_strtod(const char *p, const char *end)
 enum text_num text_parse_float(struct text_span s, float *out)
 {
 	const char *p = s.p;
-	int neg = 0;
-	if (p < s.end && (*p == '+' || *p == '-'))
-		neg = *p++ == '-';
+	int neg = take_sign(&p, s.end);
 	const char *digits_start = p;
 	if (p < s.end && !is_digit(*p) && *p != '.') {
 		struct text_span word = {p, s.end};
@@ -345,9 +349,7 @@ enum text_num text_parse_float(struct text_span s, float *out)
 		return TEXT_SYNTAX;
 	if (p < s.end && (*p == 'e' || *p == 'E')) {
 		p++;
-		int eneg = 0;
-		if (p < s.end && (*p == '+' || *p == '-'))
-			eneg = *p++ == '-';
+		int eneg = take_sign(&p, s.end);
 		if (p == s.end || !is_digit(*p))
 			return TEXT_SYNTAX;
 		int64_t x = 0;
@@ -382,28 +384,29 @@ enum text_num text_parse_float(struct text_span s, float *out)
 	return TEXT_OK;
 }
 
-int text_field_i64(const struct text_scan *s, struct text_span f, int k, const char *what,
-		   int64_t *out, struct sp_err *err)
+/* The message for field k that did not parse. */
+static int field_fail(const struct text_scan *s, struct sp_err *err, struct text_span f, int k,
+		      const char *what, enum text_num rc)
 {
-	enum text_num rc = text_parse_i64(f, out);
-	if (rc == TEXT_OK)
-		return 0;
 	char shown[TEXT_SHOW_MAX];
 	text_span_show(f, shown, sizeof shown);
 	if (rc == TEXT_RANGE)
 		return text_scan_fail(s, err, "field %d: '%s' is out of range for %s", k, shown, what);
+	if (rc == TEXT_NOT_FINITE)
+		return text_scan_fail(s, err, "field %d: '%s' is not a finite float", k, shown);
 	return text_scan_fail(s, err, "field %d: expected %s, found '%s'", k, what, shown);
+}
+
+int text_field_i64(const struct text_scan *s, struct text_span f, int k, const char *what,
+		   int64_t *out, struct sp_err *err)
+{
+	enum text_num rc = text_parse_i64(f, out);
+	return rc == TEXT_OK ? 0 : field_fail(s, err, f, k, what, rc);
 }
 
 int text_field_float(const struct text_scan *s, struct text_span f, int k, const char *what,
 		     float *out, struct sp_err *err)
 {
 	enum text_num rc = text_parse_float(f, out);
-	if (rc == TEXT_OK)
-		return 0;
-	char shown[TEXT_SHOW_MAX];
-	text_span_show(f, shown, sizeof shown);
-	if (rc == TEXT_NOT_FINITE)
-		return text_scan_fail(s, err, "field %d: '%s' is not a finite float", k, shown);
-	return text_scan_fail(s, err, "field %d: expected %s, found '%s'", k, what, shown);
+	return rc == TEXT_OK ? 0 : field_fail(s, err, f, k, what, rc);
 }

@@ -16,7 +16,70 @@
 #include "mtx.h"
 #include "testutil.h"
 
-/* Read text as NAME.mtx; the CSR on success. */
+/* A valid file and the CSR it must give, entry by entry (values NULL: a
+ * pattern). Each runs as its own test, named after it. */
+struct valid_case {
+	const char *name, *text;
+	int64_t nrows, ncols, nnz;
+	const int64_t *indptr;
+	const int32_t *indices;
+	const float *values;
+};
+
+#define I64(...) ((const int64_t[]){__VA_ARGS__})
+#define I32(...) ((const int32_t[]){__VA_ARGS__})
+#define F32(...) ((const float[]){__VA_ARGS__})
+
+static const struct valid_case valid_cases[] = {
+	{"real_general.mtx",
+	 "%%MatrixMarket matrix coordinate real general\n% a comment\n3 4 5\n"
+	 "3 4 -2.5\n1 3 1e3\n1 1 0.125\n3 1 7\n2 2 -0\n",
+	 3, 4, 5, I64(0, 2, 3, 5), I32(0, 2, 1, 0, 3), F32(0.125f, 1000, -0.0f, 7, -2.5f)},
+	/* float rounds 2^24 + 1 to 2^24 */
+	{"integer_general.mtx",
+	 "%%MatrixMarket matrix coordinate integer general\n2 3 3\n2 3 -7\n1 2 +12\n2 1 16777217\n",
+	 2, 3, 3, I64(0, 1, 3), I32(1, 0, 2), F32(12, 16777216, -7)},
+	{"pattern_general.mtx",
+	 "%%MatrixMarket matrix coordinate pattern general\n2 2 3\n2 2\n1 2\n2 1\n",
+	 2, 2, 3, I64(0, 1, 3), I32(1, 0, 1), NULL},
+	/* Diagonal entries once, the others twice. */
+	{"real_symmetric.mtx",
+	 "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 1.5\n2 1 2\n3 2 -3\n3 3 4\n",
+	 3, 3, 6, I64(0, 2, 4, 6), I32(0, 1, 0, 2, 1, 2), F32(1.5f, 2, 2, -3, -3, 4)},
+	{"integer_symmetric.mtx",
+	 "%%MatrixMarket matrix coordinate integer symmetric\n2 2 2\n2 1 5\n2 2 -1\n",
+	 2, 2, 3, I64(0, 1, 3), I32(1, 0, 1), F32(5, 5, -1)},
+	{"pattern_symmetric.mtx",
+	 "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n3 1\n2 2\n3 2\n",
+	 3, 3, 5, I64(0, 1, 3, 5), I32(2, 1, 2, 0, 1), NULL},
+	/* The mirror is negated; a (zero) diagonal entry is kept once. */
+	{"real_skew.mtx",
+	 "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 3\n2 1 2.5\n3 1 -1\n3 3 0\n",
+	 3, 3, 5, I64(0, 2, 3, 5), I32(1, 2, 0, 0, 2), F32(-2.5f, 1, 2.5f, -1, 0)},
+	{"integer_skew.mtx",
+	 "%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 3\n",
+	 2, 2, 2, I64(0, 1, 2), I32(1, 0), F32(-3, 3)},
+	/* Case, blank lines, comments anywhere, CRLF, tabs, runs of spaces, no
+	 * final newline. */
+	{"layout.mtx",
+	 "%%matrixmarket MATRIX Coordinate REAL General\r\n%\r\n\r\n  2   2\t2  \r\n"
+	 "% between\r\n\r\n1\t2\t  1.5\r\n  2 1 -4.0E-1",
+	 2, 2, 2, I64(0, 1, 2), I32(1, 0), F32(1.5f, -0.4f)},
+	/* Duplicates stay, in file order, each row sorted by column ... */
+	{"duplicates.mtx",
+	 "%%MatrixMarket matrix coordinate real general\n2 3 5\n"
+	 "1 3 1\n1 2 2\n1 3 3\n1 2 4\n2 1 5\n",
+	 2, 3, 5, I64(0, 4, 5), I32(1, 1, 2, 2, 0), F32(2, 4, 1, 3, 5)},
+	/* ... and a mirror follows its entry. */
+	{"duplicates_symmetric.mtx",
+	 "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 1\n1 2 2\n",
+	 2, 2, 4, I64(0, 2, 4), I32(1, 1, 0, 0), F32(1, 2, 1, 2)},
+	{"zero.mtx", "%%MatrixMarket matrix coordinate real general\n0 0 0\n",
+	 0, 0, 0, I64(0), NULL, F32(0)},
+	{"no_entries.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 5 0\n",
+	 3, 5, 0, I64(0, 0, 0, 0), NULL, NULL},
+};
+
 static struct csr read_ok(const char *name, const char *text)
 {
 	struct csr g;
@@ -26,160 +89,11 @@ static struct csr read_ok(const char *name, const char *text)
 	return g;
 }
 
-static void test_real_general(void **state)
+static void test_valid(void **state)
 {
-	struct csr g = read_ok("rg.mtx", "%%MatrixMarket matrix coordinate real general\n"
-					 "% a comment\n"
-					 "3 4 5\n"
-					 "3 4 -2.5\n"
-					 "1 3 1e3\n"
-					 "1 1 0.125\n"
-					 "3 1 7\n"
-					 "2 2 -0\n");
-	const int64_t p[] = {0, 2, 3, 5};
-	const int32_t i[] = {0, 2, 1, 0, 3};
-	const float v[] = {0.125f, 1000.0f, -0.0f, 7.0f, -2.5f};
-	assert_csr(&g, 3, 4, 5, p, i, v);
-	csr_free(&g);
-}
-
-static void test_integer_general(void **state)
-{
-	struct csr g = read_ok("ig.mtx", "%%MatrixMarket matrix coordinate integer general\n"
-					 "2 3 3\n"
-					 "2 3 -7\n"
-					 "1 2 +12\n"
-					 "2 1 16777217\n");
-	const int64_t p[] = {0, 1, 3};
-	const int32_t i[] = {1, 0, 2};
-	const float v[] = {12.0f, 16777216.0f, -7.0f}; /* float rounds 2^24 + 1 */
-	assert_csr(&g, 2, 3, 3, p, i, v);
-	csr_free(&g);
-}
-
-static void test_pattern_general(void **state)
-{
-	struct csr g = read_ok("pg.mtx", "%%MatrixMarket matrix coordinate pattern general\n"
-					 "2 2 3\n"
-					 "2 2\n"
-					 "1 2\n"
-					 "2 1\n");
-	const int64_t p[] = {0, 1, 3};
-	const int32_t i[] = {1, 0, 1};
-	assert_csr(&g, 2, 2, 3, p, i, NULL);
-	csr_free(&g);
-}
-
-static void test_real_symmetric(void **state)
-{
-	/* Diagonal entries once, the others twice. */
-	struct csr g = read_ok("rs.mtx", "%%MatrixMarket matrix coordinate real symmetric\n"
-					 "3 3 4\n"
-					 "1 1 1.5\n"
-					 "2 1 2\n"
-					 "3 2 -3\n"
-					 "3 3 4\n");
-	const int64_t p[] = {0, 2, 4, 6};
-	const int32_t i[] = {0, 1, 0, 2, 1, 2};
-	const float v[] = {1.5f, 2, 2, -3, -3, 4};
-	assert_csr(&g, 3, 3, 6, p, i, v);
-	csr_free(&g);
-}
-
-static void test_integer_symmetric(void **state)
-{
-	struct csr g = read_ok("is.mtx", "%%MatrixMarket matrix coordinate integer symmetric\n"
-					 "2 2 2\n"
-					 "2 1 5\n"
-					 "2 2 -1\n");
-	const int64_t p[] = {0, 1, 3};
-	const int32_t i[] = {1, 0, 1};
-	const float v[] = {5, 5, -1};
-	assert_csr(&g, 2, 2, 3, p, i, v);
-	csr_free(&g);
-}
-
-static void test_pattern_symmetric(void **state)
-{
-	struct csr g = read_ok("ps.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n"
-					 "3 3 3\n"
-					 "3 1\n"
-					 "2 2\n"
-					 "3 2\n");
-	const int64_t p[] = {0, 1, 3, 5};
-	const int32_t i[] = {2, 1, 2, 0, 1};
-	assert_csr(&g, 3, 3, 5, p, i, NULL);
-	csr_free(&g);
-}
-
-static void test_skew_symmetric(void **state)
-{
-	/* The mirror is negated; a (zero) diagonal entry is kept once. */
-	struct csr g = read_ok("rk.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n"
-					 "3 3 3\n"
-					 "2 1 2.5\n"
-					 "3 1 -1\n"
-					 "3 3 0\n");
-	const int64_t p[] = {0, 2, 3, 5};
-	const int32_t i[] = {1, 2, 0, 0, 2};
-	const float v[] = {-2.5f, 1, 2.5f, -1, 0};
-	assert_csr(&g, 3, 3, 5, p, i, v);
-	csr_free(&g);
-
-	g = read_ok("ik.mtx", "%%MatrixMarket matrix coordinate integer skew-symmetric\n"
-			      "2 2 1\n"
-			      "2 1 3\n");
-	const int64_t p2[] = {0, 1, 2};
-	const int32_t i2[] = {1, 0};
-	const float v2[] = {-3, 3};
-	assert_csr(&g, 2, 2, 2, p2, i2, v2);
-	csr_free(&g);
-}
-
-/* Case, blank lines, comments anywhere, CRLF, tabs, runs of spaces, no
- * final newline. */
-static void test_layout_tolerated(void **state)
-{
-	struct csr g = read_ok("lay.mtx", "%%matrixmarket MATRIX Coordinate REAL General\r\n"
-					  "%\r\n"
-					  "\r\n"
-					  "  2   2\t2  \r\n"
-					  "% between\r\n"
-					  "\r\n"
-					  "1\t2\t  1.5\r\n"
-					  "  2 1 -4.0E-1");
-	const int64_t p[] = {0, 1, 2};
-	const int32_t i[] = {1, 0};
-	const float v[] = {1.5f, -0.4f};
-	assert_csr(&g, 2, 2, 2, p, i, v);
-	csr_free(&g);
-}
-
-/* Duplicates stay, in file order, each row sorted by column; a mirror
- * follows its entry. */
-static void test_duplicates_kept_in_order(void **state)
-{
-	struct csr g = read_ok("dup.mtx", "%%MatrixMarket matrix coordinate real general\n"
-					  "2 3 5\n"
-					  "1 3 1\n"
-					  "1 2 2\n"
-					  "1 3 3\n"
-					  "1 2 4\n"
-					  "2 1 5\n");
-	const int64_t p[] = {0, 4, 5};
-	const int32_t i[] = {1, 1, 2, 2, 0};
-	const float v[] = {2, 4, 1, 3, 5};
-	assert_csr(&g, 2, 3, 5, p, i, v);
-	csr_free(&g);
-
-	g = read_ok("dups.mtx", "%%MatrixMarket matrix coordinate real symmetric\n"
-				"2 2 2\n"
-				"2 1 1\n"
-				"1 2 2\n");
-	const int64_t ps[] = {0, 2, 4};
-	const int32_t is[] = {1, 1, 0, 0};
-	const float vs[] = {1, 2, 1, 2};
-	assert_csr(&g, 2, 2, 4, ps, is, vs);
+	const struct valid_case *c = *state;
+	struct csr g = read_ok(c->name, c->text);
+	assert_csr(&g, c->nrows, c->ncols, c->nnz, c->indptr, c->indices, c->values);
 	csr_free(&g);
 }
 
@@ -203,18 +117,6 @@ static void test_long_row_sorted(void **state)
 	csr_free(&g);
 }
 
-static void test_empty_shapes(void **state)
-{
-	struct csr g = read_ok("zero.mtx", "%%MatrixMarket matrix coordinate real general\n0 0 0\n");
-	const int64_t p[] = {0};
-	assert_csr(&g, 0, 0, 0, p, NULL, (const float[]){0});
-	csr_free(&g);
-	g = read_ok("none.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 5 0\n");
-	const int64_t p3[] = {0, 0, 0, 0};
-	assert_csr(&g, 3, 5, 0, p3, NULL, NULL);
-	csr_free(&g);
-}
-
 static void test_parse_from_memory(void **state)
 {
 	/* Not NUL-terminated: the parser must stop at len. */
@@ -234,6 +136,11 @@ static void test_parse_from_memory(void **state)
 	assert_int_equal(h.rows, 2);
 	assert_int_equal(h.cols, 2);
 	assert_int_equal(h.entries, 1);
+}
+
+static int read_mtx(const char *path, const void *opts, struct csr *g, struct sp_err *e)
+{
+	return mtx_read(path, g, e);
 }
 
 /* Each malformed file: the message names the file, the line, the problem. */
@@ -313,19 +220,9 @@ static void test_malformed(void **state)
 		{"%%MatrixMarket matrix coordinate real general\n9 9 1000000000000\n1 1 1\n", ":3:",
 		 "expected 1000000000000 entries, found 1"},
 	};
-	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-		char name[32], where[64];
-		snprintf(name, sizeof name, "bad%zu.mtx", k);
-		const char *path = test_write(name, cases[k].text);
-		snprintf(where, sizeof where, "%s%s", name, cases[k].where);
-		struct csr g;
-		struct sp_err e = {""};
-		if (mtx_read(path, &g, &e) != -1)
-			fail_msg("case %zu read without error", k);
-		assert_null(g.indptr);
-		assert_int_equal(strncmp(e.msg, path, strlen(path)), 0);
-		assert_msg_has(&e, where, cases[k].problem, NULL);
-	}
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++)
+		assert_malformed(read_mtx, NULL, "mtx", k, cases[k].text, cases[k].where,
+				 cases[k].problem);
 }
 
 static void test_file_errors(void **state)
@@ -475,23 +372,22 @@ static void test_against_scipy(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_real_general),
-		cmocka_unit_test(test_integer_general),
-		cmocka_unit_test(test_pattern_general),
-		cmocka_unit_test(test_real_symmetric),
-		cmocka_unit_test(test_integer_symmetric),
-		cmocka_unit_test(test_pattern_symmetric),
-		cmocka_unit_test(test_skew_symmetric),
-		cmocka_unit_test(test_layout_tolerated),
-		cmocka_unit_test(test_duplicates_kept_in_order),
+	enum { NVALID = sizeof valid_cases / sizeof *valid_cases };
+	const struct CMUnitTest others[] = {
 		cmocka_unit_test(test_long_row_sorted),
-		cmocka_unit_test(test_empty_shapes),
 		cmocka_unit_test(test_parse_from_memory),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_karate),
 		cmocka_unit_test(test_against_scipy),
 	};
-	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
+	enum { NOTHERS = sizeof others / sizeof *others };
+	struct CMUnitTest tests[NVALID + NOTHERS];
+	for (size_t k = 0; k < NVALID; k++)
+		tests[k] = (struct CMUnitTest){.name = valid_cases[k].name,
+					       .test_func = test_valid,
+					       .initial_state = (void *)&valid_cases[k]};
+	memcpy(tests + NVALID, others, sizeof others);
+	return _cmocka_run_group_tests("test_mtx", tests, NVALID + NOTHERS, test_dir_setup,
+				       test_dir_teardown);
 }

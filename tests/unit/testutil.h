@@ -78,4 +78,27 @@ static inline void assert_msg_has(const struct sp_err *e, const char *first, ...
 	va_end(ap);
 }
 
+/* A file reader under test: mtx_read or edgelist_read behind one shape. */
+typedef int (*test_reader)(const char *path, const void *opts, struct csr *g, struct sp_err *e);
+
+/* Case case_no of a table of malformed files: text, written as
+ * "badN.EXT", must fail, leave g empty, and give a message that starts with
+ * the path and holds "badN.EXT" + where (":LINE:") and the problem. */
+static inline void assert_malformed(test_reader read, const void *opts, const char *ext,
+				    size_t case_no, const char *text, const char *where,
+				    const char *problem)
+{
+	char name[32], name_where[64];
+	snprintf(name, sizeof name, "bad%zu.%s", case_no, ext);
+	const char *path = test_write(name, text);
+	snprintf(name_where, sizeof name_where, "%s%s", name, where);
+	struct csr g;
+	struct sp_err e = {""};
+	if (read(path, opts, &g, &e) != -1)
+		fail_msg("case %zu read without error", case_no);
+	assert_null(g.indptr);
+	assert_int_equal(strncmp(e.msg, path, strlen(path)), 0);
+	assert_msg_has(&e, name_where, problem, NULL);
+}
+
 #endif
