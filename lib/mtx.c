@@ -82,7 +82,7 @@ static int parse_size(struct text_scan *s, struct mtx_header *h, struct sp_err *
 		if (text_field_i64(s, f, n + 1, what[n], &v[n], err))
 			return -1;
 		if (v[n] < 0)
-			return text_scan_fail(s, err, "size line: negative count of %s, %lld", noun[n],
+			return text_scan_fail(s, err, "size line: negative number of %s (%lld)", noun[n],
 					      (long long)v[n]);
 		if (v[n] > limit[n])
 			return text_scan_fail(s, err, "size line: %lld %s exceed the limit of %lld",

@@ -4,10 +4,12 @@
  * general|symmetric|skew-symmetric" (any case), '%' comment lines and blank
  * lines, the size line "rows cols entries", then the entries "i j [value]"
  * with 1-based indices. Symmetric files give each off-diagonal entry twice,
- * (i, j) and (j, i); skew-symmetric ones with the mirror negated. Rows come
- * out sorted by column; duplicates are kept, in file order. Values are
- * float (as (float)strtod would round them); a pattern gives values NULL.
- * Not read: array (dense) files, complex and hermitian matrices.
+ * (i, j) and (j, i), whichever triangle it is written in; skew-symmetric
+ * ones with the mirror negated (a diagonal entry, which should not be
+ * there, is kept once, as SciPy's mmread does). Rows come out sorted by
+ * column; duplicates are kept, in file order. Values are float (as
+ * (float)strtod would round them); a pattern gives values NULL. Not read:
+ * array (dense) files, complex and hermitian matrices.
  *
  * Every problem is one message naming the file and the line:
  * "a.mtx:7: row index 9 out of range [1, 5]",

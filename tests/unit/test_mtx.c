@@ -174,7 +174,7 @@ static void test_malformed(void **state)
 		{"%%MatrixMarket matrix coordinate real general\n3 3 1 1\n", ":2:",
 		 "size line: more than 3 fields"},
 		{"%%MatrixMarket matrix coordinate real general\n-3 3 1\n", ":2:",
-		 "negative count of rows, -3"},
+		 "size line: negative number of rows (-3)"},
 		{"%%MatrixMarket matrix coordinate real general\n3000000000 3 1\n", ":2:",
 		 "3000000000 rows exceed the limit of 2147483647"},
 		{"%%MatrixMarket matrix coordinate real general\n3 3 2000000000000\n", ":2:",
