@@ -58,30 +58,132 @@ void coo_free(struct coo *c)
 	memset(c, 0, sizeof *c);
 }
 
-/* Checks every index and counts the entries the CSR will hold. */
-static int count_entries(const struct coo *c, int64_t nrows, int64_t ncols, int mirror,
-			 int64_t *nnz, const char *name, struct sp_err *err)
+/* Placing entries row by row into a CSR of millions of rows touches row
+ * cursors and destinations at random, a cache miss an entry, which costs
+ * more than parsing the text. So the entries are first spread, stably, into
+ * blocks of 2^shift consecutive rows (at most 2^MAX_BLOCK_BITS blocks,
+ * written as that many sequential streams), and then each block is placed
+ * with cursors that stay in cache. A matrix of one block is placed
+ * directly. */
+enum { MIN_SHIFT = 12, MAX_BLOCK_BITS = 11 };
+
+/* Entries in input order, each followed by its mirror when mirrored. */
+struct stream {
+	const int32_t *rows, *cols;
+	const float *vals; /* NULL for a pattern */
+	int64_t n;
+	int mirrored;
+	float sign; /* of the mirror's value */
+};
+
+static int block_shift(int64_t nrows)
 {
-	int64_t n = c->n;
-	for (int64_t k = 0; k < c->n; k++) {
-		int32_t r = c->rows[k], col = c->cols[k];
+	int bits = 0;
+	while (bits < 63 && ((int64_t)1 << bits) < nrows)
+		bits++;
+	return bits - MAX_BLOCK_BITS > MIN_SHIFT ? bits - MAX_BLOCK_BITS : MIN_SHIFT;
+}
+
+/* Checks every index; counts the entries the CSR will hold, and those of
+ * each block of rows. */
+static int count_entries(const struct stream *s, int64_t nrows, int64_t ncols, int shift,
+			 int64_t *block_count, int64_t *nnz, const char *name, struct sp_err *err)
+{
+	int64_t n = s->n;
+	for (int64_t k = 0; k < s->n; k++) {
+		int32_t r = s->rows[k], col = s->cols[k];
 		if (r < 0 || r >= nrows || col < 0 || col >= ncols)
 			return sp_fail(err, "%s: entry %lld at (%d, %d) is outside the %lld x %lld shape",
 				       name, (long long)k, r, col, (long long)nrows, (long long)ncols);
-		n += mirror && r != col;
+		block_count[r >> shift]++;
+		if (s->mirrored && r != col) {
+			block_count[col >> shift]++;
+			n++;
+		}
 	}
 	*nnz = n;
 	return 0;
 }
 
-/* Prefix sums that turn counts stored two places ahead (count of i at
- * p[i + 2]) into starts one place ahead (start of i at p[i + 1]). Using
- * p[i + 1]++ as the cursor while placing entries then leaves p[i + 1] at
- * the end of i, which is the finished pointer array: no second array. */
-static void starts_from_counts(int64_t *p, int64_t n)
+/* A stable counting sort of entries whose rows all lie in [lo, hi) into g,
+ * the first row starting at position start. The cursor of row r is
+ * g->indptr[r + 1]: first the count, then the start, and once every entry
+ * is placed, the end of row r, which is what indptr[r + 1] must hold. */
+static void place_rows(struct csr *g, int64_t lo, int64_t hi, int64_t start,
+		       const struct stream *s)
 {
-	for (int64_t i = 1; i <= n; i++)
-		p[i] += p[i - 1];
+	int64_t *cur = g->indptr + 1;
+	for (int64_t k = 0; k < s->n; k++) {
+		cur[s->rows[k]]++;
+		if (s->mirrored && s->rows[k] != s->cols[k])
+			cur[s->cols[k]]++;
+	}
+	for (int64_t r = lo, at = start; r < hi; r++) {
+		int64_t count = cur[r];
+		cur[r] = at;
+		at += count;
+	}
+	for (int64_t k = 0; k < s->n; k++) {
+		int32_t r = s->rows[k], col = s->cols[k];
+		int64_t at = cur[r]++;
+		g->indices[at] = col;
+		if (s->vals)
+			g->values[at] = s->vals[k];
+		if (s->mirrored && r != col) {
+			at = cur[col]++;
+			g->indices[at] = r;
+			if (s->vals)
+				g->values[at] = s->sign * s->vals[k];
+		}
+	}
+}
+
+/* Entries spread by block of rows, ready for place_rows. */
+struct blocks {
+	int32_t *rows, *cols;
+	float *vals;
+	int64_t *start; /* nblocks + 1 */
+};
+
+static void blocks_free(struct blocks *b)
+{
+	free(b->rows);
+	free(b->cols);
+	free(b->vals);
+	free(b->start);
+}
+
+static int spread_blocks(struct blocks *b, const struct stream *s, int shift, int64_t nblocks,
+			 int64_t nnz, const char *name, struct sp_err *err)
+{
+	size_t n = (size_t)(nnz ? nnz : 1);
+	b->rows = malloc(n * sizeof *b->rows);
+	b->cols = malloc(n * sizeof *b->cols);
+	if (s->vals)
+		b->vals = malloc(n * sizeof *b->vals);
+	int64_t *cur = malloc((size_t)nblocks * sizeof *cur);
+	if (!b->rows || !b->cols || (s->vals && !b->vals) || !cur) {
+		free(cur);
+		return sp_fail(err, "%s: out of memory sorting %lld entries", name, (long long)nnz);
+	}
+	memcpy(cur, b->start, (size_t)nblocks * sizeof *cur);
+	for (int64_t k = 0; k < s->n; k++) {
+		int32_t r = s->rows[k], col = s->cols[k];
+		int64_t at = cur[r >> shift]++;
+		b->rows[at] = r;
+		b->cols[at] = col;
+		if (s->vals)
+			b->vals[at] = s->vals[k];
+		if (s->mirrored && r != col) {
+			at = cur[col >> shift]++;
+			b->rows[at] = col;
+			b->cols[at] = r;
+			if (s->vals)
+				b->vals[at] = s->sign * s->vals[k];
+		}
+	}
+	free(cur);
+	return 0;
 }
 
 /* Stable sorts of one row by column, values following (val may be NULL).
@@ -148,74 +250,77 @@ static void sort_row(int32_t *idx, float *val, int64_t n, int32_t *tidx, float *
 	}
 }
 
+/* Sort every row of g by column, stably. */
+static int sort_rows(struct csr *g, const char *name, struct sp_err *err)
+{
+	int64_t widest = 0;
+	for (int64_t r = 0; r < g->nrows; r++)
+		if (g->indptr[r + 1] - g->indptr[r] > widest)
+			widest = g->indptr[r + 1] - g->indptr[r];
+	int32_t *tidx = NULL;
+	float *tval = NULL;
+	if (widest > RUN) {
+		tidx = malloc((size_t)widest * sizeof *tidx);
+		if (g->values)
+			tval = malloc((size_t)widest * sizeof *tval);
+		if (!tidx || (g->values && !tval)) {
+			free(tidx);
+			return sp_fail(err, "%s: out of memory sorting a row of %lld entries", name,
+				       (long long)widest);
+		}
+	}
+	for (int64_t r = 0; r < g->nrows; r++)
+		sort_row(g->indices + g->indptr[r], g->values ? g->values + g->indptr[r] : NULL,
+			 g->indptr[r + 1] - g->indptr[r], tidx, tval);
+	free(tidx);
+	free(tval);
+	return 0;
+}
+
 int coo_to_csr(struct coo *c, int64_t nrows, int64_t ncols, enum coo_mirror mirror,
 	       struct csr *g, const char *name, struct sp_err *err)
 {
 	memset(g, 0, sizeof *g);
-	int32_t *tidx = NULL;
-	float *tval = NULL;
-	int64_t nnz = 0;
-	int rc = -1, with_values = c->vals != NULL, mirrored = mirror != COO_AS_GIVEN;
-	if (mirrored && nrows != ncols) {
+	struct stream in = {c->rows, c->cols, c->vals, c->n, mirror != COO_AS_GIVEN,
+			    mirror == COO_MIRROR_NEGATED ? -1.0f : 1.0f};
+	struct blocks b = {0};
+	int shift = block_shift(nrows);
+	int64_t nblocks = nrows > 0 ? ((nrows - 1) >> shift) + 1 : 0, nnz = 0;
+	int rc = -1;
+	if (in.mirrored && nrows != ncols) {
 		sp_fail(err, "%s: a mirrored matrix must be square, not %lld x %lld", name,
 			(long long)nrows, (long long)ncols);
 		goto out;
 	}
-	if (count_entries(c, nrows, ncols, mirrored, &nnz, name, err) ||
-	    csr_alloc(g, nrows, ncols, nnz, with_values, name, err))
+	b.start = calloc((size_t)nblocks + 1, sizeof *b.start);
+	if (!b.start) {
+		sp_fail(err, "%s: out of memory for %lld rows", name, (long long)nrows);
 		goto out;
-
-	/* A stable counting sort by row: counts two places ahead (see
-	 * starts_from_counts); the last row's count is never needed, which
-	 * keeps indptr at nrows + 1. */
-	int64_t *rowptr = g->indptr;
-	for (int64_t k = 0; k < c->n; k++) {
-		int32_t r = c->rows[k], col = c->cols[k];
-		if (r + 2 <= nrows)
-			rowptr[r + 2]++;
-		if (mirrored && r != col && col + 2 <= nrows)
-			rowptr[col + 2]++;
 	}
-	starts_from_counts(rowptr, nrows);
-	float sign = mirror == COO_MIRROR_NEGATED ? -1.0f : 1.0f;
-	for (int64_t k = 0; k < c->n; k++) {
-		int32_t r = c->rows[k], col = c->cols[k];
-		int64_t at = rowptr[r + 1]++;
-		g->indices[at] = col;
-		if (with_values)
-			g->values[at] = c->vals[k];
-		if (mirrored && r != col) {
-			at = rowptr[col + 1]++;
-			g->indices[at] = r;
-			if (with_values)
-				g->values[at] = sign * c->vals[k];
-		}
-	}
-	coo_free(c);
-
-	int64_t widest = 0;
-	for (int64_t r = 0; r < nrows; r++)
-		if (rowptr[r + 1] - rowptr[r] > widest)
-			widest = rowptr[r + 1] - rowptr[r];
-	if (widest > RUN) {
-		tidx = malloc((size_t)widest * sizeof *tidx);
-		if (with_values)
-			tval = malloc((size_t)widest * sizeof *tval);
-		if (!tidx || (with_values && !tval)) {
-			sp_fail(err, "%s: out of memory sorting a row of %lld entries", name,
-				(long long)widest);
+	if (count_entries(&in, nrows, ncols, shift, b.start + 1, &nnz, name, err) ||
+	    csr_alloc(g, nrows, ncols, nnz, c->vals != NULL, name, err))
+		goto out;
+	if (nblocks <= 1) {
+		place_rows(g, 0, nrows, 0, &in);
+		coo_free(c);
+	} else {
+		for (int64_t k = 0; k < nblocks; k++)
+			b.start[k + 1] += b.start[k];
+		if (spread_blocks(&b, &in, shift, nblocks, nnz, name, err))
 			goto out;
+		coo_free(c);
+		for (int64_t k = 0; k < nblocks; k++) {
+			int64_t lo = k << shift, hi = lo + ((int64_t)1 << shift), at = b.start[k];
+			struct stream block = {b.rows + at, b.cols + at, b.vals ? b.vals + at : NULL,
+					       b.start[k + 1] - at, 0, 1.0f};
+			place_rows(g, lo, hi < nrows ? hi : nrows, at, &block);
 		}
 	}
-	for (int64_t r = 0; r < nrows; r++)
-		sort_row(g->indices + rowptr[r], with_values ? g->values + rowptr[r] : NULL,
-			 rowptr[r + 1] - rowptr[r], tidx, tval);
-	rc = 0;
+	rc = sort_rows(g, name, err);
 out:
 	if (rc)
 		csr_free(g);
 	coo_free(c);
-	free(tidx);
-	free(tval);
+	blocks_free(&b);
 	return rc;
 }

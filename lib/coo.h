@@ -3,10 +3,12 @@
  *
  * Ids are 32-bit (every CSR column index is), so a 100M-entry file costs
  * 12 bytes an entry here rather than the 20 of csr_from_coo's int64 input.
- * coo_to_csr places entries with one stable counting pass by row, then
- * sorts each row with a stable sort that is linear on the short and the
- * already-sorted rows most files have; csr_from_coo + csr_sort_rows would
- * qsort every row and lose the input order of duplicates. */
+ * coo_to_csr places entries by row with stable counting sorts that keep
+ * their cursors in cache (entries are first spread into blocks of a few
+ * thousand rows when there are many), then sorts each row with a stable
+ * sort that is linear on the short and already-sorted rows most files
+ * have; csr_from_coo + csr_sort_rows would qsort every row and lose the
+ * input order of duplicates. */
 #ifndef SPKIT_COO_H
 #define SPKIT_COO_H
 
@@ -50,8 +52,9 @@ enum coo_mirror {
  * entries at the same (row, column) keep their input order, a mirror right
  * after its entry; duplicates are kept. Indices are checked against the
  * shape; a mirror needs a square shape. The entries are freed as soon as
- * they are read, to keep the peak memory low, so c is empty afterwards
- * whether or not this succeeds. */
+ * they are copied, so c is empty afterwards whether or not this succeeds.
+ * Peak memory, with many rows: the entries twice over (12 bytes each, with
+ * mirrors counted), then once plus the CSR. */
 int coo_to_csr(struct coo *c, int64_t nrows, int64_t ncols, enum coo_mirror mirror,
 	       struct csr *g, const char *name, struct sp_err *err);
 
