@@ -294,6 +294,7 @@ static const char scipy_script[] =
 	"    a = a.copy(); a.data = rng.integers(1, 100000, a.nnz) * rng.choice([-1, 1], a.nnz)\n"
 	"    return a\n"
 	"r = rand(120, 120, 0.05)\n"
+	"big = rand(9000, 9000, 0.0004)\n"
 	"cases = {\n"
 	"    'real_general': (rand(300, 200, 0.03), {}),\n"
 	"    'real_wide': (rand(5, 1000, 0.2), {}),\n"
@@ -304,6 +305,8 @@ static const char scipy_script[] =
 	"    'pattern_general': (rand(50, 70, 0.1), {'field': 'pattern'}),\n"
 	"    'pattern_symmetric': (r + r.T, {'field': 'pattern', 'symmetry': 'symmetric'}),\n"
 	"    'real_empty': (sp.csr_matrix((10, 12)), {}),\n"
+	"    'real_tall': (rand(20000, 40, 0.02), {}),\n"
+	"    'real_symmetric_big': (big + big.T, {'symmetry': 'symmetric'}),\n"
 	"}\n"
 	"for name, (a, kw) in cases.items():\n"
 	"    sio.mmwrite(f'{d}/{name}.mtx', a, **kw)\n"
@@ -365,6 +368,7 @@ static void test_against_scipy(void **state)
 		"real_general",	     "real_wide",	"real_symmetric",
 		"real_skew",	     "integer_general", "integer_symmetric",
 		"pattern_general",   "pattern_symmetric", "real_empty",
+		"real_tall",	     "real_symmetric_big",
 	};
 	for (size_t k = 0; k < sizeof names / sizeof *names; k++)
 		compare_with_scipy(names[k]);

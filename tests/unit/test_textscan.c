@@ -312,6 +312,63 @@ static void test_coo_stable_long_rows(void **state)
 	csr_free(&g);
 }
 
+/* Many rows, so entries are spread into blocks of rows before placing:
+ * the result must equal a plain stable sort by (row, column, input order). */
+struct triple {
+	int32_t row, col;
+	int64_t seq;
+	float val;
+};
+
+static int by_row_col_seq(const void *a, const void *b)
+{
+	const struct triple *x = a, *y = b;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void test_coo_many_rows(void **state)
+{
+	enum { N = 60000, DIM = 30000 };
+	struct rng r;
+	rng_init(&r, 11, 0);
+	struct coo c;
+	struct sp_err e;
+	struct triple *want = malloc(2 * N * sizeof *want);
+	int64_t nwant = 0;
+	assert_int_equal(coo_init(&c, N, 1, "c", &e), 0);
+	for (int k = 0; k < N; k++) {
+		/* Rows crowd the first block now and then, columns repeat. */
+		int32_t row = (int32_t)rng_below(&r, k % 3 ? DIM : 100);
+		int32_t col = (int32_t)rng_below(&r, k % 5 ? DIM : 10);
+		assert_int_equal(coo_push(&c, row, col, (float)k, "c", &e), 0);
+		want[nwant] = (struct triple){row, col, nwant, (float)k};
+		nwant++;
+		if (row != col) {
+			want[nwant] = (struct triple){col, row, nwant, -(float)k};
+			nwant++;
+		}
+	}
+	qsort(want, (size_t)nwant, sizeof *want, by_row_col_seq);
+	struct csr g;
+	assert_int_equal(coo_to_csr(&c, DIM, DIM, COO_MIRROR_NEGATED, &g, "c", &e), 0);
+	assert_int_equal(g.nnz, nwant);
+	int64_t row = 0;
+	for (int64_t j = 0; j < nwant; j++) {
+		while (g.indptr[row + 1] <= j)
+			row++;
+		assert_int_equal(row, want[j].row);
+		assert_int_equal(g.indices[j], want[j].col);
+		assert_true(g.values[j] == want[j].val);
+	}
+	assert_int_equal(g.indptr[DIM], nwant);
+	csr_free(&g);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_coo_to_csr),
 		cmocka_unit_test(test_coo_stable_long_rows),
+		cmocka_unit_test(test_coo_many_rows),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }
