@@ -1,13 +1,19 @@
 /* Helpers the unit tests share: a scratch folder per test program, paths in
- * it, whole-file reads and writes. Include after cmocka.h. Static inline:
- * each test is its own program and uses what it needs. */
+ * it, whole-file reads and writes, and assertions on CSR results and error
+ * messages. Include after cmocka.h. Static inline: each test is its own
+ * program and uses what it needs. Paths to data/ are relative to the
+ * repository root, where `make test` runs the tests. */
 #ifndef SPKIT_TESTUTIL_H
 #define SPKIT_TESTUTIL_H
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include "csr.h"
+#include "err.h"
 
 static char test_dir[] = "/tmp/spkit-test-XXXXXX";
 
@@ -67,6 +73,75 @@ static inline int test_dir_has_temporaries(void)
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "ls %s | grep -q '\\.tmp\\.'", test_dir);
 	return system(cmd) == 0;
+}
+
+/* Write text to NAME in the scratch folder; returns the path (test_path's). */
+static inline const char *test_write(const char *name, const char *text)
+{
+	const char *path = test_path("%s", name);
+	test_spit(path, text, strlen(text));
+	return path;
+}
+
+/* The CSR is exactly this; values NULL means a pattern (g->values NULL). */
+static inline void assert_csr(const struct csr *g, int64_t nrows, int64_t ncols, int64_t nnz,
+			      const int64_t *indptr, const int32_t *indices, const float *values)
+{
+	assert_int_equal(g->nrows, nrows);
+	assert_int_equal(g->ncols, ncols);
+	assert_int_equal(g->nnz, nnz);
+	for (int64_t r = 0; r <= nrows; r++)
+		assert_int_equal(g->indptr[r], indptr[r]);
+	for (int64_t j = 0; j < nnz; j++)
+		assert_int_equal(g->indices[j], indices[j]);
+	if (!values) {
+		assert_null(g->values);
+		return;
+	}
+	assert_non_null(g->values);
+	for (int64_t j = 0; j < nnz; j++)
+		assert_true(g->values[j] == values[j]);
+}
+
+/* Two CSRs are the same, entry by entry. */
+static inline void assert_csr_same(const struct csr *a, const struct csr *b)
+{
+	assert_csr(a, b->nrows, b->ncols, b->nnz, b->indptr, b->indices, b->values);
+}
+
+/* The message holds every one of the NULL-terminated fragments. */
+static inline void assert_msg_has(const struct sp_err *e, const char *first, ...)
+{
+	va_list ap;
+	va_start(ap, first);
+	for (const char *s = first; s; s = va_arg(ap, const char *)) {
+		if (!strstr(e->msg, s))
+			fail_msg("message \"%s\" lacks \"%s\"", e->msg, s);
+	}
+	va_end(ap);
+}
+
+/* A file reader under test: mtx_read or edgelist_read behind one shape. */
+typedef int (*test_reader)(const char *path, const void *opts, struct csr *g, struct sp_err *e);
+
+/* Case case_no of a table of malformed files: text, written as
+ * "badN.EXT", must fail, leave g empty, and give a message that starts with
+ * the path and holds "badN.EXT" + where (":LINE:") and the problem. */
+static inline void assert_malformed(test_reader read, const void *opts, const char *ext,
+				    size_t case_no, const char *text, const char *where,
+				    const char *problem)
+{
+	char name[32], name_where[64];
+	snprintf(name, sizeof name, "bad%zu.%s", case_no, ext);
+	const char *path = test_write(name, text);
+	snprintf(name_where, sizeof name_where, "%s%s", name, where);
+	struct csr g;
+	struct sp_err e = {""};
+	if (read(path, opts, &g, &e) != -1)
+		fail_msg("case %zu read without error", case_no);
+	assert_null(g.indptr);
+	assert_int_equal(strncmp(e.msg, path, strlen(path)), 0);
+	assert_msg_has(&e, name_where, problem, NULL);
 }
 
 #endif
