@@ -33,6 +33,12 @@ struct macko {
 	int32_t *row_indices; /* rows + 1 */
 };
 
+/* Element k's delta (k the global element index): nibble k of deltas. */
+static inline unsigned macko_delta(const uint8_t *deltas, int64_t k)
+{
+	return (deltas[k >> 1] >> ((k & 1) << 2)) & 0xfu;
+}
+
 struct macko_stats {
 	int64_t rows, cols, nonzeros, stored, padding_zeros;
 	double density;           /* nonzeros / (rows * cols) */

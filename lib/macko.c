@@ -1,0 +1,468 @@
+/* MACKO compression (dense fp16 and CSR), decompression, validation and
+ * statistics. The format is described in macko.h.
+ *
+ * Zero means +0 or -0 (fp16 0x0000 or 0x8000): both are skipped, and every
+ * stored zero (the 16th zero of a run) is written as +0, so decompressing
+ * gives back the input exactly except that -0 comes back as +0. NaN and inf
+ * are nonzeros and are stored as they are.
+ *
+ * Compression is two passes over fixed blocks of rows, in parallel: count
+ * each row's stored elements, prefix-sum them into row_indices, then write
+ * values and deltas. The blocks depend only on the shape, and each block's
+ * output position only on the counts, so the result is the same for any
+ * thread count. */
+#include "macko.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp16.h"
+#include "macko_blocks.h"
+#include "parallel.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "nonzero_mask reads four halves as one little-endian word"
+#endif
+
+int macko_alloc(struct macko *m, int64_t rows, int64_t cols, int64_t elements, const char *name,
+		struct sp_err *err)
+{
+	memset(m, 0, sizeof *m);
+	if (rows < 0 || cols < 0 || rows > CSR_MAX_DIM || cols > CSR_MAX_DIM)
+		return sp_fail(err, "%s: shape %lld x %lld is outside 0..%lld", name, (long long)rows,
+			       (long long)cols, (long long)CSR_MAX_DIM);
+	if (elements < 0 || elements > INT32_MAX)
+		return sp_fail(err, "%s: %lld stored elements do not fit MACKO's int32 row_indices",
+			       name, (long long)elements);
+	m->rows = rows;
+	m->cols = cols;
+	m->elements = elements;
+	m->padded = (elements + MACKO_PAD - 1) / MACKO_PAD * MACKO_PAD;
+	/* Zeroed: the padding must be zero, and compression ORs a nibble into
+	 * the last delta byte of a row block (fix_block_ends). */
+	m->values = calloc((size_t)(m->padded ? m->padded : MACKO_PAD), sizeof *m->values);
+	m->deltas = calloc((size_t)(m->padded ? m->padded : MACKO_PAD) / 2, 1);
+	m->row_indices = calloc((size_t)rows + 1, sizeof *m->row_indices);
+	if (!m->values || !m->deltas || !m->row_indices) {
+		macko_free(m);
+		return sp_fail(err, "%s: out of memory for %lld rows and %lld stored elements", name,
+			       (long long)rows, (long long)elements);
+	}
+	return 0;
+}
+
+void macko_free(struct macko *m)
+{
+	free(m->values);
+	free(m->deltas);
+	free(m->row_indices);
+	memset(m, 0, sizeof *m);
+}
+
+/* --- writing elements ---------------------------------------------------- */
+
+/* Writes one row block's elements, the run [k0, k1) of global element
+ * indices. Rows are packed back to back, so a delta byte can hold the last
+ * element of one block (low nibble, even index) and the first of the next
+ * (high nibble, odd index), and the next block is another thread's. The
+ * writer stores a byte when its odd element comes, which makes the later
+ * block the only one to store a shared byte (with a zero low nibble); the
+ * earlier block's nibble stays pending in `low` and is ORed in by a
+ * sequential fix-up after the parallel pass. So every byte has one writer
+ * at a time, with no atomics or locks in the inner loop, and the fix-up is
+ * one byte per block. */
+struct writer {
+	uint16_t *values;
+	uint8_t *deltas;
+	int64_t k;
+	unsigned low; /* the last even element's delta, waiting for its odd partner */
+};
+
+/* The deltas of the next n elements, whose values the caller has stored at
+ * values[k...]: one byte store per pair. */
+static inline void put_deltas(struct writer *w, const uint8_t *delta, int n)
+{
+	int64_t k = w->k;
+	int i = 0;
+	if (n > 0 && (k & 1)) {
+		w->deltas[k >> 1] = (uint8_t)(w->low | (unsigned)delta[0] << 4);
+		i = 1;
+	}
+	uint8_t *out = w->deltas + ((k + i) >> 1);
+	for (; i + 1 < n; i += 2)
+		*out++ = (uint8_t)(delta[i] | delta[i + 1] << 4);
+	if (i < n)
+		w->low = delta[i];
+	w->k = k + n;
+}
+
+/* Elements stored for a nonzero after `gap` zeros: every 16th zero of the
+ * gap, then the nonzero. */
+static inline int64_t stored_after_gap(int64_t gap)
+{
+	return 1 + gap / (MACKO_MAX_DELTA + 1);
+}
+
+static inline void put_after_gap(struct writer *w, int64_t gap, uint16_t value)
+{
+	for (;; gap -= MACKO_MAX_DELTA + 1) {
+		uint8_t delta = gap > MACKO_MAX_DELTA ? MACKO_MAX_DELTA : (uint8_t)gap;
+		w->values[w->k] = gap > MACKO_MAX_DELTA ? 0 : value;
+		put_deltas(w, &delta, 1);
+		if (gap <= MACKO_MAX_DELTA)
+			return;
+	}
+}
+
+/* --- sources: where the rows come from ----------------------------------- */
+
+struct source {
+	int64_t rows, cols;
+	int64_t (*count_row)(const struct source *s, int64_t r);
+	void (*fill_row)(const struct source *s, int64_t r, struct writer *w);
+	const uint16_t *dense;
+	const struct csr *csr;
+};
+
+/* Bit i set when p[i] is not zero, for n <= 64 halves. Four at a time: with
+ * the sign cleared a lane is at most 0x7fff, so adding 0x7fff sets the lane's
+ * top bit exactly when the lane is nonzero, never carrying into the next
+ * lane; the multiply gathers the four lanes' bits (at 0, 16, 32, 48) into
+ * bits 48..51 without overlapping partial products. */
+static inline uint64_t nonzero_mask(const uint16_t *p, int n)
+{
+	const uint64_t abs = 0x7fff7fff7fff7fffULL;
+	uint64_t mask = 0;
+	int i = 0;
+	for (; i + 4 <= n; i += 4) {
+		uint64_t w;
+		memcpy(&w, p + i, sizeof w);
+		w = (((w & abs) + abs) >> 15) & 0x0001000100010001ULL;
+		mask |= ((w * 0x0001000200040008ULL) >> 48) << i;
+	}
+	for (; i < n; i++)
+		mask |= (uint64_t)!fp16_is_zero(p[i]) << i;
+	return mask;
+}
+
+/* Whether the n-bit chunk holds 16 zero bits in a row anywhere. */
+static inline int has_long_gap(uint64_t mask, int n)
+{
+	uint64_t z = ~mask & (n == 64 ? ~0ULL : (1ULL << n) - 1);
+	z &= z >> 1;
+	z &= z >> 2;
+	z &= z >> 4;
+	z &= z >> 8;
+	return z != 0;
+}
+
+/* Rows are walked 64 columns at a time through nonzero masks; `run` carries
+ * the zeros since the last nonzero across chunks. Trailing zeros are never
+ * followed by a nonzero, so nothing is stored for them: the trim. */
+static int64_t dense_count_row(const struct source *s, int64_t r)
+{
+	const uint16_t *row = s->dense + r * s->cols;
+	int64_t stored = 0, run = 0;
+	for (int64_t c = 0; c < s->cols; c += 64) {
+		int n = s->cols - c < 64 ? (int)(s->cols - c) : 64;
+		uint64_t mask = nonzero_mask(row + c, n);
+		if (!mask) {
+			run += n;
+		} else if (!has_long_gap(mask, n)) {
+			/* the usual case at MACKO's densities: only the gap
+			 * before the first nonzero can reach 16 */
+			stored += __builtin_popcountll(mask) +
+				  (run + __builtin_ctzll(mask)) / (MACKO_MAX_DELTA + 1);
+			run = n - 64 + __builtin_clzll(mask);
+		} else {
+			int pos = 0;
+			for (; mask; mask &= mask - 1) {
+				int p = __builtin_ctzll(mask);
+				stored += stored_after_gap(run + p - pos);
+				run = 0;
+				pos = p + 1;
+			}
+			run += n - pos;
+		}
+	}
+	return stored;
+}
+
+static void dense_fill_row(const struct source *s, int64_t r, struct writer *out)
+{
+	const uint16_t *row = s->dense + r * s->cols;
+	/* A local copy: the delta stores are char stores, which may alias
+	 * anything reachable through a pointer, so *out would be reloaded
+	 * after every one. */
+	struct writer w = *out;
+	int64_t run = 0;
+	uint8_t delta[64];
+	for (int64_t c = 0; c < s->cols; c += 64) {
+		int n = s->cols - c < 64 ? (int)(s->cols - c) : 64;
+		uint64_t mask = nonzero_mask(row + c, n);
+		int pos = 0;
+		if (mask && !has_long_gap(mask, n) && run + __builtin_ctzll(mask) <= MACKO_MAX_DELTA) {
+			/* No explicit zeros in this chunk: one element per
+			 * nonzero, values first, then the deltas in pairs. */
+			uint16_t *values = w.values + w.k;
+			int i = 0;
+			pos = -(int)run;
+			for (; mask; mask &= mask - 1, i++) {
+				int p = __builtin_ctzll(mask);
+				values[i] = row[c + p];
+				delta[i] = (uint8_t)(p - pos);
+				pos = p + 1;
+			}
+			put_deltas(&w, delta, i);
+			run = 0;
+		}
+		for (; mask; mask &= mask - 1) {
+			int p = __builtin_ctzll(mask);
+			put_after_gap(&w, run + p - pos, row[c + p]);
+			run = 0;
+			pos = p + 1;
+		}
+		run += n - pos;
+	}
+	*out = w;
+}
+
+/* One walk for both passes: counts when w is NULL, writes otherwise. */
+static int64_t csr_walk_row(const struct source *s, int64_t r, struct writer *w)
+{
+	const struct csr *a = s->csr;
+	int64_t stored = 0, prev = -1;
+	for (int64_t j = a->indptr[r]; j < a->indptr[r + 1]; j++) {
+		uint16_t h = fp16_from_float(a->values[j]);
+		if (fp16_is_zero(h))
+			continue; /* rounded to zero: dropped */
+		int64_t gap = a->indices[j] - prev - 1;
+		if (w)
+			put_after_gap(w, gap, h);
+		else
+			stored += stored_after_gap(gap);
+		prev = a->indices[j];
+	}
+	return stored;
+}
+
+static int64_t csr_count_row(const struct source *s, int64_t r)
+{
+	return csr_walk_row(s, r, NULL);
+}
+
+static void csr_fill_row(const struct source *s, int64_t r, struct writer *w)
+{
+	csr_walk_row(s, r, w);
+}
+
+/* --- the two passes ------------------------------------------------------ */
+
+struct compress_job {
+	const struct source *src;
+	int64_t per_block;
+	int32_t *counts; /* pass 1: stored elements per row */
+	struct macko *m; /* pass 2 */
+	unsigned *low;   /* pass 2: per block, the pending nibble of its last byte */
+};
+
+static void count_row(void *ctx, int64_t r)
+{
+	struct compress_job *j = ctx;
+	j->counts[r] = (int32_t)j->src->count_row(j->src, r); /* at most cols */
+}
+
+static void fill_block(void *ctx, int64_t b)
+{
+	struct compress_job *j = ctx;
+	int64_t r0 = b * j->per_block, r1 = macko_block_end(r0, j->per_block, j->src->rows);
+	struct writer w = {j->m->values, j->m->deltas, j->m->row_indices[r0], 0};
+	for (int64_t r = r0; r < r1; r++)
+		j->src->fill_row(j->src, r, &w);
+	j->low[b] = w.low;
+}
+
+/* A block that ends at an odd index (its last element even) owes the low
+ * nibble of its last byte; the byte is zero or holds the next block's high
+ * nibble. */
+static void fix_block_ends(const struct compress_job *j, int64_t blocks)
+{
+	const struct macko *m = j->m;
+	for (int64_t b = 0; b < blocks; b++) {
+		int64_t r0 = b * j->per_block, r1 = macko_block_end(r0, j->per_block, m->rows);
+		int64_t k0 = m->row_indices[r0], k1 = m->row_indices[r1];
+		if (k1 > k0 && (k1 & 1))
+			m->deltas[k1 >> 1] |= (uint8_t)j->low[b];
+	}
+}
+
+static int compress(const struct source *src, struct macko *m, const char *name,
+		    struct sp_err *err)
+{
+	memset(m, 0, sizeof *m);
+	if (src->rows < 0 || src->cols < 0 || src->rows > CSR_MAX_DIM || src->cols > CSR_MAX_DIM)
+		return sp_fail(err, "%s: shape %lld x %lld is outside 0..%lld", name,
+			       (long long)src->rows, (long long)src->cols, (long long)CSR_MAX_DIM);
+	struct compress_job j = {src, macko_block_rows(src->cols), NULL, m, NULL};
+	int64_t blocks = macko_block_count(src->rows, j.per_block);
+	j.counts = malloc((size_t)(src->rows ? src->rows : 1) * sizeof *j.counts);
+	j.low = malloc((size_t)(blocks ? blocks : 1) * sizeof *j.low);
+	int rc = -1;
+	if (!j.counts || !j.low) {
+		sp_fail(err, "%s: out of memory for %lld rows", name, (long long)src->rows);
+		goto out;
+	}
+	macko_for_rows(src->rows, src->cols, count_row, &j);
+	int64_t total = 0;
+	for (int64_t r = 0; r < src->rows; r++)
+		total += j.counts[r];
+	if (total > INT32_MAX) {
+		sp_fail(err,
+			"%s: the %lld x %lld matrix needs %lld stored elements, more than MACKO's "
+			"int32 row_indices can count (%d)",
+			name, (long long)src->rows, (long long)src->cols, (long long)total, INT32_MAX);
+		goto out;
+	}
+	if (macko_alloc(m, src->rows, src->cols, total, name, err))
+		goto out;
+	for (int64_t r = 0; r < src->rows; r++)
+		m->row_indices[r + 1] = m->row_indices[r] + j.counts[r];
+	parallel_for(blocks, fill_block, &j);
+	fix_block_ends(&j, blocks);
+	rc = 0;
+out:
+	free(j.counts);
+	free(j.low);
+	return rc;
+}
+
+int macko_compress_dense(const uint16_t *dense, int64_t rows, int64_t cols, struct macko *m,
+			 const char *name, struct sp_err *err)
+{
+	struct source src = {rows, cols, dense_count_row, dense_fill_row, dense, NULL};
+	return compress(&src, m, name, err);
+}
+
+int macko_compress_csr(const struct csr *a, struct macko *m, const char *name, struct sp_err *err)
+{
+	memset(m, 0, sizeof *m);
+	if (csr_validate(a, CSR_CHECK_UNIQUE, name, err))
+		return -1;
+	if (!a->values && a->nnz > 0)
+		return sp_fail(err, "%s: a pattern matrix (no values) has nothing to compress", name);
+	struct source src = {a->nrows, a->ncols, csr_count_row, csr_fill_row, NULL, a};
+	return compress(&src, m, name, err);
+}
+
+/* --- reading ------------------------------------------------------------- */
+
+struct row_blocks {
+	int64_t rows, per_block;
+	macko_row_fn fn;
+	void *ctx;
+};
+
+static void row_block(void *ctx, int64_t b)
+{
+	const struct row_blocks *j = ctx;
+	int64_t r0 = b * j->per_block, r1 = macko_block_end(r0, j->per_block, j->rows);
+	for (int64_t r = r0; r < r1; r++)
+		j->fn(j->ctx, r);
+}
+
+void macko_for_rows(int64_t rows, int64_t cols, macko_row_fn fn, void *ctx)
+{
+	struct row_blocks j = {rows, macko_block_rows(cols), fn, ctx};
+	parallel_for(macko_block_count(rows, j.per_block), row_block, &j);
+}
+
+struct decompress_job {
+	const struct macko *m;
+	uint16_t *dense;
+};
+
+static void decompress_row(void *ctx, int64_t r)
+{
+	const struct decompress_job *j = ctx;
+	const struct macko *m = j->m;
+	uint16_t *row = j->dense + r * m->cols;
+	memset(row, 0, (size_t)m->cols * sizeof *row);
+	int64_t col = -1;
+	for (int64_t k = m->row_indices[r]; k < m->row_indices[r + 1]; k++) {
+		col += 1 + macko_delta(m->deltas, k);
+		if (!fp16_is_zero(m->values[k]))
+			row[col] = m->values[k];
+	}
+}
+
+/* m must be valid (macko_validate): columns are not checked here. */
+void macko_decompress(const struct macko *m, uint16_t *dense)
+{
+	struct decompress_job j = {m, dense};
+	macko_for_rows(m->rows, m->cols, decompress_row, &j);
+}
+
+int macko_validate(const struct macko *m, const char *name, struct sp_err *err)
+{
+	if (m->rows < 0 || m->cols < 0 || m->rows > CSR_MAX_DIM || m->cols > CSR_MAX_DIM)
+		return sp_fail(err, "%s: shape %lld x %lld is outside 0..%lld", name,
+			       (long long)m->rows, (long long)m->cols, (long long)CSR_MAX_DIM);
+	if (m->padded < 0 || m->padded % MACKO_PAD != 0)
+		return sp_fail(err, "%s: padded length %lld is not a multiple of %d", name,
+			       (long long)m->padded, MACKO_PAD);
+	if (m->elements < 0 || m->elements > m->padded)
+		return sp_fail(err, "%s: %lld elements stored in arrays of %lld", name,
+			       (long long)m->elements, (long long)m->padded);
+	if (!m->row_indices || (m->padded > 0 && (!m->values || !m->deltas)))
+		return sp_fail(err, "%s: arrays missing", name);
+	const int32_t *ri = m->row_indices;
+	if (ri[0] != 0)
+		return sp_fail(err, "%s: row_indices[0] is %d, expected 0", name, ri[0]);
+	for (int64_t r = 0; r < m->rows; r++) {
+		if (ri[r + 1] < ri[r])
+			return sp_fail(err, "%s: row %lld: row_indices decrease (%d after %d)", name,
+				       (long long)r, ri[r + 1], ri[r]);
+		if (ri[r + 1] > m->elements)
+			return sp_fail(err, "%s: row %lld: ends at element %d, past the %lld stored",
+				       name, (long long)r, ri[r + 1], (long long)m->elements);
+	}
+	if (ri[m->rows] != m->elements)
+		return sp_fail(err, "%s: row_indices end at %d but %lld elements are stored", name,
+			       ri[m->rows], (long long)m->elements);
+	/* Columns increase along a row, so the row's last one is its largest. */
+	for (int64_t r = 0; r < m->rows; r++) {
+		int64_t last = ri[r + 1] - ri[r] - 1;
+		for (int64_t k = ri[r]; k < ri[r + 1]; k++)
+			last += macko_delta(m->deltas, k);
+		if (last < m->cols)
+			continue;
+		int64_t col = -1;
+		for (int64_t k = ri[r];; k++) {
+			col += 1 + macko_delta(m->deltas, k);
+			if (col >= m->cols)
+				return sp_fail(err, "%s: row %lld: element %lld falls in column %lld of %lld",
+					       name, (long long)r, (long long)(k - ri[r]),
+					       (long long)col, (long long)m->cols);
+		}
+	}
+	return 0;
+}
+
+void macko_stats(const struct macko *m, struct macko_stats *s)
+{
+	memset(s, 0, sizeof *s);
+	s->rows = m->rows;
+	s->cols = m->cols;
+	s->stored = m->elements;
+	for (int64_t k = 0; k < m->elements; k++)
+		s->nonzeros += !fp16_is_zero(m->values[k]);
+	s->padding_zeros = s->stored - s->nonzeros;
+	double entries = (double)m->rows * (double)m->cols;
+	s->density = entries > 0 ? s->nonzeros / entries : 0;
+	s->effective_density = entries > 0 ? s->stored / entries : 0;
+	int64_t row_index_bytes = (m->rows + 1) * 4;
+	s->bytes_macko = m->padded * 2 + m->padded / 2 + row_index_bytes;
+	s->bytes_dense_fp16 = m->rows * m->cols * 2;
+	s->bytes_csr32 = s->nonzeros * 6 + row_index_bytes;
+	s->bytes_csr16 = s->nonzeros * 4 + row_index_bytes;
+}
