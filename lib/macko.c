@@ -15,6 +15,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#include <pthread.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <tmmintrin.h>
+#endif
 
 #include "fp16.h"
 #include "macko_blocks.h"
@@ -23,6 +32,25 @@
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "nonzero_mask reads four halves as one little-endian word"
 #endif
+
+/* calloc, asking for transparent huge pages when the block is large: the
+ * arrays of a big matrix are written once, right away, and with 4 KiB pages
+ * the kernel's page faults took a quarter of the compression time. calloc
+ * of a large block is a fresh mapping, untouched, so the hint comes before
+ * any page is faulted in; it is only a hint. */
+static void *calloc_big(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	if (p && n * size >= 2 * huge) {
+		uintptr_t from = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+		uintptr_t to = ((uintptr_t)p + n * size) & ~(huge - 1);
+		madvise((void *)from, to - from, MADV_HUGEPAGE);
+	}
+#endif
+	return p;
+}
 
 int macko_alloc(struct macko *m, int64_t rows, int64_t cols, int64_t elements, const char *name,
 		struct sp_err *err)
@@ -40,8 +68,8 @@ int macko_alloc(struct macko *m, int64_t rows, int64_t cols, int64_t elements, c
 	m->padded = (elements + MACKO_PAD - 1) / MACKO_PAD * MACKO_PAD;
 	/* Zeroed: the padding must be zero, and compression ORs a nibble into
 	 * the last delta byte of a row block (fix_block_ends). */
-	m->values = calloc((size_t)(m->padded ? m->padded : MACKO_PAD), sizeof *m->values);
-	m->deltas = calloc((size_t)(m->padded ? m->padded : MACKO_PAD) / 2, 1);
+	m->values = calloc_big((size_t)(m->padded ? m->padded : MACKO_PAD), sizeof *m->values);
+	m->deltas = calloc_big((size_t)(m->padded ? m->padded : MACKO_PAD) / 2, 1);
 	m->row_indices = calloc((size_t)rows + 1, sizeof *m->row_indices);
 	if (!m->values || !m->deltas || !m->row_indices) {
 		macko_free(m);
@@ -75,11 +103,12 @@ struct writer {
 	uint16_t *values;
 	uint8_t *deltas;
 	int64_t k;
+	int64_t end;  /* the block's k1: put_chunk8 may scribble below it, never at or past */
 	unsigned low; /* the last even element's delta, waiting for its odd partner */
 };
 
 /* The deltas of the next n elements, whose values the caller has stored at
- * values[k...]: one byte store per pair. */
+ * values[k...]: eight at a time into four bytes, then pairs. */
 static inline void put_deltas(struct writer *w, const uint8_t *delta, int n)
 {
 	int64_t k = w->k;
@@ -89,6 +118,15 @@ static inline void put_deltas(struct writer *w, const uint8_t *delta, int n)
 		i = 1;
 	}
 	uint8_t *out = w->deltas + ((k + i) >> 1);
+	for (; i + 8 <= n; i += 8, out += 4) {
+		/* bytes d0..d7 (each < 16) -> nibble pairs d0|d1<<4 ... d6|d7<<4 */
+		uint64_t x;
+		memcpy(&x, delta + i, sizeof x);
+		x = (x | x >> 4) & 0x00ff00ff00ff00ffULL;
+		x = (x | x >> 8) & 0x0000ffff0000ffffULL;
+		uint32_t packed = (uint32_t)(x | x >> 16);
+		memcpy(out, &packed, sizeof packed);
+	}
 	for (; i + 1 < n; i += 2)
 		*out++ = (uint8_t)(delta[i] | delta[i + 1] << 4);
 	if (i < n)
@@ -124,20 +162,32 @@ struct source {
 	const struct csr *csr;
 };
 
-/* Bit i set when p[i] is not zero, for n <= 64 halves. Four at a time: with
- * the sign cleared a lane is at most 0x7fff, so adding 0x7fff sets the lane's
- * top bit exactly when the lane is nonzero, never carrying into the next
- * lane; the multiply gathers the four lanes' bits (at 0, 16, 32, 48) into
- * bits 48..51 without overlapping partial products. */
+/* Bit i set when p[i] is not zero, for n <= 64 halves. */
 static inline uint64_t nonzero_mask(const uint16_t *p, int n)
 {
-	const uint64_t abs = 0x7fff7fff7fff7fffULL;
 	uint64_t mask = 0;
 	int i = 0;
+#ifdef __SSE2__
+	/* Sixteen at a time: compare with zero after clearing the sign, pack
+	 * the 16-bit answers to bytes, take their top bits. */
+	const __m128i abs = _mm_set1_epi16(0x7fff), zero = _mm_setzero_si128();
+	for (; i + 16 <= n; i += 16) {
+		__m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(p + i)), abs);
+		__m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(p + i + 8)), abs);
+		__m128i is_zero = _mm_packs_epi16(_mm_cmpeq_epi16(a, zero), _mm_cmpeq_epi16(b, zero));
+		mask |= (uint64_t)(uint16_t)~_mm_movemask_epi8(is_zero) << i;
+	}
+#endif
+	/* Four at a time, portably: with the sign cleared a lane is at most
+	 * 0x7fff, so adding 0x7fff sets the lane's top bit exactly when the
+	 * lane is nonzero, never carrying into the next lane; the multiply
+	 * gathers the lanes' bits (at 0, 16, 32, 48) into bits 48..51 without
+	 * overlapping partial products. */
+	const uint64_t abs4 = 0x7fff7fff7fff7fffULL;
 	for (; i + 4 <= n; i += 4) {
 		uint64_t w;
 		memcpy(&w, p + i, sizeof w);
-		w = (((w & abs) + abs) >> 15) & 0x0001000100010001ULL;
+		w = (((w & abs4) + abs4) >> 15) & 0x0001000100010001ULL;
 		mask |= ((w * 0x0001000200040008ULL) >> 48) << i;
 	}
 	for (; i < n; i++)
@@ -155,6 +205,82 @@ static inline int has_long_gap(uint64_t mask, int n)
 	z &= z >> 8;
 	return z != 0;
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+/* Eight columns at a time with SSSE3's byte shuffle, where the processor has
+ * it (checked at run time; the build stays baseline x86-64). For each 8-bit
+ * nonzero mask, a table gives the shuffle that moves the selected halves to
+ * the front of a 16-byte register, their deltas as bytes (the first counted
+ * from the group's first column), their number, and the zeros after the
+ * last. A group is then a load, a shuffle, a 16-byte store and two table
+ * reads, with no branch on the data: about four times fewer instructions
+ * per element than the bit-by-bit loop at density 0.5. */
+#define HAVE_PACK8 1
+static struct pack8 {
+	uint8_t shuffle[16];
+	uint64_t deltas;
+	uint8_t count, zeros_after;
+} pack8[256];
+static int pack8_ready;
+static pthread_once_t pack8_once = PTHREAD_ONCE_INIT;
+
+static void pack8_init(void)
+{
+	if (!__builtin_cpu_supports("ssse3"))
+		return;
+	for (int m = 0; m < 256; m++) {
+		struct pack8 *t = &pack8[m];
+		int n = 0, prev = -1;
+		memset(t->shuffle, 0x80, sizeof t->shuffle); /* 0x80: a zero byte */
+		for (int b = 0; b < 8; b++) {
+			if (!(m >> b & 1))
+				continue;
+			t->shuffle[2 * n] = (uint8_t)(2 * b);
+			t->shuffle[2 * n + 1] = (uint8_t)(2 * b + 1);
+			t->deltas |= (uint64_t)(b - prev - 1) << (8 * n);
+			prev = b;
+			n++;
+		}
+		t->count = (uint8_t)n;
+		t->zeros_after = (uint8_t)(7 - prev);
+	}
+	pack8_ready = 1;
+}
+
+/* A full chunk of 64 columns without a run of 16 zeros, `run` zeros before
+ * it (the first gap under 16). Group g's 16-byte store writes eight values
+ * from element k + (kept so far) <= k + 8g, of which `count` are kept and
+ * the rest overwritten by the next group or the next chunk: it never
+ * reaches past k + 63, so the caller leaves 64 elements of room before
+ * w->end, the block's own end (past it the next block, another thread's).
+ * The delta bytes likewise stay below delta[64]. */
+__attribute__((target("ssse3"))) static void put_chunk8(struct writer *w, const uint16_t *src,
+							 uint64_t mask, int64_t *run)
+{
+	uint8_t delta[64];
+	uint16_t *value = w->values + w->k;
+	int64_t r = *run;
+	int i = 0;
+#pragma GCC unroll 8
+	for (int g = 0; g < 64; g += 8) {
+		const struct pack8 *t = &pack8[(mask >> g) & 0xff];
+		__m128i v = _mm_loadu_si128((const __m128i *)(src + g));
+		__m128i order = _mm_loadu_si128((const __m128i *)t->shuffle);
+		_mm_storeu_si128((__m128i *)value, _mm_shuffle_epi8(v, order));
+		uint64_t d = t->deltas + (uint64_t)r; /* r <= 15 - first delta: no carry */
+		memcpy(delta + i, &d, sizeof d);
+		value += t->count;
+		i += t->count;
+		r = t->count ? t->zeros_after : r + 8;
+	}
+	*run = r;
+	put_deltas(w, delta, i);
+}
+#else
+#define HAVE_PACK8 0
+#define pack8_ready 0
+#define put_chunk8(w, src, mask, run) ((void)0)
+#endif
 
 /* Rows are walked 64 columns at a time through nonzero masks; `run` carries
  * the zeros since the last nonzero across chunks. Trailing zeros are never
@@ -188,41 +314,59 @@ static int64_t dense_count_row(const struct source *s, int64_t r)
 	return stored;
 }
 
+/* Whether a chunk stores nothing but its nonzeros: no gap in it, the one
+ * before its first nonzero included, reaches 16 zeros. */
+static inline int chunk_is_plain(uint64_t mask, int n, int64_t run)
+{
+	return mask && !has_long_gap(mask, n) && run + __builtin_ctzll(mask) <= MACKO_MAX_DELTA;
+}
+
+/* A plain chunk one nonzero at a time: values first, then the deltas packed. */
+static inline void put_chunk(struct writer *w, const uint16_t *src, uint64_t mask, int n,
+			     int64_t *run)
+{
+	uint8_t delta[64], *d = delta;
+	uint16_t *value = w->values + w->k;
+	int64_t prev = -*run - 1; /* the last nonzero's column, from the chunk's first */
+	do {
+		int64_t p = __builtin_ctzll(mask);
+		*value++ = src[p];
+		*d++ = (uint8_t)(p - prev - 1);
+		prev = p;
+		mask &= mask - 1;
+	} while (mask);
+	put_deltas(w, delta, (int)(d - delta));
+	*run = n - 1 - prev;
+}
+
+/* Any chunk: every 16th zero of a long gap stored as an explicit zero. */
+static inline void put_chunk_with_gaps(struct writer *w, const uint16_t *src, uint64_t mask,
+				       int n, int64_t *run)
+{
+	int pos = 0;
+	for (; mask; mask &= mask - 1) {
+		int p = __builtin_ctzll(mask);
+		put_after_gap(w, *run + p - pos, src[p]);
+		*run = 0;
+		pos = p + 1;
+	}
+	*run += n - pos;
+}
+
 static void dense_fill_row(const struct source *s, int64_t r, struct writer *out)
 {
 	const uint16_t *row = s->dense + r * s->cols;
-	/* A local copy: the delta stores are char stores, which may alias
-	 * anything reachable through a pointer, so *out would be reloaded
-	 * after every one. */
 	struct writer w = *out;
 	int64_t run = 0;
-	uint8_t delta[64];
 	for (int64_t c = 0; c < s->cols; c += 64) {
 		int n = s->cols - c < 64 ? (int)(s->cols - c) : 64;
 		uint64_t mask = nonzero_mask(row + c, n);
-		int pos = 0;
-		if (mask && !has_long_gap(mask, n) && run + __builtin_ctzll(mask) <= MACKO_MAX_DELTA) {
-			/* No explicit zeros in this chunk: one element per
-			 * nonzero, values first, then the deltas in pairs. */
-			uint16_t *values = w.values + w.k;
-			int i = 0;
-			pos = -(int)run;
-			for (; mask; mask &= mask - 1, i++) {
-				int p = __builtin_ctzll(mask);
-				values[i] = row[c + p];
-				delta[i] = (uint8_t)(p - pos);
-				pos = p + 1;
-			}
-			put_deltas(&w, delta, i);
-			run = 0;
-		}
-		for (; mask; mask &= mask - 1) {
-			int p = __builtin_ctzll(mask);
-			put_after_gap(&w, run + p - pos, row[c + p]);
-			run = 0;
-			pos = p + 1;
-		}
-		run += n - pos;
+		if (!chunk_is_plain(mask, n, run))
+			put_chunk_with_gaps(&w, row + c, mask, n, &run);
+		else if (n == 64 && pack8_ready && w.end - w.k >= 64)
+			put_chunk8(&w, row + c, mask, &run);
+		else
+			put_chunk(&w, row + c, mask, n, &run);
 	}
 	*out = w;
 }
@@ -276,7 +420,8 @@ static void fill_block(void *ctx, int64_t b)
 {
 	struct compress_job *j = ctx;
 	int64_t r0 = b * j->per_block, r1 = macko_block_end(r0, j->per_block, j->src->rows);
-	struct writer w = {j->m->values, j->m->deltas, j->m->row_indices[r0], 0};
+	struct writer w = {j->m->values, j->m->deltas, j->m->row_indices[r0], j->m->row_indices[r1],
+			   0};
 	for (int64_t r = r0; r < r1; r++)
 		j->src->fill_row(j->src, r, &w);
 	j->low[b] = w.low;
@@ -339,6 +484,9 @@ out:
 int macko_compress_dense(const uint16_t *dense, int64_t rows, int64_t cols, struct macko *m,
 			 const char *name, struct sp_err *err)
 {
+#if HAVE_PACK8
+	pthread_once(&pack8_once, pack8_init);
+#endif
 	struct source src = {rows, cols, dense_count_row, dense_fill_row, dense, NULL};
 	return compress(&src, m, name, err);
 }

@@ -311,6 +311,29 @@ static void test_block_boundaries_mid_byte(void **state)
 	free(a);
 }
 
+/* The eight-at-a-time path stores eight values per group, some of them
+ * scratch for the next group to overwrite, so it must leave 64 elements of
+ * room. Here the second row's chunk has 63 (it starts at element 1 and the
+ * arrays end, unpadded, at 64), and its last group keeps 7 of 8: stored
+ * eight at a time it would write element 64, past the arrays (the
+ * sanitizer build sees that). */
+static void test_chunk_at_array_end(void **state)
+{
+	uint16_t a[2 * 64] = {0};
+	a[0] = 0x3c00;
+	for (int c = 0; c < 63; c++)
+		a[64 + c] = (uint16_t)(0x4000 + c);
+	struct macko m, ref;
+	compress_ok(a, 2, 64, &m);
+	assert_int_equal(m.elements, 64);
+	assert_int_equal(m.padded, 64);
+	ref_compress(a, 2, 64, &ref);
+	assert_macko_equal(&m, &ref);
+	assert_round_trip(a, &m);
+	macko_free(&m);
+	macko_free(&ref);
+}
+
 static void test_thread_count_invariance(void **state)
 {
 	int64_t rows = 3000, cols = 333; /* four blocks */
@@ -581,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_tiny_and_empty),
 		cmocka_unit_test(test_round_trip_random),
 		cmocka_unit_test(test_block_boundaries_mid_byte),
+		cmocka_unit_test(test_chunk_at_array_end),
 		cmocka_unit_test(test_thread_count_invariance),
 		cmocka_unit_test(test_csr_matches_dense),
 		cmocka_unit_test(test_csr_rounding),
