@@ -10,14 +10,22 @@
  * each row's stored elements, prefix-sum them into row_indices, then write
  * values and deltas. The blocks depend only on the shape, and each block's
  * output position only on the counts, so the result is the same for any
- * thread count. */
+ * thread count.
+ *
+ * Dense rows go 64 columns at a time through a bit mask of their nonzeros
+ * (SSE2 compares, or a portable four-at-a-time trick). Counting is then a
+ * popcount per chunk; writing a chunk without long gaps packs eight columns
+ * at a time with a byte shuffle (SSSE3, checked at run time), else walks
+ * the mask's bits. On one core of a shared 2-core Xeon VM a 28672 x 8192
+ * matrix at density 0.5 (0.47 GB) compresses in 0.33-0.47 s: the two
+ * passes' reads of the input alone take 0.11 s at its 8.5 GB/s, and the
+ * kernel's zeroing of the new arrays is about a sixth. */
 #include "macko.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-
-#include <pthread.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -35,7 +43,7 @@
 
 /* calloc, asking for transparent huge pages when the block is large: the
  * arrays of a big matrix are written once, right away, and with 4 KiB pages
- * the kernel's page faults took a quarter of the compression time. calloc
+ * the kernel's page faults took about a quarter of the compression time. calloc
  * of a large block is a fresh mapping, untouched, so the hint comes before
  * any page is faulted in; it is only a hint. */
 static void *calloc_big(size_t n, size_t size)
