@@ -99,6 +99,36 @@ static void test_prune_to_density(void **state)
 	free(before);
 }
 
+/* Over 2^22 entries the work is cut into chunks, each with its histogram:
+ * the entries at the cut that are kept must still be the first ones by
+ * position across the chunks, whatever the thread count. Few magnitudes, so
+ * the cut's ties span every chunk. */
+static void test_prune_to_density_chunks(void **state)
+{
+	int64_t n = 3 * ((int64_t)1 << 22) + 12345;
+	uint16_t *before = malloc((size_t)n * sizeof *before);
+	uint16_t *one = malloc((size_t)n * sizeof *one), *three = malloc((size_t)n * sizeof *three);
+	assert_true(before && one && three);
+	struct rng r;
+	rng_init(&r, 9, 0);
+	for (int64_t i = 0; i < n; i++)
+		before[i] = (uint16_t)((0x3c00 + rng_below(&r, 5)) | (rng_below(&r, 2) << 15));
+	memcpy(one, before, (size_t)n * sizeof *one);
+	memcpy(three, before, (size_t)n * sizeof *three);
+	struct sp_err e;
+	setenv("SPKIT_THREADS", "1", 1);
+	assert_int_equal(prune_to_density(one, n, 0.5, &e), 0);
+	setenv("SPKIT_THREADS", "3", 1);
+	assert_int_equal(prune_to_density(three, n, 0.5, &e), 0);
+	unsetenv("SPKIT_THREADS");
+	assert_memory_equal(one, three, (size_t)n * sizeof *one);
+	assert_int_equal(count_nonzero(one, n), llround(0.5 * (double)n));
+	check_selection(before, one, n);
+	free(before);
+	free(one);
+	free(three);
+}
+
 static void test_prune_to_density_by_hand(void **state)
 {
 	/* magnitudes 1, 3, 2, 3, 3, inf, NaN, 0.5: keep 4 = NaN, inf, then the
@@ -158,6 +188,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prune_to_density),
+		cmocka_unit_test(test_prune_to_density_chunks),
 		cmocka_unit_test(test_prune_to_density_by_hand),
 		cmocka_unit_test(test_prune_to_density_rejects),
 		cmocka_unit_test(test_prune_below_every_half),
