@@ -101,45 +101,60 @@ void macko_free(struct macko *m)
  * indices. Rows are packed back to back, so a delta byte can hold the last
  * element of one block (low nibble, even index) and the first of the next
  * (high nibble, odd index), and the next block is another thread's. The
- * writer stores a byte when its odd element comes, which makes the later
- * block the only one to store a shared byte (with a zero low nibble); the
- * earlier block's nibble stays pending in `low` and is ORed in by a
- * sequential fix-up after the parallel pass. So every byte has one writer
- * at a time, with no atomics or locks in the inner loop, and the fix-up is
- * one byte per block. */
+ * writer makes the later block the only one to store a shared byte (with a
+ * zero low nibble); the earlier block's nibble is left pending at its end
+ * and ORed in by a sequential fix-up after the parallel pass. So every byte
+ * has one writer at a time, with no atomics or locks in the inner loop, and
+ * the fix-up is one byte per block.
+ *
+ * Deltas collect in a 64-bit register, sixteen nibbles, stored eight bytes
+ * at a time. (Collecting them as bytes in memory and packing those with
+ * 8-byte loads was slower: each load spans several smaller stores still in
+ * flight, which the processor cannot forward.) */
 struct writer {
 	uint16_t *values;
 	uint8_t *deltas;
-	int64_t k;
-	int64_t end;  /* the block's k1: put_chunk8 may scribble below it, never at or past */
-	unsigned low; /* the last even element's delta, waiting for its odd partner */
+	int64_t k;     /* the next element */
+	int64_t end;   /* the block's k1: put_chunk8 may scribble below it, never at or past */
+	uint64_t acc;  /* the deltas of elements k - fill .. k - 1, k - fill even */
+	int fill;
 };
 
-/* The deltas of the next n elements, whose values the caller has stored at
- * values[k...]: eight at a time into four bytes, then pairs. */
-static inline void put_deltas(struct writer *w, const uint8_t *delta, int n)
+static inline struct writer writer_start(uint16_t *values, uint8_t *deltas, int64_t k0,
+					 int64_t k1)
 {
-	int64_t k = w->k;
-	int i = 0;
-	if (n > 0 && (k & 1)) {
-		w->deltas[k >> 1] = (uint8_t)(w->low | (unsigned)delta[0] << 4);
-		i = 1;
+	/* At an odd start the first byte's low nibble is the previous block's:
+	 * stored here as zero, ORed in later. */
+	return (struct writer){values, deltas, k0, k1, 0, (int)(k0 & 1)};
+}
+
+/* Append n <= 8 deltas, nibble i of `nibbles` (higher nibbles zero). */
+static inline void put_deltas(struct writer *w, uint32_t nibbles, int n)
+{
+	w->acc |= (uint64_t)nibbles << (4 * w->fill);
+	w->fill += n;
+	w->k += n;
+	if (w->fill >= 16) {
+		memcpy(w->deltas + ((w->k - w->fill) >> 1), &w->acc, sizeof w->acc);
+		w->fill -= 16;
+		w->acc = w->fill ? (uint64_t)nibbles >> (4 * (n - w->fill)) : 0;
 	}
-	uint8_t *out = w->deltas + ((k + i) >> 1);
-	for (; i + 8 <= n; i += 8, out += 4) {
-		/* bytes d0..d7 (each < 16) -> nibble pairs d0|d1<<4 ... d6|d7<<4 */
-		uint64_t x;
-		memcpy(&x, delta + i, sizeof x);
-		x = (x | x >> 4) & 0x00ff00ff00ff00ffULL;
-		x = (x | x >> 8) & 0x0000ffff0000ffffULL;
-		uint32_t packed = (uint32_t)(x | x >> 16);
-		memcpy(out, &packed, sizeof packed);
-	}
-	for (; i + 1 < n; i += 2)
-		*out++ = (uint8_t)(delta[i] | delta[i + 1] << 4);
-	if (i < n)
-		w->low = delta[i];
-	w->k = k + n;
+}
+
+static inline void put(struct writer *w, uint16_t value, unsigned delta)
+{
+	w->values[w->k] = value;
+	put_deltas(w, delta, 1);
+}
+
+/* The whole bytes still held; returns the nibble of a last, half byte (the
+ * block ends at an odd index), which the fix-up ORs in. */
+static inline unsigned writer_finish(struct writer *w)
+{
+	uint8_t *out = w->deltas + ((w->k - w->fill) >> 1);
+	for (; w->fill >= 2; w->fill -= 2, w->acc >>= 8)
+		*out++ = (uint8_t)w->acc;
+	return (unsigned)w->acc & 0xfu;
 }
 
 /* Elements stored for a nonzero after `gap` zeros: every 16th zero of the
@@ -151,13 +166,9 @@ static inline int64_t stored_after_gap(int64_t gap)
 
 static inline void put_after_gap(struct writer *w, int64_t gap, uint16_t value)
 {
-	for (;; gap -= MACKO_MAX_DELTA + 1) {
-		uint8_t delta = gap > MACKO_MAX_DELTA ? MACKO_MAX_DELTA : (uint8_t)gap;
-		w->values[w->k] = gap > MACKO_MAX_DELTA ? 0 : value;
-		put_deltas(w, &delta, 1);
-		if (gap <= MACKO_MAX_DELTA)
-			return;
-	}
+	for (; gap > MACKO_MAX_DELTA; gap -= MACKO_MAX_DELTA + 1)
+		put(w, 0, MACKO_MAX_DELTA);
+	put(w, value, (unsigned)gap);
 }
 
 /* --- sources: where the rows come from ----------------------------------- */
@@ -226,7 +237,7 @@ static inline int has_long_gap(uint64_t mask, int n)
 #define HAVE_PACK8 1
 static struct pack8 {
 	uint8_t shuffle[16];
-	uint64_t deltas;
+	uint32_t deltas; /* a nibble each */
 	uint8_t count, zeros_after;
 } pack8[256];
 static int pack8_ready;
@@ -245,7 +256,7 @@ static void pack8_init(void)
 				continue;
 			t->shuffle[2 * n] = (uint8_t)(2 * b);
 			t->shuffle[2 * n + 1] = (uint8_t)(2 * b + 1);
-			t->deltas |= (uint64_t)(b - prev - 1) << (8 * n);
+			t->deltas |= (uint32_t)(b - prev - 1) << (4 * n);
 			prev = b;
 			n++;
 		}
@@ -262,27 +273,27 @@ static void pack8_init(void)
  * reaches past k + 63, so the caller leaves 64 elements of room before
  * w->end, the block's own end (past it the next block, another thread's).
  * The delta bytes likewise stay below delta[64]. */
-__attribute__((target("ssse3"))) static void put_chunk8(struct writer *w, const uint16_t *src,
+__attribute__((target("ssse3"))) static void put_chunk8(struct writer *out, const uint16_t *src,
 							 uint64_t mask, int64_t *run)
 {
-	uint8_t delta[64];
-	uint16_t *value = w->values + w->k;
+	struct writer w = *out; /* in registers: the delta stores could alias *out */
 	int64_t r = *run;
-	int i = 0;
 #pragma GCC unroll 8
 	for (int g = 0; g < 64; g += 8) {
 		const struct pack8 *t = &pack8[(mask >> g) & 0xff];
 		__m128i v = _mm_loadu_si128((const __m128i *)(src + g));
 		__m128i order = _mm_loadu_si128((const __m128i *)t->shuffle);
-		_mm_storeu_si128((__m128i *)value, _mm_shuffle_epi8(v, order));
-		uint64_t d = t->deltas + (uint64_t)r; /* r <= 15 - first delta: no carry */
-		memcpy(delta + i, &d, sizeof d);
-		value += t->count;
-		i += t->count;
-		r = t->count ? t->zeros_after : r + 8;
+		_mm_storeu_si128((__m128i *)(w.values + w.k), _mm_shuffle_epi8(v, order));
+		if (t->count) {
+			/* r <= 15 - the first delta: no carry out of its nibble */
+			put_deltas(&w, t->deltas + (uint32_t)r, t->count);
+			r = t->zeros_after;
+		} else {
+			r += 8;
+		}
 	}
 	*run = r;
-	put_deltas(w, delta, i);
+	*out = w;
 }
 #else
 #define HAVE_PACK8 0
@@ -329,21 +340,17 @@ static inline int chunk_is_plain(uint64_t mask, int n, int64_t run)
 	return mask && !has_long_gap(mask, n) && run + __builtin_ctzll(mask) <= MACKO_MAX_DELTA;
 }
 
-/* A plain chunk one nonzero at a time: values first, then the deltas packed. */
+/* A plain chunk one nonzero at a time. */
 static inline void put_chunk(struct writer *w, const uint16_t *src, uint64_t mask, int n,
 			     int64_t *run)
 {
-	uint8_t delta[64], *d = delta;
-	uint16_t *value = w->values + w->k;
 	int64_t prev = -*run - 1; /* the last nonzero's column, from the chunk's first */
 	do {
 		int64_t p = __builtin_ctzll(mask);
-		*value++ = src[p];
-		*d++ = (uint8_t)(p - prev - 1);
+		put(w, src[p], (unsigned)(p - prev - 1));
 		prev = p;
 		mask &= mask - 1;
 	} while (mask);
-	put_deltas(w, delta, (int)(d - delta));
 	*run = n - 1 - prev;
 }
 
@@ -364,7 +371,7 @@ static inline void put_chunk_with_gaps(struct writer *w, const uint16_t *src, ui
 static void dense_fill_row(const struct source *s, int64_t r, struct writer *out)
 {
 	const uint16_t *row = s->dense + r * s->cols;
-	struct writer w = *out;
+	struct writer w = *out; /* in registers: the delta stores could alias *out */
 	int64_t run = 0;
 	for (int64_t c = 0; c < s->cols; c += 64) {
 		int n = s->cols - c < 64 ? (int)(s->cols - c) : 64;
@@ -428,11 +435,11 @@ static void fill_block(void *ctx, int64_t b)
 {
 	struct compress_job *j = ctx;
 	int64_t r0 = b * j->per_block, r1 = macko_block_end(r0, j->per_block, j->src->rows);
-	struct writer w = {j->m->values, j->m->deltas, j->m->row_indices[r0], j->m->row_indices[r1],
-			   0};
+	struct writer w = writer_start(j->m->values, j->m->deltas, j->m->row_indices[r0],
+				       j->m->row_indices[r1]);
 	for (int64_t r = r0; r < r1; r++)
 		j->src->fill_row(j->src, r, &w);
-	j->low[b] = w.low;
+	j->low[b] = writer_finish(&w);
 }
 
 /* A block that ends at an odd index (its last element even) owes the low
