@@ -33,6 +33,12 @@ struct macko {
 	int32_t *row_indices; /* rows + 1 */
 };
 
+/* Element k's delta (k the global element index): nibble k of deltas. */
+static inline unsigned macko_delta(const uint8_t *deltas, int64_t k)
+{
+	return (deltas[k >> 1] >> ((k & 1) << 2)) & 0xfu;
+}
+
 struct macko_stats {
 	int64_t rows, cols, nonzeros, stored, padding_zeros;
 	double density;           /* nonzeros / (rows * cols) */
@@ -46,7 +52,9 @@ int macko_compress_dense(const uint16_t *dense, int64_t rows, int64_t cols, stru
 /* Compress a CSR matrix (columns sorted within rows; values rounded to fp16;
  * an entry that rounds to zero is dropped). */
 int macko_compress_csr(const struct csr *a, struct macko *m, const char *name, struct sp_err *err);
-/* Back to dense fp16 bits, rows x cols. Exact for fp16 input. */
+/* Back to dense fp16 bits, rows x cols. Exact for fp16 input, except that
+ * -0 comes back as +0: compression treats +0 and -0 alike as zero (NaN and
+ * inf are nonzeros, stored as they are). */
 void macko_decompress(const struct macko *m, uint16_t *dense);
 
 /* Everything a kernel relies on: row_indices from 0, monotone, within the
@@ -68,7 +76,8 @@ void macko_free(struct macko *m);
 
 /* Magnitude pruning of a dense fp16 matrix before compression: keep the
  * round(density * n) entries of largest magnitude (ties broken by position),
- * or zero every entry with |value| < threshold. */
+ * or zero every entry with |value| < threshold. Magnitudes order as their
+ * bits do, so NaNs rank above inf; pruned entries become +0. */
 int prune_to_density(uint16_t *dense, int64_t n, double density, struct sp_err *err);
 void prune_below(uint16_t *dense, int64_t n, double threshold);
 
