@@ -199,7 +199,7 @@ static struct options parse_options(int argc, char **argv)
 static int64_t first_nonfinite_half(const uint16_t *h, int64_t n)
 {
 	for (int64_t i = 0; i < n; i++)
-		if ((h[i] & 0x7c00) == 0x7c00)
+		if (half_is_nonfinite(h[i]))
 			return i;
 	return -1;
 }

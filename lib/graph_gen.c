@@ -19,6 +19,8 @@ static const struct graph_spec presets[] = {
 
 static int set_field(struct graph_spec *s, const char *key, const char *val, struct sp_err *err)
 {
+	if (strcmp(key, "sigma") && strcmp(key, "nodes") && strcmp(key, "edges") && strcmp(key, "seed"))
+		return sp_fail(err, "--synthetic: unknown key '%s' (nodes, edges, sigma, seed)", key);
 	char *end;
 	if (!strcmp(key, "sigma")) {
 		s->sigma = strtod(val, &end);
@@ -33,10 +35,8 @@ static int set_field(struct graph_spec *s, const char *key, const char *val, str
 		s->nodes = v;
 	else if (!strcmp(key, "edges"))
 		s->edges = v;
-	else if (!strcmp(key, "seed"))
-		s->seed = (uint64_t)v;
 	else
-		return sp_fail(err, "--synthetic: unknown key '%s' (nodes, edges, sigma, seed)", key);
+		s->seed = (uint64_t)v;
 	return 0;
 }
 
@@ -99,6 +99,14 @@ static void draw_weights(void *ctx, int64_t block)
 		j->weight[i] = exp(j->mu + j->s->sigma * rng_normal(&r));
 }
 
+static double capped_sum(const double *w, int64_t n, double scale, double cap)
+{
+	double sum = 0;
+	for (int64_t i = 0; i < n; i++)
+		sum += fmin(scale * w[i], cap);
+	return sum;
+}
+
 int graph_gen_indptr(const struct graph_spec *s, int64_t **out, struct sp_err *err)
 {
 	int64_t n = s->nodes;
@@ -112,22 +120,34 @@ int graph_gen_indptr(const struct graph_spec *s, int64_t **out, struct sp_err *e
 	/* The log-normal's scale does not matter: weights are normalised to E below. */
 	struct degree_job job = {s, 0.0, weight};
 	parallel_for((n + BLOCK_ROWS - 1) / BLOCK_ROWS, draw_weights, &job);
-	double total = 0;
+	/* Degrees are scale * weight, capped at n - 1 (no self-loops, no
+	 * repeats); the scale is the one at which they sum to E (water-filling,
+	 * by bisection: the capped sum grows with the scale). */
+	double cap = (double)(n - 1), total = 0, lo = 0, hi;
 	for (int64_t i = 0; i < n; i++)
 		total += weight[i];
-	/* Cumulative rounding: degree i is round(E*W_i/W) - round(E*W_{i-1}/W),
-	 * which sums to E exactly and is never off by more than one. */
-	indptr[0] = 0;
-	double cum = 0;
+	hi = total > 0 ? (double)s->edges / total : 0;
+	if (capped_sum(weight, n, hi, cap) < (double)s->edges) {
+		lo = hi;
+		while (capped_sum(weight, n, hi, cap) < (double)s->edges)
+			hi *= 2;
+		for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; it++) {
+			double mid = 0.5 * (lo + hi);
+			*(capped_sum(weight, n, mid, cap) < (double)s->edges ? &lo : &hi) = mid;
+		}
+	}
+	/* Cumulative rounding: degree i is round(S_i) - round(S_{i-1}) of the
+	 * running sum S of capped degrees, which totals E and is never off by
+	 * more than one (clipped again at the cap, which can cost an edge). */
+	double sum = capped_sum(weight, n, hi, cap), cum = 0;
 	int64_t prev = 0;
+	indptr[0] = 0;
 	for (int64_t i = 0; i < n; i++) {
-		cum += weight[i];
-		int64_t upto = (int64_t)llround((double)s->edges * (cum / total));
+		cum += fmin(hi * weight[i], cap);
+		int64_t upto = (int64_t)llround((double)s->edges * (cum / sum));
 		int64_t d = upto - prev;
 		prev = upto;
-		if (d > n - 1)
-			d = n - 1;
-		indptr[i + 1] = indptr[i] + d;
+		indptr[i + 1] = indptr[i] + (d > n - 1 ? n - 1 : d);
 	}
 	free(weight);
 	*out = indptr;

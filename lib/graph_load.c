@@ -1,7 +1,9 @@
 #include "graph_load.h"
 
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "csr_npz.h"
 #include "mtx.h"
@@ -25,9 +27,22 @@ static enum graph_format format_of(const char *path)
 	return FORMAT_UNKNOWN;
 }
 
+/* A missing file or a folder is reported as such, before its name's format. */
+static int check_input(const char *path, struct sp_err *err)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return sp_fail_errno(err, "%s", path);
+	if (S_ISDIR(st.st_mode))
+		return sp_fail(err, "%s: is a directory", path);
+	return 0;
+}
+
 int graph_load(const char *path, const struct graph_load_opts *opts, struct csr *g,
 	       struct sp_err *err)
 {
+	if (check_input(path, err))
+		return -1;
 	switch (format_of(path)) {
 	case FORMAT_NPZ:
 		return csr_npz_load(path, g, err);
@@ -44,6 +59,8 @@ int graph_load(const char *path, const struct graph_load_opts *opts, struct csr 
 int graph_load_indptr(const char *path, const struct graph_load_opts *opts, int64_t **indptr,
 		      int64_t *nrows, struct sp_err *err)
 {
+	if (check_input(path, err))
+		return -1;
 	if (format_of(path) == FORMAT_NPZ) {
 		int64_t ncols, nnz;
 		return csr_npz_load_indptr(path, indptr, nrows, &ncols, &nnz, err);

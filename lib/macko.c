@@ -33,7 +33,7 @@
 #include <tmmintrin.h>
 #endif
 
-#include "fp16.h"
+#include "half.h"
 #include "macko_blocks.h"
 #include "parallel.h"
 
@@ -210,7 +210,7 @@ static inline uint64_t nonzero_mask(const uint16_t *p, int n)
 		mask |= ((w * 0x0001000200040008ULL) >> 48) << i;
 	}
 	for (; i < n; i++)
-		mask |= (uint64_t)!fp16_is_zero(p[i]) << i;
+		mask |= (uint64_t)!half_is_zero(p[i]) << i;
 	return mask;
 }
 
@@ -392,8 +392,8 @@ static int64_t csr_walk_row(const struct source *s, int64_t r, struct writer *w)
 	const struct csr *a = s->csr;
 	int64_t stored = 0, prev = -1;
 	for (int64_t j = a->indptr[r]; j < a->indptr[r + 1]; j++) {
-		uint16_t h = fp16_from_float(a->values[j]);
-		if (fp16_is_zero(h))
+		uint16_t h = half_from_float(a->values[j]);
+		if (half_is_zero(h))
 			continue; /* rounded to zero: dropped */
 		int64_t gap = a->indices[j] - prev - 1;
 		if (w)
@@ -553,7 +553,7 @@ static void decompress_row(void *ctx, int64_t r)
 	int64_t col = -1;
 	for (int64_t k = m->row_indices[r]; k < m->row_indices[r + 1]; k++) {
 		col += 1 + macko_delta(m->deltas, k);
-		if (!fp16_is_zero(m->values[k]))
+		if (!half_is_zero(m->values[k]))
 			row[col] = m->values[k];
 	}
 }
@@ -618,7 +618,7 @@ void macko_stats(const struct macko *m, struct macko_stats *s)
 	s->cols = m->cols;
 	s->stored = m->elements;
 	for (int64_t k = 0; k < m->elements; k++)
-		s->nonzeros += !fp16_is_zero(m->values[k]);
+		s->nonzeros += !half_is_zero(m->values[k]);
 	s->padding_zeros = s->stored - s->nonzeros;
 	double entries = (double)m->rows * (double)m->cols;
 	s->density = entries > 0 ? s->nonzeros / entries : 0;

@@ -7,7 +7,7 @@
  * so an inf or NaN in x shows up in the rows that store its column. */
 #include "macko.h"
 
-#include "fp16.h"
+#include "half.h"
 #include "macko_blocks.h"
 
 #define SPMV_MAX_VECTORS 16
@@ -29,7 +29,7 @@ static void spmv_row(void *ctx, int64_t r)
 	int64_t col = -1;
 	for (int64_t k = m->row_indices[r]; k < m->row_indices[r + 1]; k++) {
 		col += 1 + macko_delta(m->deltas, k);
-		double a = fp16_to_float(m->values[k]);
+		double a = half_to_float(m->values[k]);
 		for (int v = 0; v < j->nvec; v++)
 			acc[v] += a * j->x[v * m->cols + col];
 	}

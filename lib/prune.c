@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fp16.h"
+#include "half.h"
 #include "parallel.h"
 
-#define MAGNITUDES (FP16_ABS + 1)
+#define MAGNITUDES (HALF_ABS + 1)
 #define PRUNE_MIN_CHUNK ((int64_t)1 << 22)
 #define PRUNE_MAX_CHUNKS 256
 /* per-chunk histograms count in uint32 */
@@ -47,7 +47,7 @@ static void histogram_chunk(void *ctx, int64_t c)
 	struct prune_job *j = ctx;
 	uint32_t *h = j->hist + c * MAGNITUDES;
 	for (int64_t i = c * j->chunk, end = chunk_end(j, c); i < end; i++)
-		h[j->dense[i] & FP16_ABS]++;
+		h[j->dense[i] & HALF_ABS]++;
 }
 
 /* Zero the n entries from p whose magnitude bits are below lo (at most
@@ -66,7 +66,7 @@ static void zero_below(uint16_t *p, int64_t n, unsigned lo)
 		memcpy(p + i, &w, sizeof w);
 	}
 	for (; i < n; i++)
-		p[i] &= (uint16_t)-((p[i] & FP16_ABS) >= lo);
+		p[i] &= (uint16_t)-((p[i] & HALF_ABS) >= lo);
 }
 
 /* Keep what is above the cut, and at the cut the chunk's first quota
@@ -80,7 +80,7 @@ static void select_chunk(void *ctx, int64_t c)
 		split = end;
 	else
 		for (int64_t seen = 0; seen < j->quota[c]; split++)
-			seen += (j->dense[split] & FP16_ABS) == j->cut;
+			seen += (j->dense[split] & HALF_ABS) == j->cut;
 	zero_below(j->dense + start, split - start, (unsigned)j->cut);
 	zero_below(j->dense + split, end - split, (unsigned)j->cut + 1);
 }
@@ -140,10 +140,10 @@ void prune_below(uint16_t *dense, int64_t n, double threshold)
 		return; /* nothing has |v| < 0, nor < NaN */
 	/* The smallest magnitude pattern whose value is >= threshold (inf at
 	 * worst), found once: magnitudes are monotone in their bits. */
-	uint16_t lo = 0, hi = FP16_INF;
+	uint16_t lo = 0, hi = HALF_INF;
 	while (lo < hi) {
 		uint16_t mid = (uint16_t)((lo + hi) / 2);
-		if (fp16_to_float(mid) >= threshold)
+		if (half_to_float(mid) >= threshold)
 			hi = mid;
 		else
 			lo = (uint16_t)(mid + 1);

@@ -38,14 +38,14 @@ assert_error() {
 	fi
 }
 
-# assert_no_outputs DIR: nothing but the listed inputs is left in DIR
-# (no partial output, no temporary file).
+# assert_only_files DIR [NAME]...: DIR holds exactly the named files (no
+# partial output, no temporary file).
 assert_only_files() {
 	local dir=$1
 	shift
-	local have want
+	local have want=""
 	have=$(cd "$dir" && ls -A | sort | tr '\n' ' ')
-	want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
+	[ $# -gt 0 ] && want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
 	if [ "$have" != "$want" ]; then
 		echo "files in $dir: '$have', expected '$want'"
 		return 1

@@ -88,7 +88,8 @@ with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, 'w') as zout:
     for item in zin.infolist():
         data = zin.read(item.filename)
         if item.filename == 'indices.npy':
-            data = b'garbage'
+            # keep the .npy header (128 bytes), ruin the data
+            data = data[:128] + bytes(b ^ 0x5a for b in data[128:])
         zout.writestr(item, data)
 PY
 	"$BIN/$G" -q "$T/g.npz" -o "$T/a.warp4"
@@ -96,7 +97,7 @@ PY
 	cmp "$T/a.warp4" "$T/b.warp4"
 	# converting needs the whole graph, so there the damage is reported
 	run "$BIN/$G" "$T/bad.npz" --graph-out "$T/out.npz"
-	assert_error 1 $G "bad.npz.*indices"
+	assert_error 1 $G "bad.npz: row [0-9]+ has column [0-9]+ outside"
 	[ ! -e "$T/out.npz" ]
 }
 
@@ -155,7 +156,7 @@ assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in z.infolist())"
 	run "$BIN/$G" "$T/g.npz" --check "$T/ok.warp4"
 	[ "$status" -eq 0 ]
 	run "$BIN/$G" "$T/g.npz" --check "$T/ok.warp4" -w 32
-	assert_error 1 $G "ok.warp4: record 0"
+	assert_error 1 $G "ok.warp4: record [0-9]+ has length [0-9]+ .*limit 32"
 	head -c -16 "$T/ok.warp4" > "$T/short.warp4"
 	run "$BIN/$G" "$T/g.npz" --check "$T/short.warp4"
 	assert_error 1 $G "short.warp4: row [0-9]+ is not covered"

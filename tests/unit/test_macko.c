@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fp16.h"
+#include "half.h"
 #include "macko.h"
 #include "rng.h"
 
@@ -23,7 +23,7 @@ static uint16_t random_nonzero_half(struct rng *r)
 {
 	for (;;) {
 		uint16_t h = (uint16_t)rng_u64(r);
-		if ((h & FP16_INF) != FP16_INF && !fp16_is_zero(h))
+		if ((h & HALF_INF) != HALF_INF && !half_is_zero(h))
 			return h; /* finite, subnormals included, either sign */
 	}
 }
@@ -59,10 +59,10 @@ static void ref_compress(const uint16_t *dense, int64_t rows, int64_t cols, stru
 		int zeros = 0;
 		for (int64_t c = 0; c < cols; c++) {
 			uint16_t h = dense[r * cols + c];
-			if (fp16_is_zero(h) && ++zeros < 16)
+			if (half_is_zero(h) && ++zeros < 16)
 				continue;
-			val[k] = fp16_is_zero(h) ? 0 : h;
-			del[k++] = (uint8_t)(fp16_is_zero(h) ? 15 : zeros);
+			val[k] = half_is_zero(h) ? 0 : h;
+			del[k++] = (uint8_t)(half_is_zero(h) ? 15 : zeros);
 			zeros = 0;
 		}
 		while (k > ri[r] && val[k - 1] == 0) /* trim stored zeros at the row's end */
@@ -102,7 +102,7 @@ static void assert_round_trip(const uint16_t *dense, const struct macko *m)
 	memset(back, 0xa5, (size_t)n * sizeof *back); /* decompress must write every entry */
 	macko_decompress(m, back);
 	for (int64_t i = 0; i < n; i++) {
-		uint16_t want = fp16_is_zero(dense[i]) ? 0 : dense[i];
+		uint16_t want = half_is_zero(dense[i]) ? 0 : dense[i];
 		if (back[i] != want)
 			fail_msg("entry %lld (row %lld): got 0x%04x, want 0x%04x", (long long)i,
 				 (long long)(i / m->cols), back[i], want);
@@ -356,16 +356,16 @@ static void dense_to_csr(const uint16_t *a, int64_t rows, int64_t cols, struct c
 {
 	int64_t nnz = 0;
 	for (int64_t i = 0; i < rows * cols; i++)
-		nnz += !fp16_is_zero(a[i]);
+		nnz += !half_is_zero(a[i]);
 	struct sp_err e;
 	assert_int_equal(csr_alloc(g, rows, cols, nnz, 1, "g", &e), 0);
 	int64_t j = 0;
 	for (int64_t r = 0; r < rows; r++) {
 		for (int64_t c = 0; c < cols; c++) {
-			if (fp16_is_zero(a[r * cols + c]))
+			if (half_is_zero(a[r * cols + c]))
 				continue;
 			g->indices[j] = (int32_t)c;
-			g->values[j++] = fp16_to_float(a[r * cols + c]);
+			g->values[j++] = half_to_float(a[r * cols + c]);
 		}
 		g->indptr[r + 1] = j;
 	}
@@ -540,7 +540,7 @@ static void dense_gemv(const uint16_t *a, int64_t rows, int64_t cols, const floa
 		for (int64_t r = 0; r < rows; r++) {
 			double acc = 0;
 			for (int64_t c = 0; c < cols; c++)
-				acc += (double)fp16_to_float(a[r * cols + c]) * x[v * cols + c];
+				acc += (double)half_to_float(a[r * cols + c]) * x[v * cols + c];
 			double prior = beta != 0 ? beta * y_in[v * rows + r] : 0;
 			y[v * rows + r] = alpha * acc + prior;
 		}

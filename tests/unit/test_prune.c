@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fp16.h"
+#include "half.h"
 #include "macko.h"
 #include "rng.h"
 
@@ -46,7 +46,7 @@ static int64_t count_nonzero(const uint16_t *a, int64_t n)
 {
 	int64_t k = 0;
 	for (int64_t i = 0; i < n; i++)
-		k += !fp16_is_zero(a[i]);
+		k += !half_is_zero(a[i]);
 	return k;
 }
 
@@ -57,7 +57,7 @@ static void check_selection(const uint16_t *before, const uint16_t *after, int64
 	uint16_t min_kept = 0xffff, max_dropped = 0;
 	int64_t first_dropped_at_min = -1, last_kept_at = -1;
 	for (int64_t i = 0; i < n; i++) {
-		uint16_t mag = before[i] & FP16_ABS;
+		uint16_t mag = before[i] & HALF_ABS;
 		if (after[i] == before[i] && !(after[i] == 0 && mag == 0)) {
 			if (mag < min_kept)
 				min_kept = mag;
@@ -69,7 +69,7 @@ static void check_selection(const uint16_t *before, const uint16_t *after, int64
 	}
 	assert_true(min_kept >= max_dropped);
 	for (int64_t i = 0; i < n; i++) {
-		if ((before[i] & FP16_ABS) != min_kept || min_kept == 0)
+		if ((before[i] & HALF_ABS) != min_kept || min_kept == 0)
 			continue;
 		if (after[i] == before[i])
 			last_kept_at = i;
@@ -175,7 +175,7 @@ static void test_prune_below_every_half(void **state)
 		memcpy(a, all, 65536 * sizeof *a);
 		prune_below(a, 65536, thresholds[t]);
 		for (uint32_t h = 0; h < 65536; h++) {
-			int drop = fabs((double)fp16_to_float((uint16_t)h)) < thresholds[t];
+			int drop = fabs((double)half_to_float((uint16_t)h)) < thresholds[t];
 			if (a[h] != (drop ? 0 : h))
 				fail_msg("threshold %g: 0x%04x became 0x%04x", thresholds[t], h, a[h]);
 		}
