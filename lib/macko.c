@@ -16,10 +16,11 @@
  * (SSE2 compares, or a portable four-at-a-time trick). Counting is then a
  * popcount per chunk; writing a chunk without long gaps packs eight columns
  * at a time with a byte shuffle (SSSE3, checked at run time), else walks
- * the mask's bits. On one core of a shared 2-core Xeon VM a 28672 x 8192
- * matrix at density 0.5 (0.47 GB) compresses in 0.33-0.47 s: the two
- * passes' reads of the input alone take 0.11 s at its 8.5 GB/s, and the
- * kernel's zeroing of the new arrays is about a sixth. */
+ * the mask's bits. A 28672 x 8192 matrix at density 0.5 (0.47 GB of fp16)
+ * compresses in 0.31-0.36 s on one core of a Sapphire-Rapids-class Xeon
+ * (0.65-0.76 s per GB), 0.17-0.19 s on two, 0.035 s on sixteen; counting
+ * alone is 0.09 s of it, a plain read of the input. Density 0.1: 0.36 s,
+ * 0.9: 0.31 s, on one core. */
 #include "macko.h"
 
 #include <pthread.h>
