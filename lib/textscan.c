@@ -146,12 +146,6 @@ struct text_span text_span_trim(struct text_span s)
 	return s;
 }
 
-int text_span_blank(struct text_span s)
-{
-	s = text_span_trim(s);
-	return s.p == s.end;
-}
-
 int text_span_equal_nocase(struct text_span s, const char *word)
 {
 	size_t n = strlen(word);
