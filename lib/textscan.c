@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -147,12 +146,6 @@ struct text_span text_span_trim(struct text_span s)
 	return s;
 }
 
-int text_span_blank(struct text_span s)
-{
-	s = text_span_trim(s);
-	return s.p == s.end;
-}
-
 int text_span_equal_nocase(struct text_span s, const char *word)
 {
 	size_t n = strlen(word);
@@ -251,14 +244,6 @@ static const double pow10_exact[] = {
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
-#if LDBL_MANT_DIG >= 64
-/* And those an x87 long double holds exactly (5^27 < 2^64). */
-static const long double pow10_exact_ld[] = {
-	1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
-	1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
-	1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L,
-};
-
 static double bits_to_double(uint64_t u)
 {
 	double d;
@@ -266,28 +251,65 @@ static double bits_to_double(uint64_t u)
 	return d;
 }
 
-/* m * 10^e10 through long double: one rounding to 64 bits, then one to
- * double, so the result is within one double ulp of the correctly rounded
- * value. Float rounding is monotone, so if both neighbours of that double
- * round to the same float as it does, that float is the one (float)strtod()
- * gives. Otherwise (a near tie) returns 0 and the caller asks strtod. */
-static int float_via_long_double(uint64_t m, int e10, float *out)
+/* m * 10^e10 rounded to float as (float)strtod would: first to the nearest
+ * double c, then to float. With m and the power of ten exact, one double
+ * operation gives c (Clinger's fast path). Otherwise up to three roundings
+ * leave d within a few ulps of c; float rounding is monotone, so when the
+ * doubles 8 ulps either side of d round to the same float as d, that float
+ * is (float)c. Returns 0 when it cannot tell (a near tie, about one number
+ * in 10^7, or an exponent out of reach); the caller then asks strtod. */
+static int float_from_decimal(uint64_t m, int64_t e10, float *out)
 {
-	long double x = e10 < 0 ? (long double)m / pow10_exact_ld[-e10]
-				: (long double)m * pow10_exact_ld[e10];
-	double d = (double)x;
+	if (m <= (uint64_t)1 << 53 && e10 >= -22 && e10 <= 22) {
+		double c = e10 < 0 ? (double)m / pow10_exact[-e10] : (double)m * pow10_exact[e10];
+		*out = (float)c;
+		return 1;
+	}
+	if (e10 < -44 || e10 > 44)
+		return 0;
+	double d = (double)m;
+	int64_t e = e10 < 0 ? -e10 : e10;
+	if (e > 22) {
+		d = e10 < 0 ? d / pow10_exact[22] : d * pow10_exact[22];
+		e -= 22;
+	}
+	d = e10 < 0 ? d / pow10_exact[e] : d * pow10_exact[e];
 	uint64_t u;
 	memcpy(&u, &d, sizeof u);
 	float f = (float)d;
-	if ((float)bits_to_double(u - 1) != f || (float)bits_to_double(u + 1) != f)
+	if ((float)bits_to_double(u - 8) != f || (float)bits_to_double(u + 8) != f)
 		return 0;
 	*out = f;
 	return 1;
 }
-#endif
 
-/* The rare inputs the fast paths leave: more than 19 significant digits,
- * exponents beyond 10^±27, near ties. strtod wants a NUL-terminated copy.
+/* Eight ASCII digits at *p as a number, in a few multiplications rather
+ * than eight dependent steps (the usual SWAR trick, little-endian); 0 when
+ * fewer than eight bytes remain or one is not a digit. */
+static int take_eight_digits(const char **p, const char *end, uint64_t *out)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t v;
+	if (end - *p < 8)
+		return 0;
+	memcpy(&v, *p, 8);
+	if ((v & 0xf0f0f0f0f0f0f0f0) != 0x3030303030303030 ||
+	    ((v + 0x0606060606060606) & 0xf0f0f0f0f0f0f0f0) != 0x3030303030303030)
+		return 0;
+	v -= 0x3030303030303030;
+	v = v * 10 + (v >> 8); /* pairs of digits in every other byte */
+	v = (((v & 0x000000ff000000ff) * (100 + (1000000ULL << 32))) +
+	     (((v >> 16) & 0x000000ff000000ff) * (1 + (10000ULL << 32)))) >> 32;
+	*out = v;
+	*p += 8;
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/* The rare inputs float_from_decimal leaves: more than 19 significant digits,
+ * exponents beyond 10^±44, near ties. strtod wants a NUL-terminated copy.
  * The syntax is already checked, and spkit never calls setlocale, so the
  * decimal point strtod expects is '.'. */
 static float float_via_strtod(const char *p, const char *end)
@@ -334,7 +356,15 @@ enum text_num text_parse_float(struct text_span s, float *out)
 		}
 	}
 	if (p < s.end && *p == '.') {
-		for (p++; p < s.end && is_digit(*p); p++) {
+		p++;
+		/* Eight digits at a time once the leading zeros are behind. */
+		uint64_t eight;
+		while (m != 0 && sig <= 11 && take_eight_digits(&p, s.end, &eight)) {
+			m = m * 100000000 + eight;
+			sig += 8;
+			e10 -= 8;
+		}
+		for (; p < s.end && is_digit(*p); p++) {
 			any = 1;
 			if (sig < 19) {
 				m = m * 10 + (unsigned)(*p - '0');
@@ -364,20 +394,9 @@ enum text_num text_parse_float(struct text_span s, float *out)
 	if (p != s.end)
 		return TEXT_SYNTAX;
 
-	float f;
-	if (m == 0) {
-		f = 0;
-	} else if (!slow && m <= (uint64_t)1 << 53 && e10 >= -22 && e10 <= 22) {
-		/* Clinger's fast path: both operands exact, so one rounding. */
-		double d = e10 < 0 ? (double)m / pow10_exact[-e10] : (double)m * pow10_exact[e10];
-		f = (float)d;
-#if LDBL_MANT_DIG >= 64
-	} else if (!slow && e10 >= -27 && e10 <= 27 && float_via_long_double(m, (int)e10, &f)) {
-		/* f is set */
-#endif
-	} else {
+	float f = 0;
+	if (m != 0 && (slow || !float_from_decimal(m, e10, &f)))
 		f = float_via_strtod(digits_start, s.end);
-	}
 	if (!isfinite(f))
 		return TEXT_NOT_FINITE;
 	*out = neg ? -f : f;

@@ -58,8 +58,6 @@ int text_scan_fail(const struct text_scan *s, struct sp_err *err, const char *fm
 
 /* Leading and trailing spaces and tabs removed. */
 struct text_span text_span_trim(struct text_span s);
-/* Is the line empty or only spaces and tabs? */
-int text_span_blank(struct text_span s);
 /* Does s equal word, ignoring ASCII case? */
 int text_span_equal_nocase(struct text_span s, const char *word);
 
