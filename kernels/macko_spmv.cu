@@ -106,79 +106,160 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint2 
 	return t;
 }
 
+/* x (nvec x cols, row-major) into shared memory as [col][NVP]. Eight
+ * columns a thread: one 16-byte load from each vector, all independent, so
+ * staging costs one L2 round trip instead of one per column. */
+template <int NVP>
+__device__ __forceinline__ void stage_x(__half *xs, const __half *x, int cols, int nvec)
+{
+	if (cols % 8 == 0) {
+		for (int g = threadIdx.x; g < cols / 8; g += blockDim.x) {
+			uint4 in[NVP];
+#pragma unroll
+			for (int v = 0; v < NVP; v++)
+				in[v] = v < nvec ? *reinterpret_cast<const uint4 *>(x + (size_t)v * cols + 8 * g)
+						 : make_uint4(0, 0, 0, 0);
+#pragma unroll
+			for (int j = 0; j < 8; j++) {
+				__half col[NVP];
+#pragma unroll
+				for (int v = 0; v < NVP; v++)
+					col[v] = reinterpret_cast<const __half *>(&in[v])[j];
+#pragma unroll
+				for (int v = 0; v < NVP; v++)
+					xs[(size_t)(8 * g + j) * NVP + v] = col[v];
+			}
+		}
+	} else {
+		for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+#pragma unroll
+			for (int v = 0; v < NVP; v++)
+				xs[(size_t)c * NVP + v] = v < nvec ? x[(size_t)v * cols + c] : __float2half(0.0f);
+		}
+	}
+	__syncthreads();
+}
+
+/* Where a warp is in its sequence of rows: row r (its k-th), elements
+ * [s, e), current step starting at base. */
+struct cursor {
+	int k, r, s, e, base;
+};
+
+/* Move to the warp's next row that has a step to run. Rows whose aligned
+ * start is already at their end (empty rows) are finished on the way:
+ * their y is beta * y_in. Row pointers come from `ptr`, which lane j
+ * loaded for the warp's row k0 + j, reloaded every 32 rows. */
+template <typename OutT>
+__device__ __forceinline__ void next_row(cursor &c, int &ptr_lo, int &ptr_hi, int &k0, int lane,
+					 int first_row, int nwarps, int rows,
+					 const int32_t *__restrict__ row_indices, int nvec, float beta,
+					 const OutT *__restrict__ y_in, OutT *__restrict__ y)
+{
+	for (;;) {
+		c.k++;
+		c.r = first_row + c.k * nwarps;
+		if (c.r >= rows)
+			return;
+		if (c.k - k0 == 32) {
+			k0 = c.k;
+			const int rr = first_row + (k0 + lane) * nwarps;
+			ptr_lo = rr < rows ? __ldg(row_indices + rr) : 0;
+			ptr_hi = rr < rows ? __ldg(row_indices + rr + 1) : 0;
+		}
+		c.s = __shfl_sync(0xffffffffu, ptr_lo, c.k - k0);
+		c.e = __shfl_sync(0xffffffffu, ptr_hi, c.k - k0);
+		c.base = c.s & ~(LANE_ELEMS - 1);
+		if (c.base < c.e)
+			return;
+		if (lane < nvec) {
+			const size_t at = (size_t)lane * rows + c.r;
+			y[at] = from_float<OutT>(beta != 0.0f ? beta * to_float<OutT>(y_in[at]) : 0.0f);
+		}
+	}
+}
+
 template <int NVP, bool SHARED, typename OutT>
-__global__ void __launch_bounds__(BLOCK) macko_spmv_kernel(
+__global__ void __launch_bounds__(BLOCK, SHARED && NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 	const uint4 *__restrict__ values, const uint2 *__restrict__ deltas,
 	const int32_t *__restrict__ row_indices, int rows, int cols, const __half *__restrict__ x,
 	int nvec, float alpha, float beta, const OutT *__restrict__ y_in, OutT *__restrict__ y)
 {
 	extern __shared__ __align__(16) unsigned char smem[];
 	__half *xs = reinterpret_cast<__half *>(smem);
-	if (SHARED) {
-		/* One column's NVP values per thread: coalesced reads of each vector. */
-		for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-#pragma unroll
-			for (int v = 0; v < NVP; v++)
-				xs[(size_t)c * NVP + v] = v < nvec ? x[(size_t)v * cols + c] : __float2half(0.0f);
-		}
-		__syncthreads();
-	}
+	if (SHARED)
+		stage_x<NVP>(xs, x, cols, nvec);
 	const int lane = threadIdx.x & 31;
 	const int nwarps = gridDim.x * WARPS_PER_BLOCK;
-	for (int r = blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5); r < rows; r += nwarps) {
-		const int s = row_indices[r], e = row_indices[r + 1];
-		float acc[NVP];
-#pragma unroll
-		for (int v = 0; v < NVP; v++)
-			acc[v] = 0.0f;
-		int carry = 0; /* sum of (delta + 1) over the row's elements before this step */
-		int base = s & ~(LANE_ELEMS - 1);
-		step_data next = load_step(values, deltas, base + lane * LANE_ELEMS, s, e);
-		for (; base < e; base += STEP) {
-			const int first = base + lane * LANE_ELEMS;
-			const step_data cur = next;
-			next = load_step(values, deltas, first + STEP, s, e);
+	const int first_row = blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5);
 
-			/* Increments and their prefix within the lane. */
-			int pre[LANE_ELEMS];
-			int total = 0;
-#pragma unroll
-			for (int k = 0; k < LANE_ELEMS; k++) {
-				const int i = first + k;
-				const uint32_t word = k < 8 ? cur.d.x : cur.d.y;
-				const int delta = (word >> (4 * (k & 7))) & 15;
-				total += (i >= s && i < e) ? delta + 1 : 0;
-				pre[k] = total;
-			}
-			int incl = total;
-#pragma unroll
-			for (int off = 1; off < 32; off <<= 1) {
-				const int t = __shfl_up_sync(0xffffffffu, incl, off);
-				if (lane >= off)
-					incl += t;
-			}
-			const int col0 = carry + incl - total - 1;
-			carry += __shfl_sync(0xffffffffu, incl, 31);
+	/* The pipeline runs across rows: the first step of the next row is
+	 * loaded while the last step of this one is decoded, so a warp always
+	 * has a step in flight and never waits on a row pointer. */
+	int ptr_lo = 0, ptr_hi = 0, k0 = 0;
+	cursor at = {-1, 0, 0, 0, 0};
+	next_row<OutT>(at, ptr_lo, ptr_hi, k0 = -32, lane, first_row, nwarps, rows, row_indices,
+		       nvec, beta, y_in, y);
+	if (at.r >= rows)
+		return;
+	step_data next = load_step(values, deltas, at.base + lane * LANE_ELEMS, at.s, at.e);
 
-			const uint32_t words[8] = {cur.v0.x, cur.v0.y, cur.v0.z, cur.v0.w,
-						   cur.v1.x, cur.v1.y, cur.v1.z, cur.v1.w};
+	float acc[NVP];
 #pragma unroll
-			for (int k = 0; k < LANE_ELEMS; k += 2) {
-				const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&words[k / 2]));
+	for (int v = 0; v < NVP; v++)
+		acc[v] = 0.0f;
+	int carry = 0; /* sum of (delta + 1) over the row's elements before this step */
+	while (at.r < rows) {
+		const cursor cur = at;
+		const step_data d = next;
+		at.base += STEP;
+		if (at.base >= at.e)
+			next_row<OutT>(at, ptr_lo, ptr_hi, k0, lane, first_row, nwarps, rows, row_indices,
+				       nvec, beta, y_in, y);
+		if (at.r < rows)
+			next = load_step(values, deltas, at.base + lane * LANE_ELEMS, at.s, at.e);
+
+		const int first = cur.base + lane * LANE_ELEMS;
+		/* Increments and their prefix within the lane. */
+		int pre[LANE_ELEMS];
+		int total = 0;
 #pragma unroll
-				for (int h = 0; h < 2; h++) {
-					const int i = first + k + h;
-					if (i >= s && i < e) {
-						float xv[NVP];
-						load_x<NVP, SHARED>(xs, x, cols, nvec, col0 + pre[k + h], xv);
-						const float av = h ? a.y : a.x;
+		for (int k = 0; k < LANE_ELEMS; k++) {
+			const int i = first + k;
+			const uint32_t word = k < 8 ? d.d.x : d.d.y;
+			const int delta = (word >> (4 * (k & 7))) & 15;
+			total += (i >= cur.s && i < cur.e) ? delta + 1 : 0;
+			pre[k] = total;
+		}
+		int incl = total;
 #pragma unroll
-						for (int v = 0; v < NVP; v++)
-							acc[v] = fmaf(av, xv[v], acc[v]);
-					}
+		for (int off = 1; off < 32; off <<= 1) {
+			const int t = __shfl_up_sync(0xffffffffu, incl, off);
+			if (lane >= off)
+				incl += t;
+		}
+		const int col0 = carry + incl - total - 1;
+		carry += __shfl_sync(0xffffffffu, incl, 31);
+
+		const uint32_t words[8] = {d.v0.x, d.v0.y, d.v0.z, d.v0.w, d.v1.x, d.v1.y, d.v1.z, d.v1.w};
+#pragma unroll
+		for (int k = 0; k < LANE_ELEMS; k += 2) {
+			const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&words[k / 2]));
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const int i = first + k + h;
+				if (i >= cur.s && i < cur.e) {
+					float xv[NVP];
+					load_x<NVP, SHARED>(xs, x, cols, nvec, col0 + pre[k + h], xv);
+					const float av = h ? a.y : a.x;
+#pragma unroll
+					for (int v = 0; v < NVP; v++)
+						acc[v] = fmaf(av, xv[v], acc[v]);
 				}
 			}
 		}
+		if (cur.base + STEP < cur.e)
+			continue; /* the row goes on */
 #pragma unroll
 		for (int v = 0; v < NVP; v++) {
 #pragma unroll
@@ -190,12 +271,16 @@ __global__ void __launch_bounds__(BLOCK) macko_spmv_kernel(
 #pragma unroll
 			for (int v = 0; v < NVP; v++)
 				sum = v == lane ? acc[v] : sum;
-			const size_t at = (size_t)lane * rows + r;
+			const size_t o = (size_t)lane * rows + cur.r;
 			float out = alpha * sum;
 			if (beta != 0.0f)
-				out = fmaf(beta, to_float<OutT>(y_in[at]), out);
-			y[at] = from_float<OutT>(out);
+				out = fmaf(beta, to_float<OutT>(y_in[o]), out);
+			y[o] = from_float<OutT>(out);
 		}
+#pragma unroll
+		for (int v = 0; v < NVP; v++)
+			acc[v] = 0.0f;
+		carry = 0;
 	}
 }
 
