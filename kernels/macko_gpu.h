@@ -23,6 +23,7 @@ struct macko_dev {
 	void *values; /* fp16 */
 	void *deltas;
 	int32_t *row_indices;
+	void *xt; /* scratch: x transposed to [col][vector] for several vectors */
 };
 
 enum macko_out { MACKO_OUT_F16, MACKO_OUT_F32 };

@@ -22,11 +22,12 @@
  * current step is decoded (software pipelining), so each warp keeps two
  * steps (2.5 KB) in flight.
  *
- * x lives in shared memory as fp16 [col][NVP] (NVP = nvec rounded up to a
- * power of two), so all vectors of one element come in one 2..32-byte
- * shared load and the matrix is read once whatever nvec is. When that does
- * not fit (cols * NVP * 2 bytes over the shared-memory limit), x is read
- * from global memory (L2) instead: correct, slower. */
+ * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two;
+ * for NVP > 1 a small kernel transposes it first), so all vectors of one
+ * element come in one 2..32-byte load and the matrix is read once whatever
+ * nvec is. As many columns as fit are copied into shared memory; the rest
+ * (16 vectors of more than ~7,000 columns) are read from the global copy,
+ * through L1 and L2. */
 #include <cuda_fp16.h>
 
 #include <stdint.h>
@@ -42,40 +43,33 @@ enum { WARPS_PER_BLOCK = 16, BLOCK = 32 * WARPS_PER_BLOCK, STEP = 512, LANE_ELEM
  * stays inside the allocation. */
 enum { DEVICE_PAD = STEP };
 
-/* The NVP fp16 entries of x for one column, as floats. */
-template <int NVP, bool SHARED>
-__device__ __forceinline__ void load_x(const __half *xs, const __half *xg, int cols, int nvec,
-				       int c, float (&out)[NVP])
+/* The NVP fp16 entries of x for column c, as floats, from p = the column's
+ * NVP halves (shared or global memory): one 2- to 32-byte access. */
+template <int NVP>
+__device__ __forceinline__ void load_x(const __half *p, float (&out)[NVP])
 {
-	if (SHARED) {
-		const __half *p = xs + (size_t)c * NVP;
-		if constexpr (NVP == 1) {
-			out[0] = __half2float(p[0]);
-		} else if constexpr (NVP == 2) {
-			float2 f = __half22float2(*reinterpret_cast<const __half2 *>(p));
-			out[0] = f.x;
-			out[1] = f.y;
-		} else {
-			/* 4, 8 or 16 halves: 8- or 16-byte loads. */
+	if constexpr (NVP == 1) {
+		out[0] = __half2float(*p);
+	} else if constexpr (NVP == 2) {
+		float2 f = __half22float2(*reinterpret_cast<const __half2 *>(p));
+		out[0] = f.x;
+		out[1] = f.y;
+	} else {
+		/* 4, 8 or 16 halves: 8- or 16-byte loads. */
 #pragma unroll
-			for (int q = 0; q < NVP; q += 8 < NVP ? 8 : NVP) {
-				__half2 h[4];
-				if constexpr (NVP == 4)
-					*reinterpret_cast<uint2 *>(h) = *reinterpret_cast<const uint2 *>(p + q);
-				else
-					*reinterpret_cast<uint4 *>(h) = *reinterpret_cast<const uint4 *>(p + q);
+		for (int q = 0; q < NVP; q += 8 < NVP ? 8 : NVP) {
+			__half2 h[4];
+			if constexpr (NVP == 4)
+				*reinterpret_cast<uint2 *>(h) = *reinterpret_cast<const uint2 *>(p + q);
+			else
+				*reinterpret_cast<uint4 *>(h) = *reinterpret_cast<const uint4 *>(p + q);
 #pragma unroll
-				for (int k = 0; k < (NVP < 8 ? NVP : 8) / 2; k++) {
-					float2 f = __half22float2(h[k]);
-					out[q + 2 * k] = f.x;
-					out[q + 2 * k + 1] = f.y;
-				}
+			for (int k = 0; k < (NVP < 8 ? NVP : 8) / 2; k++) {
+				float2 f = __half22float2(h[k]);
+				out[q + 2 * k] = f.x;
+				out[q + 2 * k + 1] = f.y;
 			}
 		}
-	} else {
-#pragma unroll
-		for (int v = 0; v < NVP; v++)
-			out[v] = v < nvec ? __half2float(xg[(size_t)v * cols + c]) : 0.0f;
 	}
 }
 
@@ -106,38 +100,41 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint2 
 	return t;
 }
 
-/* x (nvec x cols, row-major) into shared memory as [col][NVP]. Eight
- * columns a thread: one 16-byte load from each vector, all independent, so
- * staging costs one L2 round trip instead of one per column. */
+/* x as [col][NVP] halves (xt) for its first smem_cols columns into shared
+ * memory: a plain copy, 16 bytes a thread at a time, all loads independent,
+ * so staging costs about one L2 round trip. */
 template <int NVP>
-__device__ __forceinline__ void stage_x(__half *xs, const __half *x, int cols, int nvec)
+__device__ __forceinline__ void stage_x(__half *xs, const __half *xt, int smem_cols)
 {
-	if (cols % 8 == 0) {
-		for (int g = threadIdx.x; g < cols / 8; g += blockDim.x) {
-			uint4 in[NVP];
-#pragma unroll
-			for (int v = 0; v < NVP; v++)
-				in[v] = v < nvec ? *reinterpret_cast<const uint4 *>(x + (size_t)v * cols + 8 * g)
-						 : make_uint4(0, 0, 0, 0);
-#pragma unroll
-			for (int j = 0; j < 8; j++) {
-				__half col[NVP];
-#pragma unroll
-				for (int v = 0; v < NVP; v++)
-					col[v] = reinterpret_cast<const __half *>(&in[v])[j];
-#pragma unroll
-				for (int v = 0; v < NVP; v++)
-					xs[(size_t)(8 * g + j) * NVP + v] = col[v];
-			}
-		}
-	} else {
-		for (int c = threadIdx.x; c < cols; c += blockDim.x) {
-#pragma unroll
-			for (int v = 0; v < NVP; v++)
-				xs[(size_t)c * NVP + v] = v < nvec ? x[(size_t)v * cols + c] : __float2half(0.0f);
-		}
-	}
+	const int n = smem_cols * NVP, n16 = n / 8;
+	for (int i = threadIdx.x; i < n16; i += blockDim.x)
+		reinterpret_cast<uint4 *>(xs)[i] = __ldg(reinterpret_cast<const uint4 *>(xt) + i);
+	for (int i = 8 * n16 + threadIdx.x; i < n; i += blockDim.x)
+		xs[i] = xt[i];
 	__syncthreads();
+}
+
+/* x (nvec x cols, row-major) to xt ([col][NVP], vectors past nvec zero):
+ * one column a thread, each vector read coalesced, one vector store. */
+template <int NVP>
+__global__ void transpose_x(const __half *__restrict__ x, int cols, int nvec, __half *__restrict__ xt)
+{
+	const int c = blockIdx.x * blockDim.x + threadIdx.x;
+	if (c >= cols)
+		return;
+	__align__(16) __half col[NVP];
+#pragma unroll
+	for (int v = 0; v < NVP; v++)
+		col[v] = v < nvec ? x[(size_t)v * cols + c] : __float2half(0.0f);
+#pragma unroll
+	for (int q = 0; q < NVP; q += 8 < NVP ? 8 : NVP) {
+		if constexpr (NVP >= 8)
+			*reinterpret_cast<uint4 *>(xt + (size_t)c * NVP + q) = *reinterpret_cast<const uint4 *>(col + q);
+		else if constexpr (NVP == 4)
+			*reinterpret_cast<uint2 *>(xt + (size_t)c * NVP) = *reinterpret_cast<const uint2 *>(col);
+		else
+			*reinterpret_cast<__half2 *>(xt + (size_t)c * NVP) = *reinterpret_cast<const __half2 *>(col);
+	}
 }
 
 /* Where a warp is in its sequence of rows: row r (its k-th), elements
@@ -179,16 +176,16 @@ __device__ __forceinline__ void next_row(cursor &c, int &ptr_lo, int &ptr_hi, in
 	}
 }
 
-template <int NVP, bool SHARED, typename OutT>
-__global__ void __launch_bounds__(BLOCK, SHARED && NVP <= 4 ? 2 : 1) macko_spmv_kernel(
+template <int NVP, typename OutT>
+__global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 	const uint4 *__restrict__ values, const uint2 *__restrict__ deltas,
-	const int32_t *__restrict__ row_indices, int rows, int cols, const __half *__restrict__ x,
-	int nvec, float alpha, float beta, const OutT *__restrict__ y_in, OutT *__restrict__ y)
+	const int32_t *__restrict__ row_indices, int rows, const __half *__restrict__ xt,
+	int smem_cols, int nvec, float alpha, float beta, const OutT *__restrict__ y_in,
+	OutT *__restrict__ y)
 {
 	extern __shared__ __align__(16) unsigned char smem[];
 	__half *xs = reinterpret_cast<__half *>(smem);
-	if (SHARED)
-		stage_x<NVP>(xs, x, cols, nvec);
+	stage_x<NVP>(xs, xt, smem_cols);
 	const int lane = threadIdx.x & 31;
 	const int nwarps = gridDim.x * WARPS_PER_BLOCK;
 	const int first_row = blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5);
@@ -250,7 +247,15 @@ __global__ void __launch_bounds__(BLOCK, SHARED && NVP <= 4 ? 2 : 1) macko_spmv_
 				const int i = first + k + h;
 				if (i >= cur.s && i < cur.e) {
 					float xv[NVP];
-					load_x<NVP, SHARED>(xs, x, cols, nvec, col0 + pre[k + h], xv);
+					const int c = col0 + pre[k + h];
+					/* Two calls, not one on a selected pointer: each then
+					 * knows its address space (LDS, or LDG through L1);
+					 * a pointer that may be either compiles to slower
+					 * generic loads. */
+					if (c < smem_cols)
+						load_x<NVP>(xs + (size_t)c * NVP, xv);
+					else
+						load_x<NVP>(xt + (size_t)c * NVP, xv);
 					const float av = h ? a.y : a.x;
 #pragma unroll
 					for (int v = 0; v < NVP; v++)
@@ -286,7 +291,7 @@ __global__ void __launch_bounds__(BLOCK, SHARED && NVP <= 4 ? 2 : 1) macko_spmv_
 
 extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, struct sp_err *err)
 {
-	*d = (struct macko_dev){m->rows, m->cols, m->elements, m->padded, NULL, NULL, NULL};
+	*d = (struct macko_dev){m->rows, m->cols, m->elements, m->padded, NULL, NULL, NULL, NULL};
 	if (m->rows > INT32_MAX - 1 || m->cols > INT32_MAX || m->padded > INT32_MAX - DEVICE_PAD)
 		return sp_fail(err, "MACKO matrix of %lld x %lld with %lld elements is too large for "
 				    "the GPU kernel's 32-bit indices",
@@ -294,7 +299,8 @@ extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, stru
 	size_t n = (size_t)m->padded + DEVICE_PAD;
 	if (gpu_malloc(&d->values, n * 2, "MACKO values", err) ||
 	    gpu_malloc(&d->deltas, n / 2, "MACKO deltas", err) ||
-	    gpu_malloc((void **)&d->row_indices, (size_t)(m->rows + 1) * 4, "MACKO row_indices", err))
+	    gpu_malloc((void **)&d->row_indices, (size_t)(m->rows + 1) * 4, "MACKO row_indices", err) ||
+	    gpu_malloc(&d->xt, (size_t)m->cols * MACKO_MAX_VECTORS * 2 + 16, "transposed x", err))
 		goto fail;
 	if (GPU_FAILED(err, cudaMemset(d->values, 0, n * 2)) ||
 	    GPU_FAILED(err, cudaMemset(d->deltas, 0, n / 2)) ||
@@ -313,7 +319,8 @@ extern "C" void macko_dev_free(struct macko_dev *d)
 	gpu_free(d->values);
 	gpu_free(d->deltas);
 	gpu_free(d->row_indices);
-	d->values = d->deltas = NULL;
+	gpu_free(d->xt);
+	d->values = d->deltas = d->xt = NULL;
 	d->row_indices = NULL;
 }
 
@@ -344,60 +351,51 @@ static int device_limits(struct device_limits *out, struct sp_err *err)
 	return 0;
 }
 
-template <int NVP, bool SHARED, typename OutT>
+template <int NVP, typename OutT>
 static int launch(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		  const void *y_in, void *y, struct sp_err *err)
 {
-	auto kernel = macko_spmv_kernel<NVP, SHARED, OutT>;
-	const size_t smem = SHARED ? (size_t)d->cols * NVP * sizeof(__half) : 0;
-	/* The grid depends on the shared memory x takes; remember it for the
-	 * last size so repeated products (benchmarks, training) launch at once. */
-	static size_t cached_smem = (size_t)-1;
-	static int cached_grid_per_sm, sms;
-	if (smem != cached_smem) {
-		struct device_limits lim;
-		if (device_limits(&lim, err))
-			return -1;
-		GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						    lim.smem_optin));
-		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cached_grid_per_sm, kernel,
-									     BLOCK, smem));
-		if (cached_grid_per_sm < 1)
-			return sp_fail(err, "MACKO kernel: %zu bytes of shared memory for x do not fit an SM",
-				       smem);
-		sms = lim.sms;
-		cached_smem = smem;
-	}
-	long long grid = (long long)sms * cached_grid_per_sm;
-	long long needed = (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
-	if (grid > needed)
-		grid = needed;
-	kernel<<<(unsigned)grid, BLOCK, smem>>>(
-		(const uint4 *)d->values, (const uint2 *)d->deltas, d->row_indices, (int)d->rows,
-		(int)d->cols, (const __half *)x, nvec, alpha, beta, (const OutT *)y_in, (OutT *)y);
-	GPU_CHECK_LAUNCH(err, "macko_spmv_kernel");
-	return 0;
-}
-
-/* Whether x fits one block's shared memory, with a margin for the
- * kernel's own needs. */
-static int x_fits_shared(const struct macko_dev *d, int nvp, struct sp_err *err)
-{
+	auto kernel = macko_spmv_kernel<NVP, OutT>;
 	struct device_limits lim;
 	if (device_limits(&lim, err))
 		return -1;
-	return (size_t)d->cols * nvp * sizeof(__half) + 1024 <= (size_t)lim.smem_optin;
-}
-
-template <int NVP, typename OutT>
-static int dispatch_shared(const struct macko_dev *d, const void *x, int nvec, float alpha,
-			   float beta, const void *y_in, void *y, struct sp_err *err)
-{
-	int fits = x_fits_shared(d, NVP, err);
-	if (fits < 0)
-		return -1;
-	return fits ? launch<NVP, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err)
-		    : launch<NVP, false, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	/* Columns of x in shared memory: all that fit beside a margin for the
+	 * kernel's own needs, a multiple of 8 so the copy stays in 16 bytes. */
+	int64_t fit = ((int64_t)lim.smem_optin - 1024) / (NVP * (int64_t)sizeof(__half)) / 8 * 8;
+	const int smem_cols = (int)(d->cols < fit ? d->cols : fit);
+	const size_t smem = (size_t)smem_cols * NVP * sizeof(__half);
+	/* The grid depends on the shared memory x takes; remember it for the
+	 * last size so repeated products (benchmarks, training) launch at once. */
+	static size_t cached_smem = (size_t)-1;
+	static int blocks_per_sm;
+	if (smem != cached_smem) {
+		GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    lim.smem_optin));
+		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel,
+									     BLOCK, smem));
+		if (blocks_per_sm < 1)
+			return sp_fail(err, "MACKO kernel: %zu bytes of shared memory for x do not fit an SM",
+				       smem);
+		cached_smem = smem;
+	}
+	const __half *xt = (const __half *)x;
+	if (NVP > 1) {
+		if (!d->xt)
+			return sp_fail(err, "MACKO SpMV: no scratch for the transposed x");
+		transpose_x<NVP><<<(unsigned)((d->cols + 255) / 256), 256>>>((const __half *)x, (int)d->cols,
+									    nvec, (__half *)d->xt);
+		GPU_CHECK_LAUNCH(err, "transpose_x");
+		xt = (const __half *)d->xt;
+	}
+	long long grid = (long long)lim.sms * blocks_per_sm;
+	long long needed = (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+	if (grid > needed)
+		grid = needed;
+	kernel<<<(unsigned)grid, BLOCK, smem>>>((const uint4 *)d->values, (const uint2 *)d->deltas,
+						d->row_indices, (int)d->rows, xt, smem_cols, nvec,
+						alpha, beta, (const OutT *)y_in, (OutT *)y);
+	GPU_CHECK_LAUNCH(err, "macko_spmv_kernel");
+	return 0;
 }
 
 template <typename OutT>
@@ -405,14 +403,14 @@ static int dispatch(const struct macko_dev *d, const void *x, int nvec, float al
 		    const void *y_in, void *y, struct sp_err *err)
 {
 	if (nvec <= 1)
-		return dispatch_shared<1, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+		return launch<1, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 2)
-		return dispatch_shared<2, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+		return launch<2, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 4)
-		return dispatch_shared<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+		return launch<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 8)
-		return dispatch_shared<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	return dispatch_shared<16, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+		return launch<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	return launch<16, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 }
 
 extern "C" int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha,
