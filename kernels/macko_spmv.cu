@@ -176,7 +176,7 @@ __device__ __forceinline__ void next_row(cursor &c, int &ptr_lo, int &ptr_hi, in
 	}
 }
 
-template <int NVP, typename OutT>
+template <int NVP, bool ALL_SHARED, typename OutT>
 __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 	const uint4 *__restrict__ values, const uint2 *__restrict__ deltas,
 	const int32_t *__restrict__ row_indices, int rows, const __half *__restrict__ xt,
@@ -248,11 +248,15 @@ __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 				if (i >= cur.s && i < cur.e) {
 					float xv[NVP];
 					const int c = col0 + pre[k + h];
-					/* Two calls, not one on a selected pointer: each then
-					 * knows its address space (LDS, or LDG through L1);
-					 * a pointer that may be either compiles to slower
-					 * generic loads. */
-					if (c < smem_cols)
+					/* When all of x is in shared memory (ALL_SHARED, the
+					 * usual case) there is no test here: a per-element
+					 * branch would keep the compiler from issuing the 16
+					 * loads of a step together (measured 1.5x slower).
+					 * Otherwise two calls, not one on a selected pointer:
+					 * each then knows its address space (LDS, or LDG
+					 * through L1), where a pointer that may be either
+					 * compiles to slower generic loads. */
+					if (ALL_SHARED || c < smem_cols)
 						load_x<NVP>(xs + (size_t)c * NVP, xv);
 					else
 						load_x<NVP>(xt + (size_t)c * NVP, xv);
@@ -351,18 +355,23 @@ static int device_limits(struct device_limits *out, struct sp_err *err)
 	return 0;
 }
 
-template <int NVP, typename OutT>
+/* Columns of x in shared memory: all that fit beside a margin for the
+ * kernel's own needs, a multiple of 8 so the copy stays in 16 bytes. */
+static int shared_columns(const struct macko_dev *d, int nvp, const struct device_limits *lim)
+{
+	int64_t fit = ((int64_t)lim->smem_optin - 1024) / (nvp * (int64_t)sizeof(__half)) / 8 * 8;
+	return (int)(d->cols < fit ? d->cols : fit);
+}
+
+template <int NVP, bool ALL_SHARED, typename OutT>
 static int launch(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		  const void *y_in, void *y, struct sp_err *err)
 {
-	auto kernel = macko_spmv_kernel<NVP, OutT>;
+	auto kernel = macko_spmv_kernel<NVP, ALL_SHARED, OutT>;
 	struct device_limits lim;
 	if (device_limits(&lim, err))
 		return -1;
-	/* Columns of x in shared memory: all that fit beside a margin for the
-	 * kernel's own needs, a multiple of 8 so the copy stays in 16 bytes. */
-	int64_t fit = ((int64_t)lim.smem_optin - 1024) / (NVP * (int64_t)sizeof(__half)) / 8 * 8;
-	const int smem_cols = (int)(d->cols < fit ? d->cols : fit);
+	const int smem_cols = shared_columns(d, NVP, &lim);
 	const size_t smem = (size_t)smem_cols * NVP * sizeof(__half);
 	/* The grid depends on the shared memory x takes; remember it for the
 	 * last size so repeated products (benchmarks, training) launch at once. */
@@ -398,19 +407,31 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	return 0;
 }
 
+template <int NVP, typename OutT>
+static int launch_fit(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
+		      const void *y_in, void *y, struct sp_err *err)
+{
+	struct device_limits lim;
+	if (device_limits(&lim, err))
+		return -1;
+	if (shared_columns(d, NVP, &lim) == d->cols)
+		return launch<NVP, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	return launch<NVP, false, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+}
+
 template <typename OutT>
 static int dispatch(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		    const void *y_in, void *y, struct sp_err *err)
 {
 	if (nvec <= 1)
-		return launch<1, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+		return launch_fit<1, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 2)
-		return launch<2, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+		return launch_fit<2, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 4)
-		return launch<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+		return launch_fit<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 8)
-		return launch<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	return launch<16, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+		return launch_fit<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	return launch_fit<16, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 }
 
 extern "C" int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha,
