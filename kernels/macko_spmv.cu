@@ -176,6 +176,43 @@ __device__ __forceinline__ void next_row(cursor &c, int &ptr_lo, int &ptr_hi, in
 	}
 }
 
+/* acc[v] += value * x[v][column] over a lane's 16 elements; MASKED checks
+ * each element against the row's [s, e). */
+template <int NVP, bool ALL_SHARED, bool MASKED>
+__device__ __forceinline__ void multiply_step(const uint32_t (&words)[8], const int (&pre)[LANE_ELEMS],
+					      int col0, int first, int s, int e, const __half *xs,
+					      const __half *xt, int smem_cols, float (&acc)[NVP])
+{
+#pragma unroll
+	for (int k = 0; k < LANE_ELEMS; k += 2) {
+		const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&words[k / 2]));
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			const int i = first + k + h;
+			if (!MASKED || (i >= s && i < e)) {
+				float xv[NVP];
+				const int c = col0 + pre[k + h];
+				/* When all of x is in shared memory (ALL_SHARED, the
+				 * usual case) there is no test here: a per-element
+				 * branch would keep the compiler from issuing the
+				 * loads of a step together (measured 1.5x slower).
+				 * Otherwise two calls, not one on a selected pointer:
+				 * each then knows its address space (LDS, or LDG
+				 * through L1), where a pointer that may be either
+				 * compiles to slower generic loads. */
+				if (ALL_SHARED || c < smem_cols)
+					load_x<NVP>(xs + (size_t)c * NVP, xv);
+				else
+					load_x<NVP>(xt + (size_t)c * NVP, xv);
+				const float av = h ? a.y : a.x;
+#pragma unroll
+				for (int v = 0; v < NVP; v++)
+					acc[v] = fmaf(av, xv[v], acc[v]);
+			}
+		}
+	}
+}
+
 template <int NVP, bool ALL_SHARED, typename OutT>
 __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 	const uint4 *__restrict__ values, const uint2 *__restrict__ deltas,
@@ -217,16 +254,30 @@ __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 			next = load_step(values, deltas, at.base + lane * LANE_ELEMS, at.s, at.e);
 
 		const int first = cur.base + lane * LANE_ELEMS;
-		/* Increments and their prefix within the lane. */
+		/* Most steps lie wholly inside their row; only a row's first and
+		 * last step need each element checked against [s, e). The check
+		 * costs a quarter of the instructions per element, so lanes whose
+		 * 16 elements are all inside skip it (two copies of the loops,
+		 * chosen per lane; the warp diverges only at row edges). */
+		const bool inside = first >= cur.s && first + LANE_ELEMS <= cur.e;
 		int pre[LANE_ELEMS];
 		int total = 0;
+		if (inside) {
 #pragma unroll
-		for (int k = 0; k < LANE_ELEMS; k++) {
-			const int i = first + k;
-			const uint32_t word = k < 8 ? d.d.x : d.d.y;
-			const int delta = (word >> (4 * (k & 7))) & 15;
-			total += (i >= cur.s && i < cur.e) ? delta + 1 : 0;
-			pre[k] = total;
+			for (int k = 0; k < LANE_ELEMS; k++) {
+				const uint32_t word = k < 8 ? d.d.x : d.d.y;
+				total += ((word >> (4 * (k & 7))) & 15) + 1;
+				pre[k] = total;
+			}
+		} else {
+#pragma unroll
+			for (int k = 0; k < LANE_ELEMS; k++) {
+				const int i = first + k;
+				const uint32_t word = k < 8 ? d.d.x : d.d.y;
+				const int delta = (word >> (4 * (k & 7))) & 15;
+				total += (i >= cur.s && i < cur.e) ? delta + 1 : 0;
+				pre[k] = total;
+			}
 		}
 		int incl = total;
 #pragma unroll
@@ -239,34 +290,12 @@ __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 		carry += __shfl_sync(0xffffffffu, incl, 31);
 
 		const uint32_t words[8] = {d.v0.x, d.v0.y, d.v0.z, d.v0.w, d.v1.x, d.v1.y, d.v1.z, d.v1.w};
-#pragma unroll
-		for (int k = 0; k < LANE_ELEMS; k += 2) {
-			const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&words[k / 2]));
-#pragma unroll
-			for (int h = 0; h < 2; h++) {
-				const int i = first + k + h;
-				if (i >= cur.s && i < cur.e) {
-					float xv[NVP];
-					const int c = col0 + pre[k + h];
-					/* When all of x is in shared memory (ALL_SHARED, the
-					 * usual case) there is no test here: a per-element
-					 * branch would keep the compiler from issuing the 16
-					 * loads of a step together (measured 1.5x slower).
-					 * Otherwise two calls, not one on a selected pointer:
-					 * each then knows its address space (LDS, or LDG
-					 * through L1), where a pointer that may be either
-					 * compiles to slower generic loads. */
-					if (ALL_SHARED || c < smem_cols)
-						load_x<NVP>(xs + (size_t)c * NVP, xv);
-					else
-						load_x<NVP>(xt + (size_t)c * NVP, xv);
-					const float av = h ? a.y : a.x;
-#pragma unroll
-					for (int v = 0; v < NVP; v++)
-						acc[v] = fmaf(av, xv[v], acc[v]);
-				}
-			}
-		}
+		if (inside)
+			multiply_step<NVP, ALL_SHARED, false>(words, pre, col0, first, cur.s, cur.e, xs, xt,
+							      smem_cols, acc);
+		else
+			multiply_step<NVP, ALL_SHARED, true>(words, pre, col0, first, cur.s, cur.e, xs, xt,
+							     smem_cols, acc);
 		if (cur.base + STEP < cur.e)
 			continue; /* the row goes on */
 #pragma unroll
