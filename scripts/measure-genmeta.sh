@@ -5,6 +5,7 @@
 set -euo pipefail
 bin=${SPKIT_BIN:-bin}
 dir=${1:-$(mktemp -d)}
+mkdir -p "$dir"
 graph=$dir/reddit_like.npz
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
