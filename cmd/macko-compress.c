@@ -13,10 +13,12 @@
 #include "macko.h"
 #include "macko_npz.h"
 #include "npy.h"
+#include "randmat.h"
 #include "timer.h"
 
 static const char usage[] =
 	"Usage: macko-compress [OPTION]... INPUT -o OUTPUT.npz\n"
+	"       macko-compress --random RxC [--density D] [--seed K] -o OUTPUT.npz\n"
 	"       macko-compress --decompress MATRIX.npz -o DENSE.npy\n"
 	"       macko-compress --stats INPUT\n"
 	"Store a matrix in the MACKO format (fp16 values with 4-bit column deltas) as a\n"
@@ -32,6 +34,9 @@ static const char usage[] =
 	"      --density D        magnitude pruning first: keep the fraction D in (0, 1]\n"
 	"                         of entries with the largest magnitudes\n"
 	"      --threshold T      magnitude pruning first: zero entries with |v| < T\n"
+	"      --random RxC       a random R x C fp16 matrix instead of INPUT, each entry\n"
+	"                         nonzero with probability D (--density, default 0.5)\n"
+	"      --seed K           seed of --random (default 1)\n"
 	"      --decompress       INPUT is a MACKO .npz; write it as a dense f2 .npy\n"
 	"      --stats            print rows, columns, nonzeros, padding zeros, density,\n"
 	"                         effective density and bytes against dense fp16 and CSR\n"
@@ -46,14 +51,15 @@ static const char usage[] =
 	"  macko-compress --decompress weights.macko.npz -o back.npy\n";
 
 struct options {
-	const char *input, *output, *density_text, *threshold_text;
+	const char *input, *output, *density_text, *threshold_text, *random_text, *seed_text;
 	double density, threshold;
 	int decompress, stats, deflate;
 };
 
 static struct options parse_options(int argc, char **argv)
 {
-	enum { OPT_DENSITY = 256, OPT_THRESHOLD, OPT_DECOMPRESS, OPT_STATS, OPT_DEFLATE };
+	enum { OPT_DENSITY = 256, OPT_THRESHOLD, OPT_DECOMPRESS, OPT_STATS, OPT_DEFLATE, OPT_RANDOM,
+	       OPT_SEED };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"density", required_argument, NULL, OPT_DENSITY},
@@ -61,6 +67,8 @@ static struct options parse_options(int argc, char **argv)
 		{"decompress", no_argument, NULL, OPT_DECOMPRESS},
 		{"stats", no_argument, NULL, OPT_STATS},
 		{"deflate", no_argument, NULL, OPT_DEFLATE},
+		{"random", required_argument, NULL, OPT_RANDOM},
+		{"seed", required_argument, NULL, OPT_SEED},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
@@ -78,6 +86,8 @@ static struct options parse_options(int argc, char **argv)
 		case OPT_DECOMPRESS: o.decompress = 1; break;
 		case OPT_STATS: o.stats = 1; break;
 		case OPT_DEFLATE: o.deflate = 1; break;
+		case OPT_RANDOM: o.random_text = optarg; break;
+		case OPT_SEED: o.seed_text = optarg; break;
 		case 'q': cli_verbosity = 0; break;
 		case 'v': cli_verbosity++; break;
 		case 'h': cli_help(usage);
@@ -86,9 +96,15 @@ static struct options parse_options(int argc, char **argv)
 		default: cli_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind == argc)
+	if (optind == argc && !o.random_text)
 		cli_usage_error("no INPUT given");
-	o.input = argv[optind++];
+	if (optind < argc && o.random_text)
+		cli_usage_error("give INPUT or --random, not both");
+	o.input = o.random_text ? "--random" : argv[optind++];
+	if (o.seed_text && !o.random_text)
+		cli_usage_error("--seed goes with --random");
+	if (o.random_text && (o.decompress || o.threshold_text))
+		cli_usage_error("--random makes a new matrix: no --decompress or --threshold");
 	if (optind < argc)
 		cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!o.output && !o.stats)
@@ -107,6 +123,23 @@ static struct options parse_options(int argc, char **argv)
 	if (o.decompress && o.deflate)
 		cli_usage_error("--deflate applies to MACKO output, not to --decompress");
 	return o;
+}
+
+/* --random RxC: a seeded random matrix of the asked density. */
+static void make_random(const struct options *o, uint16_t **out, int64_t *rows, int64_t *cols)
+{
+	const char *x = strchr(o->random_text, 'x');
+	if (!x)
+		cli_usage_error("--random: '%s' is not RxC (e.g. 4096x4096)", o->random_text);
+	char r[32];
+	snprintf(r, sizeof r, "%.*s", (int)(x - o->random_text), o->random_text);
+	*rows = cli_int("--random", r, 1, 1 << 20);
+	*cols = cli_int("--random", x + 1, 1, 1 << 20);
+	uint64_t seed = o->seed_text ? (uint64_t)cli_int("--seed", o->seed_text, 0, INT64_MAX) : 1;
+	*out = malloc((size_t)(*rows * *cols) * 2);
+	if (!*out)
+		cli_die("--random: out of memory for %lld x %lld", (long long)*rows, (long long)*cols);
+	randmat_fp16(*out, *rows, *cols, o->density_text ? o->density : 0.5, seed);
 }
 
 static int has_suffix(const char *s, const char *suffix)
@@ -168,10 +201,13 @@ static void compress(const struct options *o, struct macko *m)
 {
 	struct sp_err err;
 	double t0 = timer_now();
-	if (has_suffix(o->input, ".npy")) {
+	if (o->random_text || has_suffix(o->input, ".npy")) {
 		uint16_t *dense;
 		int64_t rows, cols;
-		load_dense(o, &dense, &rows, &cols);
+		if (o->random_text)
+			make_random(o, &dense, &rows, &cols);
+		else
+			load_dense(o, &dense, &rows, &cols);
 		cli_log(2, "read and prune: %.3f s", timer_now() - t0);
 		t0 = timer_now();
 		if (macko_compress_dense(dense, rows, cols, m, o->input, &err))
@@ -179,9 +215,8 @@ static void compress(const struct options *o, struct macko *m)
 		free(dense);
 	} else {
 		struct csr a;
-		if (graph_load(o->input, NULL, &a, &err))
+		if (graph_load(o->input, NULL, &a, &err) || csr_sort_rows(&a, o->input, &err))
 			cli_fatal(&err);
-		csr_sort_rows(&a);
 		prune_sparse(o, &a);
 		cli_log(2, "read and prune: %.3f s", timer_now() - t0);
 		t0 = timer_now();
@@ -220,7 +255,8 @@ int main(int argc, char **argv)
 
 	/* A MACKO input is loaded as it is: decompressed, re-saved (--deflate) or
 	 * described (--stats). */
-	if (o.decompress || (has_suffix(o.input, ".npz") && macko_npz_probe(o.input))) {
+	if (o.decompress ||
+	    (!o.random_text && has_suffix(o.input, ".npz") && macko_npz_probe(o.input))) {
 		if (o.density_text || o.threshold_text)
 			cli_usage_error("%s is already MACKO: prune before compressing", o.input);
 		if (macko_load(o.input, &m, &err))

@@ -119,16 +119,19 @@ int csr_from_coo(struct csr *g, int64_t nrows, int64_t ncols, int64_t nnz, const
 
 struct entry {
 	int32_t col;
+	int32_t pos; /* place in the row: the tie-break that makes qsort stable */
 	float val;
 };
 
 static int by_col(const void *a, const void *b)
 {
-	int32_t x = ((const struct entry *)a)->col, y = ((const struct entry *)b)->col;
-	return (x > y) - (x < y);
+	const struct entry *x = a, *y = b;
+	if (x->col != y->col)
+		return (x->col > y->col) - (x->col < y->col);
+	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-void csr_sort_rows(struct csr *g)
+int csr_sort_rows(struct csr *g, const char *name, struct sp_err *err)
 {
 	int64_t widest = 0;
 	for (int64_t r = 0; r < g->nrows; r++)
@@ -136,11 +139,13 @@ void csr_sort_rows(struct csr *g)
 			widest = g->indptr[r + 1] - g->indptr[r];
 	struct entry *tmp = malloc((size_t)(widest ? widest : 1) * sizeof *tmp);
 	if (!tmp)
-		abort(); /* at most one row's worth; callers already hold the whole graph */
+		return sp_fail(err, "%s: out of memory to sort a row of %lld entries", name,
+			       (long long)widest);
 	for (int64_t r = 0; r < g->nrows; r++) {
 		int64_t b = g->indptr[r], n = g->indptr[r + 1] - b;
 		for (int64_t j = 0; j < n; j++)
-			tmp[j] = (struct entry){g->indices[b + j], g->values ? g->values[b + j] : 0};
+			tmp[j] = (struct entry){g->indices[b + j], (int32_t)j,
+						g->values ? g->values[b + j] : 0};
 		qsort(tmp, (size_t)n, sizeof *tmp, by_col);
 		for (int64_t j = 0; j < n; j++) {
 			g->indices[b + j] = tmp[j].col;
@@ -149,4 +154,5 @@ void csr_sort_rows(struct csr *g)
 		}
 	}
 	free(tmp);
+	return 0;
 }

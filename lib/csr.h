@@ -41,8 +41,9 @@ int csr_validate_indptr(const int64_t *indptr, int64_t nrows, int64_t nnz, const
 int csr_from_coo(struct csr *g, int64_t nrows, int64_t ncols, int64_t nnz, const int64_t *rows,
 		 const int64_t *cols, const float *vals, const char *name, struct sp_err *err);
 
-/* Sort each row's columns ascending (values follow). */
-void csr_sort_rows(struct csr *g);
+/* Sort each row's columns ascending (values follow). Stable: repeated
+ * columns keep their order. Fails only for want of memory. */
+int csr_sort_rows(struct csr *g, const char *name, struct sp_err *err);
 
 /* Allocate arrays for the given sizes (values only if with_values);
  * indptr is zeroed. */

@@ -11,3 +11,27 @@ echo "== maxk-genmeta: a 20,000-node power-law graph and its MaxK warp work item
 "$bin/maxk-genmeta" "$out/demo.npz" -o "$out/demo.warp4"
 "$bin/maxk-genmeta" -q "$out/demo.npz" --check "$out/demo.warp4"
 echo "wrote $out/demo.npz and $out/demo.warp4 (checked)"
+
+echo
+echo "== macko-compress: a 4096 x 4096 fp16 matrix at density 0.3 in the MACKO format, and back"
+"$bin/macko-compress" --random 4096x4096 --density 0.3 -o "$out/demo.macko.npz" --stats
+"$bin/macko-compress" -q --decompress "$out/demo.macko.npz" -o "$out/demo.dense.npy"
+
+echo
+echo "== macko-spmv: y = A x with x all ones, so y holds the row sums (GPU if usable, else CPU)"
+# A .npy of 4096 float32 ones, written by hand: the format is a text header and raw data.
+{
+	header="{'descr': '<f4', 'fortran_order': False, 'shape': (4096,), }"
+	printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "$header"
+	for _ in $(seq 4096); do printf '\x00\x00\x80\x3f'; done
+} > "$out/demo.ones.npy"
+"$bin/macko-spmv" "$out/demo.macko.npz" "$out/demo.ones.npy" -o "$out/demo.y.npy"
+printf 'y[0..4] = '
+od -A n -t f4 -j 128 -N 20 "$out/demo.y.npy"
+if "$bin/macko-spmv" bench --rows 8 --cols 8 --reps 1 --warmup 0 >/dev/null 2>&1; then
+	echo
+	echo "== macko-spmv bench: MACKO against cuBLAS and cuSPARSE on 8192 x 8192, density 0.5"
+	"$bin/macko-spmv" bench --rows 8192 --cols 8192 --density 0.5
+else
+	echo "(no usable GPU: skipping macko-spmv bench)"
+fi
