@@ -69,16 +69,12 @@ static struct options parse_options(int argc, char **argv)
 		{"deflate", no_argument, NULL, OPT_DEFLATE},
 		{"random", required_argument, NULL, OPT_RANDOM},
 		{"seed", required_argument, NULL, OPT_SEED},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{0},
+		CLI_COMMON_LONGOPTS,
 	};
 	struct options o = {0};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case OPT_DENSITY: o.density_text = optarg; break;
@@ -88,12 +84,7 @@ static struct options parse_options(int argc, char **argv)
 		case OPT_DEFLATE: o.deflate = 1; break;
 		case OPT_RANDOM: o.random_text = optarg; break;
 		case OPT_SEED: o.seed_text = optarg; break;
-		case 'q': cli_verbosity = 0; break;
-		case 'v': cli_verbosity++; break;
-		case 'h': cli_help(usage);
-		case 'V': cli_version();
-		case ':': cli_usage_error("option '%s' needs a value", argv[optind - 1]);
-		default: cli_usage_error("unknown option '%s'", argv[optind - 1]);
+		default: cli_common_option(c, usage, argv);
 		}
 	}
 	if (optind == argc && !o.random_text)

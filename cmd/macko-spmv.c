@@ -114,11 +114,7 @@ static struct options parse_options(int argc, char **argv)
 		{"no-flush", no_argument, NULL, OPT_NO_FLUSH},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"append", no_argument, NULL, OPT_APPEND},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{0},
+		CLI_COMMON_LONGOPTS,
 	};
 	struct options o = {.alpha = 1, .out = MACKO_OUT_F32, .device = DEVICE_AUTO, .nvec = 1,
 			    .reps = 100, .warmup = 10, .flush = 1, .rows = 8192, .cols = 8192,
@@ -131,7 +127,7 @@ static struct options parse_options(int argc, char **argv)
 	}
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case OPT_ALPHA: o.alpha = cli_double("--alpha", optarg, -1e30, 1e30); spmv_only = 1; break;
@@ -164,12 +160,7 @@ static struct options parse_options(int argc, char **argv)
 		case OPT_NO_FLUSH: o.flush = 0; bench_only = 1; break;
 		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); bench_only = 1; break;
 		case OPT_APPEND: o.append = 1; bench_only = 1; break;
-		case 'q': cli_verbosity = 0; break;
-		case 'v': cli_verbosity++; break;
-		case 'h': cli_help(usage);
-		case 'V': cli_version();
-		case ':': cli_usage_error("option '%s' needs a value", argv[optind - 1]);
-		default: cli_usage_error("unknown option '%s'", argv[optind - 1]);
+		default: cli_common_option(c, usage, argv);
 		}
 	}
 	if (o.bench) {

@@ -67,16 +67,12 @@ static struct options parse_options(int argc, char **argv)
 		{"undirected", no_argument, NULL, OPT_UNDIRECTED},
 		{"one-based", no_argument, NULL, OPT_ONE_BASED},
 		{"json", no_argument, NULL, OPT_JSON},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{0},
+		CLI_COMMON_LONGOPTS,
 	};
 	struct options o = {.warp_max_nz = 64};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:w:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:w:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case 'w': o.warp_max_nz = (int)cli_int("--warp-max-nz", optarg, 1, WARP4_MAX_NZ_LIMIT); break;
@@ -88,12 +84,7 @@ static struct options parse_options(int argc, char **argv)
 		case OPT_UNDIRECTED: o.load.edgelist.undirected = 1; break;
 		case OPT_ONE_BASED: o.load.edgelist.one_based = 1; break;
 		case OPT_JSON: o.json = 1; break;
-		case 'q': cli_verbosity = 0; break;
-		case 'v': cli_verbosity++; break;
-		case 'h': cli_help(usage);
-		case 'V': cli_version();
-		case ':': cli_usage_error("option '%s' needs a value", argv[optind - 1]);
-		default: cli_usage_error("unknown option '%s'", argv[optind - 1]);
+		default: cli_common_option(c, usage, argv);
 		}
 	}
 	if (optind < argc)

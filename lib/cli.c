@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -101,6 +102,18 @@ void cli_version(void)
 {
 	printf("%s (spkit) %s\n", program, SPKIT_VERSION);
 	exit(EXIT_SUCCESS);
+}
+
+void cli_common_option(int c, const char *usage, char **argv)
+{
+	switch (c) {
+	case 'q': cli_verbosity = 0; return;
+	case 'v': cli_verbosity++; return;
+	case 'h': cli_help(usage);
+	case 'V': cli_version();
+	case ':': cli_usage_error("option '%s' needs a value", argv[optind - 1]);
+	default: cli_usage_error("unknown option '%s'", argv[optind - 1]);
+	}
 }
 
 int64_t cli_int(const char *option, const char *text, int64_t min, int64_t max)

@@ -30,6 +30,17 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message on stderr when cli_verbosity >= level. */
 void cli_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The options every program takes, closing its getopt_long table and
+ * short-option string, and their handling: a program's option switch ends
+ * with `default: cli_common_option(c, usage, argv);`, which also turns
+ * getopt's unknown-option and missing-value results into usage errors.
+ * Parse with opterr = 0 and a short-option string that starts with ':'. */
+#define CLI_COMMON_SHORTOPTS "qvhV"
+#define CLI_COMMON_LONGOPTS                                                          \
+	{"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},     \
+	{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, { 0 }
+void cli_common_option(int c, const char *usage, char **argv);
+
 /* "--help" text on stdout, exit 0; and "--version". */
 noreturn void cli_help(const char *text);
 noreturn void cli_version(void);
