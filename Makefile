@@ -79,8 +79,11 @@ ALL_LIBS := $(LIBCUDA) $(LIBSPKIT)
 # lib/gpu_device.c calls gpu_probe), so the linker reads them as a group.
 LINK_LIBS := -Wl,--start-group $(ALL_LIBS) -Wl,--end-group
 
-.PHONY: all test test-unit test-bats test-gpu gpu-tests demo bench fuzz install clean deps
+.PHONY: all test test-gpu gpu-tests demo bench fuzz install clean deps
 .DELETE_ON_ERROR:
+# Keep objects of chained rules (tests), so nothing is rebuilt needlessly and
+# `make test` ends with the test tally, not with make removing intermediates.
+.SECONDARY:
 
 all: $(PROGRAMS)
 
