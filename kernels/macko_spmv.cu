@@ -73,6 +73,27 @@ __device__ __forceinline__ void load_x(const __half *p, float (&out)[NVP])
 	}
 }
 
+/* x in shared memory: fp32 for one vector (a conversion fewer per element,
+ * 4 bytes a column), fp16 [col][NVP] for several (2 NVP bytes a column). */
+template <int NVP> struct shared_x {
+	using type = __half;
+	static constexpr int bytes = 2 * NVP;
+};
+template <> struct shared_x<1> {
+	using type = float;
+	static constexpr int bytes = 4;
+};
+
+template <int NVP>
+__device__ __forceinline__ void load_shared_x(const typename shared_x<NVP>::type *xs, int c,
+					      float (&out)[NVP])
+{
+	if constexpr (NVP == 1)
+		out[0] = xs[c];
+	else
+		load_x<NVP>(xs + (size_t)c * NVP, out);
+}
+
 template <typename OutT> __device__ __forceinline__ float to_float(OutT v);
 template <> __device__ __forceinline__ float to_float<float>(float v) { return v; }
 template <> __device__ __forceinline__ float to_float<__half>(__half v) { return __half2float(v); }
@@ -104,13 +125,29 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint2 
  * memory: a plain copy, 16 bytes a thread at a time, all loads independent,
  * so staging costs about one L2 round trip. */
 template <int NVP>
-__device__ __forceinline__ void stage_x(__half *xs, const __half *xt, int smem_cols)
+__device__ __forceinline__ void stage_x(typename shared_x<NVP>::type *xs, const __half *xt,
+					int smem_cols)
 {
 	const int n = smem_cols * NVP, n16 = n / 8;
-	for (int i = threadIdx.x; i < n16; i += blockDim.x)
-		reinterpret_cast<uint4 *>(xs)[i] = __ldg(reinterpret_cast<const uint4 *>(xt) + i);
-	for (int i = 8 * n16 + threadIdx.x; i < n; i += blockDim.x)
-		xs[i] = xt[i];
+	for (int i = threadIdx.x; i < n16; i += blockDim.x) {
+		const uint4 in = __ldg(reinterpret_cast<const uint4 *>(xt) + i);
+		if constexpr (NVP == 1) {
+			const __half2 *h = reinterpret_cast<const __half2 *>(&in);
+			float4 *out = reinterpret_cast<float4 *>(xs + 8 * i);
+			const float2 a = __half22float2(h[0]), b = __half22float2(h[1]);
+			const float2 c = __half22float2(h[2]), d = __half22float2(h[3]);
+			out[0] = make_float4(a.x, a.y, b.x, b.y);
+			out[1] = make_float4(c.x, c.y, d.x, d.y);
+		} else {
+			reinterpret_cast<uint4 *>(xs)[i] = in;
+		}
+	}
+	for (int i = 8 * n16 + threadIdx.x; i < n; i += blockDim.x) {
+		if constexpr (NVP == 1)
+			xs[i] = __half2float(xt[i]);
+		else
+			xs[i] = xt[i];
+	}
 	__syncthreads();
 }
 
@@ -176,12 +213,34 @@ __device__ __forceinline__ void next_row(cursor &c, int &ptr_lo, int &ptr_hi, in
 	}
 }
 
+/* Inclusive prefix of (delta + 1) over the 8 nibbles of w (elements
+ * at..at+7), added to total, without a loop over nibbles: the nibbles
+ * become byte increments (two masks, two byte permutes), one multiply by
+ * 0x01010101 sums each group of four (at most 64, so no carries), and one
+ * byte extract per element reads the prefix out. */
+__device__ __forceinline__ void swar_prefix(uint32_t w, int at, int (&pre)[LANE_ELEMS], int &total)
+{
+	const uint32_t even = (w & 0x0f0f0f0fu) + 0x01010101u;        /* elements 0, 2, 4, 6 */
+	const uint32_t odd = ((w >> 4) & 0x0f0f0f0fu) + 0x01010101u;  /* elements 1, 3, 5, 7 */
+	const uint32_t lo = __byte_perm(even, odd, 0x5140) * 0x01010101u; /* elements 0..3 */
+	const uint32_t hi = __byte_perm(even, odd, 0x7362) * 0x01010101u; /* elements 4..7 */
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		pre[at + k] = total + (int)__byte_perm(lo, 0, 0x4440 | k);
+	total += (int)(lo >> 24);
+#pragma unroll
+	for (int k = 0; k < 4; k++)
+		pre[at + 4 + k] = total + (int)__byte_perm(hi, 0, 0x4440 | k);
+	total += (int)(hi >> 24);
+}
+
 /* acc[v] += value * x[v][column] over a lane's 16 elements; MASKED checks
  * each element against the row's [s, e). */
 template <int NVP, bool ALL_SHARED, bool MASKED>
 __device__ __forceinline__ void multiply_step(const uint32_t (&words)[8], const int (&pre)[LANE_ELEMS],
-					      int col0, int first, int s, int e, const __half *xs,
-					      const __half *xt, int smem_cols, float (&acc)[NVP])
+					      int col0, int first, int s, int e,
+					      const typename shared_x<NVP>::type *xs, const __half *xt,
+					      int smem_cols, float (&acc)[NVP])
 {
 #pragma unroll
 	for (int k = 0; k < LANE_ELEMS; k += 2) {
@@ -201,7 +260,7 @@ __device__ __forceinline__ void multiply_step(const uint32_t (&words)[8], const 
 				 * through L1), where a pointer that may be either
 				 * compiles to slower generic loads. */
 				if (ALL_SHARED || c < smem_cols)
-					load_x<NVP>(xs + (size_t)c * NVP, xv);
+					load_shared_x<NVP>(xs, c, xv);
 				else
 					load_x<NVP>(xt + (size_t)c * NVP, xv);
 				const float av = h ? a.y : a.x;
@@ -221,7 +280,7 @@ __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 	OutT *__restrict__ y)
 {
 	extern __shared__ __align__(16) unsigned char smem[];
-	__half *xs = reinterpret_cast<__half *>(smem);
+	auto *xs = reinterpret_cast<typename shared_x<NVP>::type *>(smem);
 	stage_x<NVP>(xs, xt, smem_cols);
 	const int lane = threadIdx.x & 31;
 	const int nwarps = gridDim.x * WARPS_PER_BLOCK;
@@ -263,12 +322,8 @@ __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 		int pre[LANE_ELEMS];
 		int total = 0;
 		if (inside) {
-#pragma unroll
-			for (int k = 0; k < LANE_ELEMS; k++) {
-				const uint32_t word = k < 8 ? d.d.x : d.d.y;
-				total += ((word >> (4 * (k & 7))) & 15) + 1;
-				pre[k] = total;
-			}
+			swar_prefix(d.d.x, 0, pre, total);
+			swar_prefix(d.d.y, 8, pre, total);
 		} else {
 #pragma unroll
 			for (int k = 0; k < LANE_ELEMS; k++) {
@@ -386,9 +441,10 @@ static int device_limits(struct device_limits *out, struct sp_err *err)
 
 /* Columns of x in shared memory: all that fit beside a margin for the
  * kernel's own needs, a multiple of 8 so the copy stays in 16 bytes. */
-static int shared_columns(const struct macko_dev *d, int nvp, const struct device_limits *lim)
+static int shared_columns(const struct macko_dev *d, int bytes_per_col,
+			  const struct device_limits *lim)
 {
-	int64_t fit = ((int64_t)lim->smem_optin - 1024) / (nvp * (int64_t)sizeof(__half)) / 8 * 8;
+	int64_t fit = ((int64_t)lim->smem_optin - 1024) / bytes_per_col / 8 * 8;
 	return (int)(d->cols < fit ? d->cols : fit);
 }
 
@@ -400,8 +456,8 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	struct device_limits lim;
 	if (device_limits(&lim, err))
 		return -1;
-	const int smem_cols = shared_columns(d, NVP, &lim);
-	const size_t smem = (size_t)smem_cols * NVP * sizeof(__half);
+	const int smem_cols = shared_columns(d, shared_x<NVP>::bytes, &lim);
+	const size_t smem = (size_t)smem_cols * shared_x<NVP>::bytes;
 	/* The grid depends on the shared memory x takes; remember it for the
 	 * last size so repeated products (benchmarks, training) launch at once. */
 	static size_t cached_smem = (size_t)-1;
@@ -443,7 +499,7 @@ static int launch_fit(const struct macko_dev *d, const void *x, int nvec, float 
 	struct device_limits lim;
 	if (device_limits(&lim, err))
 		return -1;
-	if (shared_columns(d, NVP, &lim) == d->cols)
+	if (shared_columns(d, shared_x<NVP>::bytes, &lim) == d->cols)
 		return launch<NVP, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	return launch<NVP, false, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 }
