@@ -268,3 +268,20 @@ np.savez('norows.npz', format=np.array(b'csr'), shape=np.array([0, 0]),
 	"$BIN/$G" -q "$T/g.npz" -o "$T/x.warp4"
 	[ "$(stat -c %s "$T/x.warp4")" -gt 3 ]
 }
+
+@test "killed while writing (SIGTERM, as SLURM does): no output and no temporary left" {
+	mkdir "$T/out"
+	"$BIN/$G" -q --synthetic powerlaw:nodes=200000,edges=30000000 --graph-out "$T/out/g.npz" &
+	pid=$!
+	# wait until the output is being written (its temporary exists), then kill
+	for _ in $(seq 6000); do
+		compgen -G "$T/out/g.npz.tmp.*" >/dev/null && break
+		sleep 0.01
+	done
+	compgen -G "$T/out/g.npz.tmp.*" >/dev/null
+	kill -TERM "$pid"
+	code=0
+	wait "$pid" || code=$?
+	[ "$code" -eq 143 ] # 128 + SIGTERM: it died of the signal, not of an error
+	assert_only_files "$T/out"
+}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "afile.h"
@@ -145,6 +146,59 @@ static void test_progress_format(void **state)
 	assert_string_equal(progress_format_seconds(-1, b, sizeof b), "?");
 }
 
+/* Runs a progress report with stderr sent to a file; returns what it wrote. */
+static char *progress_output(int verbosity, uint64_t total)
+{
+	char path[300];
+	snprintf(path, sizeof path, "%s/progress.txt", tmpdir);
+	fflush(stderr);
+	int saved = dup(2);
+	FILE *fp = freopen(path, "w", stderr);
+	assert_non_null(fp);
+	cli_verbosity = verbosity;
+	setenv("SPKIT_PROGRESS_INTERVAL", "0.001", 1);
+	struct progress p;
+	progress_start(&p, "sweep", "shapes", total);
+	for (uint64_t i = 1; i <= 3; i++) {
+		struct timespec ts = {0, 3000000};
+		nanosleep(&ts, NULL);
+		progress_update(&p, i);
+	}
+	progress_finish(&p, 3);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	cli_verbosity = 1;
+	unsetenv("SPKIT_PROGRESS_INTERVAL");
+	static char text[4096];
+	FILE *in = fopen(path, "r");
+	size_t n = fread(text, 1, sizeof text - 1, in);
+	fclose(in);
+	text[n] = '\0';
+	return text;
+}
+
+static void test_progress_lines_when_not_a_terminal(void **state)
+{
+	/* Not a terminal: plain lines, one per interval, and a final one. */
+	char *out = progress_output(1, 10);
+	assert_non_null(strstr(out, "sweep: 1/10 shapes (10.0%)"));
+	assert_non_null(strstr(out, "sweep: 3/10 shapes (30.0%)"));
+	assert_non_null(strstr(out, "ETA"));
+	assert_null(strchr(out, '\r')); /* no terminal redraws in a log file */
+	int lines = 0;
+	for (char *c = out; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 4); /* three updates and the finish */
+	/* Unknown total: counts and rates, no percentage. */
+	out = progress_output(1, 0);
+	assert_non_null(strstr(out, "sweep: 3 shapes"));
+	assert_null(strstr(out, "%"));
+	/* -q: nothing at all. */
+	out = progress_output(0, 10);
+	assert_string_equal(out, "");
+}
+
 static void test_parts_from_slurm(void **state)
 {
 	unsetenv("SLURM_NTASKS");
@@ -196,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_rng_reproducible),
 		cmocka_unit_test(test_rng_distributions),
 		cmocka_unit_test(test_progress_format),
+		cmocka_unit_test(test_progress_lines_when_not_a_terminal),
 		cmocka_unit_test(test_parts_from_slurm),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
