@@ -19,6 +19,7 @@
 #include "err.h"
 #include "progress.h"
 #include "rng.h"
+#include "testutil.h"
 
 static void test_err_messages(void **state)
 {
@@ -30,26 +31,13 @@ static void test_err_messages(void **state)
 	assert_int_equal(sp_fail(NULL, "ignored"), -1);
 }
 
-static char tmpdir[] = "/tmp/spkit-test-XXXXXX";
-
-static int count_files(const char *dir)
-{
-	char cmd[256];
-	snprintf(cmd, sizeof cmd, "ls -A %s | wc -l", dir);
-	FILE *p = popen(cmd, "r");
-	int n = -1;
-	if (fscanf(p, "%d", &n) != 1)
-		n = -1;
-	pclose(p);
-	return n;
-}
 
 static void test_afile_commit_and_abort(void **state)
 {
 	char path[256];
 	struct sp_err e;
 	struct afile f;
-	snprintf(path, sizeof path, "%s/out.bin", tmpdir);
+	snprintf(path, sizeof path, "%s/out.bin", test_dir);
 
 	assert_int_equal(afile_open(&f, path, &e), 0);
 	assert_int_equal(afile_write(&f, "abc", 3, &e), 0);
@@ -64,7 +52,7 @@ static void test_afile_commit_and_abort(void **state)
 	afile_abort(&f);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 3); /* old content untouched */
-	assert_int_equal(count_files(tmpdir), 1);
+	assert_int_equal(test_dir_count(), 1);
 }
 
 static void test_afile_errors(void **state)
@@ -72,11 +60,11 @@ static void test_afile_errors(void **state)
 	struct sp_err e;
 	struct afile f;
 	char path[256];
-	snprintf(path, sizeof path, "%s/no/such/dir/out.bin", tmpdir);
+	snprintf(path, sizeof path, "%s/no/such/dir/out.bin", test_dir);
 	assert_int_equal(afile_open(&f, path, &e), -1);
 	assert_non_null(strstr(e.msg, "No such file or directory"));
 	assert_non_null(strstr(e.msg, "no/such/dir/out.bin"));
-	assert_int_equal(afile_open(&f, tmpdir, &e), -1);
+	assert_int_equal(afile_open(&f, test_dir, &e), -1);
 	assert_non_null(strstr(e.msg, "is a directory"));
 }
 
@@ -85,11 +73,11 @@ static void test_afile_signal_cleanup(void **state)
 	struct sp_err e;
 	struct afile f;
 	char path[256];
-	snprintf(path, sizeof path, "%s/sig.bin", tmpdir);
+	snprintf(path, sizeof path, "%s/sig.bin", test_dir);
 	assert_int_equal(afile_open(&f, path, &e), 0);
-	assert_int_equal(count_files(tmpdir), 2);
+	assert_int_equal(test_dir_count(), 2);
 	afile_remove_all_unfinished();
-	assert_int_equal(count_files(tmpdir), 1);
+	assert_int_equal(test_dir_count(), 1);
 	afile_abort(&f);
 }
 
@@ -150,7 +138,7 @@ static void test_progress_format(void **state)
 static char *progress_output(int verbosity, uint64_t total)
 {
 	char path[300];
-	snprintf(path, sizeof path, "%s/progress.txt", tmpdir);
+	snprintf(path, sizeof path, "%s/progress.txt", test_dir);
 	fflush(stderr);
 	int saved = dup(2);
 	FILE *fp = freopen(path, "w", stderr);
@@ -228,18 +216,6 @@ static void test_parts_from_slurm(void **state)
 	assert_int_equal(p.index, 1);
 }
 
-static int setup(void **state)
-{
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-	return system(cmd);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,5 +229,5 @@ int main(void)
 		cmocka_unit_test(test_progress_lines_when_not_a_terminal),
 		cmocka_unit_test(test_parts_from_slurm),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

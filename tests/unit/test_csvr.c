@@ -17,7 +17,7 @@
 #include "csvr.h"
 #include "err.h"
 #include "table.h"
-#include "tmpfiles.h"
+#include "testutil.h"
 
 /* Reads text as "runs.csv"; expects success. */
 static void read_ok(struct table *t, const char *text)
@@ -261,7 +261,7 @@ static void test_large_file(void **state)
 	}
 	assert_int_equal(text.data[65535], '\r');
 	assert_int_equal(text.data[65536], '\n');
-	test_write(test_path("large.csv"), text.data, text.len);
+	test_spit(test_path("large.csv"), text.data, text.len);
 	buf_free(&text);
 
 	struct table t;
@@ -295,5 +295,5 @@ int main(void)
 		cmocka_unit_test(test_partial_tail),
 		cmocka_unit_test(test_large_file),
 	};
-	return cmocka_run_group_tests(tests, test_dir_create, test_dir_remove);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -20,7 +20,7 @@
 #include "err.h"
 #include "rng.h"
 #include "table.h"
-#include "tmpfiles.h"
+#include "testutil.h"
 
 #define PYTHON "/usr/bin/python3"
 
@@ -268,7 +268,7 @@ static void check_append(const char *before, int from, int to, const char *after
 {
 	const char *path = test_path("sweep.csv");
 	if (before)
-		test_write(path, before, strlen(before));
+		test_spit(path, before, strlen(before));
 	append_rows(path, from, to);
 	char *text = test_read(path);
 	assert_string_equal(text, after);
@@ -300,7 +300,7 @@ static void test_append_errors(void **state)
 	struct csvw w, w2;
 	struct sp_err e;
 	const char *old = "id,text\n1,x\n";
-	test_write(path, old, strlen(old));
+	test_spit(path, old, strlen(old));
 	assert_int_equal(csvw_open_append(&w, path, cols3, 3, &e), -1);
 	assert_string_equal(
 		strstr(e.msg, "mismatch.csv"),
@@ -310,7 +310,7 @@ static void test_append_errors(void **state)
 	free(text);
 
 	const char *ragged = "id,text,ms\n1,x,2\n3,y\n4,z,5\n";
-	test_write(path, ragged, strlen(ragged));
+	test_spit(path, ragged, strlen(ragged));
 	assert_int_equal(csvw_open_append(&w, path, cols3, 3, &e), -1);
 	assert_non_null(
 		strstr(e.msg, "mismatch.csv:3: expected 3 fields (as in the header), found 2"));
@@ -388,7 +388,7 @@ static void test_we_read_pythons(void **state)
 	if (!have_python())
 		skip();
 	char *rows = expected_hex();
-	test_write(test_path("rows.hex"), rows, strlen(rows));
+	test_spit(test_path("rows.hex"), rows, strlen(rows));
 	free(rows);
 	char cmd[1024];
 	snprintf(cmd, sizeof cmd,
@@ -425,5 +425,5 @@ int main(void)
 		cmocka_unit_test(test_python_reads_ours),
 		cmocka_unit_test(test_we_read_pythons),
 	};
-	return cmocka_run_group_tests(tests, test_dir_create, test_dir_remove);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

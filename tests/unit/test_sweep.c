@@ -17,7 +17,7 @@
 #include "err.h"
 #include "sweep.h"
 #include "table.h"
-#include "tmpfiles.h"
+#include "testutil.h"
 
 static void ok(int rc, const struct sp_err *e)
 {
@@ -68,7 +68,7 @@ static void test_resume_flow(void **state)
 	while (last > text && last[-1] != '\n')
 		last--;
 	/* Cut the last row in half, as a kill during its write would. */
-	test_write(path, text, (size_t)(last - text) + 4);
+	test_spit(path, text, (size_t)(last - text) + 4);
 	assert_int_equal(sample(path, 100), 1);
 	char *again = test_read(path);
 	assert_string_equal(again, text);
@@ -131,7 +131,7 @@ static void test_errors(void **state)
 	assert_int_equal(sweep_open(&s, test_path("e.csv"), cols, 3, cols, 0, &e), -1);
 	assert_non_null(strstr(e.msg, "a sweep needs at least one key column"));
 	const char *other = "a,ms\n1,2\n";
-	test_write(test_path("e.csv"), other, strlen(other));
+	test_spit(test_path("e.csv"), other, strlen(other));
 	assert_int_equal(sweep_open(&s, test_path("e.csv"), cols, 3, cols, 2, &e), -1);
 	assert_non_null(strstr(e.msg, "e.csv: header has columns a,ms but this run writes a,b,ms"));
 	/* A row missing its key fields is the writer's field-count error. */
@@ -194,5 +194,5 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_many_keys),
 	};
-	return cmocka_run_group_tests(tests, test_dir_create, test_dir_remove);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -16,7 +16,7 @@
 
 #include "buf.h"
 #include "err.h"
-#include "tmpfiles.h"
+#include "testutil.h"
 #include "ydoc.h"
 
 static struct ydoc *load(const char *text)
@@ -574,7 +574,7 @@ static void test_sampling_config(void **state)
 	const char *texts[] = {seed_config, block_config};
 	for (int k = 0; k < 2; k++) {
 		const char *path = test_path("flash_atten.yml");
-		test_write(path, texts[k], strlen(texts[k]));
+		test_spit(path, texts[k], strlen(texts[k]));
 		struct ydoc *doc;
 		struct sampling c;
 		struct sp_err e;
@@ -625,7 +625,7 @@ static void test_sampling_config(void **state)
 		buf_add(&b, edits[k].to, strlen(edits[k].to));
 		buf_add(&b, at + strlen(edits[k].from), strlen(at + strlen(edits[k].from)) + 1);
 		const char *path = test_path("flash_atten.yml");
-		test_write(path, b.data, b.len - 1);
+		test_spit(path, b.data, b.len - 1);
 		buf_free(&b);
 		struct ydoc *doc = NULL;
 		struct sampling c;
@@ -646,5 +646,5 @@ int main(void)
 		cmocka_unit_test(test_syntax_errors), cmocka_unit_test(test_getters),
 		cmocka_unit_test(test_list_getters),  cmocka_unit_test(test_sampling_config),
 	};
-	return cmocka_run_group_tests(tests, test_dir_create, test_dir_remove);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

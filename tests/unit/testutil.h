@@ -75,6 +75,42 @@ static inline int test_dir_has_temporaries(void)
 	return system(cmd) == 0;
 }
 
+/* The whole file, NUL-terminated; the caller frees it. NULL if absent. */
+static inline char *test_read(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 1 << 16, len = 0, n;
+	char *s = malloc(cap + 1);
+	while (s && (n = fread(s + len, 1, cap - len, f)) > 0)
+		if ((len += n) == cap)
+			s = realloc(s, (cap *= 2) + 1);
+	fclose(f);
+	if (s)
+		s[len] = '\0';
+	return s;
+}
+
+static inline int test_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* Entries in test_dir, to catch stray temporaries. */
+static inline int test_dir_count(void)
+{
+	char cmd[sizeof test_dir + 32];
+	snprintf(cmd, sizeof cmd, "ls -A %s | wc -l", test_dir);
+	FILE *p = popen(cmd, "r");
+	int n = -1;
+	if (!p || fscanf(p, "%d", &n) != 1)
+		n = -1;
+	if (p)
+		pclose(p);
+	return n;
+}
+
 /* Write text to NAME in the scratch folder; returns the path (test_path's). */
 static inline const char *test_write(const char *name, const char *text)
 {
