@@ -96,11 +96,8 @@ static struct options parse_options(int argc, char **argv)
 		cli_usage_error("nothing to do: give -o OUTPUT or --stats");
 	if (o.density_text && o.threshold_text)
 		cli_usage_error("give --density or --threshold, not both");
-	if (o.density_text) {
-		o.density = cli_double("--density", o.density_text, 0, 1);
-		if (o.density <= 0)
-			cli_usage_error("--density: %s is outside (0, 1]", o.density_text);
-	}
+	if (o.density_text)
+		o.density = cli_fraction("--density", o.density_text);
 	if (o.threshold_text)
 		o.threshold = cli_double("--threshold", o.threshold_text, 0, 65504);
 	if (o.decompress && (o.density_text || o.threshold_text))

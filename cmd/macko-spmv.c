@@ -156,11 +156,7 @@ static struct options parse_options(int argc, char **argv)
 		case OPT_CHECK_FINITE: o.check_finite = 1; break;
 		case OPT_ROWS: o.rows = cli_int("--rows", optarg, 1, 1 << 24); break;
 		case OPT_COLS: o.cols = cli_int("--cols", optarg, 1, 1 << 24); break;
-		case OPT_DENSITY:
-			o.density = cli_double("--density", optarg, 0, 1);
-			if (o.density <= 0)
-				cli_usage_error("--density: %s is outside (0, 1]", optarg);
-			break;
+		case OPT_DENSITY: o.density = cli_fraction("--density", optarg); break;
 		case OPT_MATRIX: o.matrix = optarg; break;
 		case OPT_VECTORS: o.nvec = (int)cli_int("--vectors", optarg, 1, MACKO_MAX_VECTORS); break;
 		case OPT_KERNELS: o.kernels = parse_kernels(optarg); break;
