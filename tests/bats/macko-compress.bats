@@ -16,18 +16,10 @@ bad = np.flatnonzero(got.view(np.uint16) != want.view(np.uint16))
 assert bad.size == 0, f'{bad.size} entries differ, first at {bad[0]}: {got.flat[bad[0]]} != {want.flat[bad[0]]}'"
 }
 
-@test "--help lists every option and an example; --version" {
-	run "$BIN/$C" --help
-	[ "$status" -eq 0 ]
-	[[ $output == *"Usage: macko-compress"* ]]
-	[[ $output == *"Example:"* ]]
-	run "$BIN/$C" -h
-	[[ $output == *"--decompress"* ]]
-	run "$BIN/$C" --version
-	[ "$status" -eq 0 ]
-	[[ $output =~ ^macko-compress\ \(spkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
-	run "$BIN/$C" -V
-	[[ $output == "macko-compress (spkit) "* ]]
+@test "--help and -h show the usage, the three modes and an example; --version and -V" {
+	assert_help_version $C
+	[[ $output == *"--decompress MATRIX.npz -o DENSE.npy"* ]]
+	[[ $output == *"--stats INPUT"* ]]
 }
 
 @test "the arrays of a small matrix, worked out by hand" {

@@ -44,17 +44,11 @@ assert err < {'f32': 1e-6, 'f16': 1e-3}[out], err
 PY
 }
 
-@test "--help lists every option and the bench options; --version" {
-	run "$BIN/$S" --help
-	[ "$status" -eq 0 ]
-	[[ $output == *"Usage: macko-spmv"* ]]
-	[[ $output == *"macko-spmv bench"* ]]
-	[[ $output == *"Example:"* ]]
-	run "$BIN/$S" bench --help
-	[[ $output == *"Usage: macko-spmv"* ]]
-	run "$BIN/$S" --version
-	[ "$status" -eq 0 ]
-	[[ $output =~ ^macko-spmv\ \(spkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+@test "--help shows the usage, the bench options and an example, also after bench; --version" {
+	assert_help_version $S bench
+	assert_help_version $S
+	[[ $output == *"macko-spmv bench [BENCH OPTION]..."* ]]
+	[[ $output == *"--kernels LIST"* ]]
 }
 
 @test "one vector (1-d X) of f2, f4 or f8: y = A x, f32 by default, or f16" {
