@@ -3,17 +3,21 @@
 # SciPy and an independent decoder (ref/macko_decode.py).
 load macko
 
-# same_as_npy MACKO.npz WANT.npy: the decoder gives WANT rounded to fp16
-# (NumPy's astype, -0 as +0), bit for bit.
+# same_as_npy MACKO.npz WANT.npy [MACKO.npz WANT.npy]...: the decoder gives
+# WANT rounded to fp16 (NumPy's astype, -0 as +0), bit for bit.
 same_as_npy() {
-	pyref -c "
+	pyref - "$@" <<'PY'
+import sys
 import numpy as np, macko_decode as m
-want = np.load('$2').astype(np.float16)
-want[want == 0] = 0
-got = m.decode('$1')
-assert got.shape == want.shape, (got.shape, want.shape)
-bad = np.flatnonzero(got.view(np.uint16) != want.view(np.uint16))
-assert bad.size == 0, f'{bad.size} entries differ, first at {bad[0]}: {got.flat[bad[0]]} != {want.flat[bad[0]]}'"
+for path, want in zip(sys.argv[1::2], sys.argv[2::2]):
+    want = np.load(want).astype(np.float16)
+    want[want == 0] = 0
+    got = m.decode(path)
+    assert got.shape == want.shape, (path, got.shape, want.shape)
+    bad = np.flatnonzero(got.view(np.uint16) != want.view(np.uint16))
+    assert bad.size == 0, \
+        f'{path}: {bad.size} entries differ, first {bad[0]}: {got.flat[bad[0]]} != {want.flat[bad[0]]}'
+PY
 }
 
 @test "--help and -h show the usage, the three modes and an example; --version and -V" {
@@ -58,8 +62,9 @@ np.save('$T/f4.npy', a.astype(np.float32))
 np.save('$T/f2.npy', a.astype(np.float16))"
 	for dt in f2 f4 f8; do
 		"$BIN/$C" -q "$T/$dt.npy" -o "$T/$dt.npz"
-		same_as_npy "$T/$dt.npz" "$T/$dt.npy"
+		pairs+=("$T/$dt.npz" "$T/$dt.npy")
 	done
+	same_as_npy "${pairs[@]}"
 }
 
 @test "long runs of zeros, empty rows, 1x1, all-zero and a 12000-column row" {
@@ -78,8 +83,9 @@ w[0, ::997] = np.arange(1, 14); w[2, 11999] = 7; w[2, 5000:5100] = -1
 np.save('$T/wide.npy', w)"
 	for f in runs one zero1 zeros wide; do
 		"$BIN/$C" -q "$T/$f.npy" -o "$T/$f.npz"
-		same_as_npy "$T/$f.npz" "$T/$f.npy"
+		pairs+=("$T/$f.npz" "$T/$f.npy")
 	done
+	same_as_npy "${pairs[@]}"
 	$PY -c "
 import numpy as np
 ri = np.load('$T/runs.npz')['row_indices']
@@ -114,14 +120,17 @@ sp.save_npz('$T/coo-u.npz', m.tocoo(), compressed=False)
 scipy.io.mmwrite('$T/m.mtx', m)"
 	"$BIN/$C" -q "$T/dense.npy" -o "$T/dense.macko.npz"
 	same_as_npy "$T/dense.macko.npz" "$T/dense.npy"
-	for f in csr.npz csr-u.npz coo.npz coo-u.npz m.mtx; do
-		"$BIN/$C" -q "$T/$f" -o "$T/out.npz"
-		$PY -c "
-import numpy as np
-a, b = np.load('$T/dense.macko.npz'), np.load('$T/out.npz')
-for k in a.files:
-    assert np.array_equal(a[k], b[k]), '$f: ' + k"
+	inputs="csr.npz csr-u.npz coo.npz coo-u.npz m.mtx"
+	for f in $inputs; do
+		"$BIN/$C" -q "$T/$f" -o "$T/$f.macko.npz"
 	done
+	$PY -c "
+import numpy as np
+a = np.load('$T/dense.macko.npz')
+for f in '$inputs'.split():
+    b = np.load('$T/%s.macko.npz' % f)
+    for k in a.files:
+        assert np.array_equal(a[k], b[k]), (f, k)"
 }
 
 @test "the karate club .mtx (pattern, symmetric) has values 1 in both triangles" {
@@ -169,24 +178,26 @@ np.save('$T/a.npy', a.astype(np.float32))
 np.save('$T/t.npy', a[:, :40].astype(np.float32))
 import scipy.sparse as sp
 sp.save_npz('$T/a-csr.npz', sp.csr_matrix(a))"
-	for d in 0.013 0.1 0.5 0.77 1; do
-		"$BIN/$C" -q "$T/a.npy" --density "$d" -o "$T/d.npz"
-		"$BIN/$C" -q "$T/a-csr.npz" --density "$d" -o "$T/s.npz"
-		pyref -c "
+	ds="0.013 0.1 0.5 0.77 1"
+	for d in $ds; do
+		"$BIN/$C" -q "$T/a.npy" --density "$d" -o "$T/d$d.npz"
+		"$BIN/$C" -q "$T/a-csr.npz" --density "$d" -o "$T/s$d.npz"
+	done
+	pyref -c "
 import numpy as np, macko_decode as m
 a = np.load('$T/a.npy').astype(np.float16)
-k = int(np.floor($d * a.size + 0.5))
 mag = np.abs(a.astype(np.float64)).ravel()
-keep = np.lexsort((np.arange(a.size), -mag))[:k]
-want = np.zeros(a.size, np.float16)
-want[keep] = a.ravel()[keep]
-want = want.reshape(a.shape)
-want[want == 0] = 0
-for f in ('d', 's'):
-    got = m.decode('$T/%s.npz' % f)
-    assert np.count_nonzero(got) == np.count_nonzero(want), (f, np.count_nonzero(got), k)
-    assert np.array_equal(got.view(np.uint16), want.view(np.uint16)), f"
-	done
+order = np.lexsort((np.arange(a.size), -mag))  # largest first, then by position
+for d in '$ds'.split():
+    k = int(np.floor(float(d) * a.size + 0.5))
+    want = np.zeros(a.size, np.float16)
+    want[order[:k]] = a.ravel()[order[:k]]
+    want = want.reshape(a.shape)
+    want[want == 0] = 0  # -0 as +0
+    for f in ('d', 's'):
+        got = m.decode('$T/%s%s.npz' % (f, d))
+        assert np.count_nonzero(got) == min(k, np.count_nonzero(a)), (f, d, k)
+        assert np.array_equal(got.view(np.uint16), want.view(np.uint16)), (f, d)"
 }
 
 @test "--threshold T zeroes every |v| < T, for dense and sparse input" {
@@ -195,17 +206,19 @@ for f in ('d', 's'):
 	$PY -c "
 import numpy as np, scipy.sparse as sp
 sp.save_npz('$T/a.npz', sp.csr_matrix(np.load('$T/a.npy')))"
-	for t in 0 0.5 1.0009765625 2.5 65504; do
-		"$BIN/$C" -q "$T/a.npy" --threshold "$t" -o "$T/d.npz"
-		"$BIN/$C" -q "$T/a.npz" --threshold "$t" -o "$T/s.npz"
-		$PY -c "
-import numpy as np
-a = np.load('$T/a.npy').astype(np.float16)
-a[np.abs(a.astype(np.float64)) < $t] = 0
-np.save('$T/want.npy', a)"
-		same_as_npy "$T/d.npz" "$T/want.npy"
-		same_as_npy "$T/s.npz" "$T/want.npy"
+	ts="0 0.5 1.0009765625 2.5 65504"
+	for t in $ts; do
+		"$BIN/$C" -q "$T/a.npy" --threshold "$t" -o "$T/d$t.npz"
+		"$BIN/$C" -q "$T/a.npz" --threshold "$t" -o "$T/s$t.npz"
+		pairs+=("$T/d$t.npz" "$T/want$t.npy" "$T/s$t.npz" "$T/want$t.npy")
 	done
+	$PY -c "
+import numpy as np
+for t in '$ts'.split():
+    a = np.load('$T/a.npy').astype(np.float16)
+    a[np.abs(a.astype(np.float64)) < float(t)] = 0
+    np.save('$T/want%s.npy' % t, a)"
+	same_as_npy "${pairs[@]}"
 }
 
 @test "--stats: every number against Python's count" {

@@ -17,30 +17,39 @@ np.save('$T/a.npy', a)"
 	"$BIN/$C" -q "$T/a.npy" -o "$T/a.npz"
 }
 
-# vectors FILE SHAPE DTYPE [SEED]: normal values
+# vectors NAME=SHAPE:DTYPE...: normal values in $T/NAME, e.g. x.npy=3,300:f4
 vectors() {
-	$PY -c "
-import numpy as np
-np.save('$1', np.random.default_rng(${4:-2}).standard_normal($2).astype('$3'))"
-}
-
-# check_y Y.npy X.npy OUT_DTYPE [ALPHA BETA Y_IN.npy]: y has the shape and
-# dtype asked for and matches alpha A x + beta y_in in float64 (A from a.npy,
-# x rounded to fp16, y_in to float32): relative error under 1e-6 for f32,
-# 1e-3 for f16.
-check_y() {
-	$PY - "$T/a.npy" "$@" <<'PY'
+	$PY - "$T" "$@" <<'PY'
 import sys
 import numpy as np
-a, y, x, out = np.load(sys.argv[1]), np.load(sys.argv[2]), np.load(sys.argv[3]), sys.argv[4]
-alpha, beta = (float(v) for v in sys.argv[5:7]) if len(sys.argv) > 5 else (1.0, 0.0)
-want = alpha * (x.astype(np.float16).astype(np.float64) @ a.astype(np.float64).T)
-if beta:
-    want += beta * np.load(sys.argv[7]).astype(np.float32)
-assert y.shape == want.shape, (y.shape, want.shape)
-assert y.dtype == {'f32': np.float32, 'f16': np.float16}[out], y.dtype
-err = np.max(np.abs(y - want)) / np.max(np.abs(want))
-assert err < {'f32': 1e-6, 'f16': 1e-3}[out], err
+for seed, spec in enumerate(sys.argv[2:]):
+    name, shape_dtype = spec.split('=')
+    shape, dtype = shape_dtype.split(':')
+    x = np.random.default_rng(seed).standard_normal(tuple(int(n) for n in shape.split(',')))
+    np.save(f'{sys.argv[1]}/{name}', x.astype(dtype))
+PY
+}
+
+# check_y Y:X:OUT[:ALPHA:BETA:Y_IN]...: each y (files in $T) has the shape
+# and dtype (OUT, f32 or f16) asked for and matches alpha A x + beta y_in in
+# float64 (A from a.npy, x rounded to fp16, y_in to float32): relative error
+# under 1e-6 for f32, 1e-3 for f16.
+check_y() {
+	$PY - "$T" "$@" <<'PY'
+import os, sys
+import numpy as np
+os.chdir(sys.argv[1])
+a = np.load('a.npy').astype(np.float64)
+for spec in sys.argv[2:]:
+    y, x, out, *scale = spec.split(':')
+    y, x = np.load(y), np.load(x).astype(np.float16).astype(np.float64)
+    want = x @ a.T
+    if scale:
+        want = float(scale[0]) * want + float(scale[1]) * np.load(scale[2]).astype(np.float32)
+    assert y.shape == want.shape, (spec, y.shape, want.shape)
+    assert y.dtype == {'f32': np.float32, 'f16': np.float16}[out], (spec, y.dtype)
+    err = np.max(np.abs(y - want)) / np.max(np.abs(want))
+    assert err < {'f32': 1e-6, 'f16': 1e-3}[out], (spec, err)
 PY
 }
 
@@ -53,68 +62,61 @@ PY
 
 @test "one vector (1-d X) of f2, f4 or f8: y = A x, f32 by default, or f16" {
 	matrix
-	for dt in f2 f4 f8; do
-		vectors "$T/x.npy" 300 "$dt"
-		"$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/y.npy"
-		check_y "$T/y.npy" "$T/x.npy" f32
-		"$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/y.npy" --out-dtype f32
-		check_y "$T/y.npy" "$T/x.npy" f32
-		"$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/y.npy" --out-dtype f16
-		check_y "$T/y.npy" "$T/x.npy" f16
+	cd "$T"
+	vectors x2.npy=300:f2 x4.npy=300:f4 x8.npy=300:f8
+	for n in 2 4 8; do
+		"$BIN/$S" -q a.npz "x$n.npy" -o "y$n.npy"
+		"$BIN/$S" -q a.npz "x$n.npy" -o "y$n-32.npy" --out-dtype f32
+		"$BIN/$S" -q a.npz "x$n.npy" -o "y$n-16.npy" --out-dtype f16
+		specs+=("y$n.npy:x$n.npy:f32" "y$n-32.npy:x$n.npy:f32" "y$n-16.npy:x$n.npy:f16")
 	done
+	check_y "${specs[@]}"
 	# the empty row gives 0
-	$PY -c "import numpy as np; assert np.load('$T/y.npy')[3] == 0"
+	$PY -c "import numpy as np; assert np.load('y8.npy')[3] == 0"
 }
 
 @test "N = 1, 3 and 16 vectors (N x C): y is N x R" {
 	matrix
+	cd "$T"
+	vectors x1.npy=1,300:f4 x3.npy=3,300:f4 x16.npy=16,300:f4
 	for n in 1 3 16; do
-		vectors "$T/x.npy" "($n, 300)" f4 "$n"
-		"$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/y.npy"
-		check_y "$T/y.npy" "$T/x.npy" f32
-		"$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/y.npy" --out-dtype f16
-		check_y "$T/y.npy" "$T/x.npy" f16
+		"$BIN/$S" -q a.npz "x$n.npy" -o "y$n.npy"
+		"$BIN/$S" -q a.npz "x$n.npy" -o "y$n-16.npy" --out-dtype f16
+		specs+=("y$n.npy:x$n.npy:f32" "y$n-16.npy:x$n.npy:f16")
 	done
+	check_y "${specs[@]}"
 }
 
-@test "--alpha, --beta and --y-in, for one vector and for three" {
+@test "--alpha, --beta and --y-in, for one vector and for three; --beta 0 leaves y_in unread" {
 	matrix
-	vectors "$T/x1.npy" 300 f8 1
-	vectors "$T/y1.npy" 70 f8 2
-	vectors "$T/x3.npy" "(3, 300)" f2 3
-	vectors "$T/y3.npy" "(3, 70)" f4 4
+	cd "$T"
+	vectors x1.npy=300:f8 y1.npy=70:f8 x3.npy=3,300:f2 y3.npy=3,70:f4
 	for n in 1 3; do
-		"$BIN/$S" -q "$T/a.npz" "$T/x$n.npy" -o "$T/y.npy" --alpha -1.5 --beta 0.25 \
-			--y-in "$T/y$n.npy"
-		check_y "$T/y.npy" "$T/x$n.npy" f32 -1.5 0.25 "$T/y$n.npy"
-		"$BIN/$S" -q "$T/a.npz" "$T/x$n.npy" -o "$T/y.npy" --alpha 2 --beta -3 \
-			--y-in "$T/y$n.npy" --out-dtype f16
-		check_y "$T/y.npy" "$T/x$n.npy" f16 2 -3 "$T/y$n.npy"
+		"$BIN/$S" -q a.npz "x$n.npy" -o "a$n.npy" --alpha -1.5 --beta 0.25 --y-in "y$n.npy"
+		"$BIN/$S" -q a.npz "x$n.npy" -o "b$n.npy" --alpha 2 --beta -3 --y-in "y$n.npy" \
+			--out-dtype f16
+		specs+=("a$n.npy:x$n.npy:f32:-1.5:0.25:y$n.npy" "b$n.npy:x$n.npy:f16:2:-3:y$n.npy")
 	done
+	# with beta 0 (the default) y_in is not read, as in BLAS: its NaN does not leak
+	$PY -c "import numpy as np; np.save('nan.npy', np.full(70, np.nan))"
+	"$BIN/$S" -q a.npz x1.npy -o c.npy --y-in nan.npy
+	check_y "${specs[@]}" c.npy:x1.npy:f32
 	# alpha 0, beta 1: y is y_in
-	"$BIN/$S" -q "$T/a.npz" "$T/x3.npy" -o "$T/y.npy" --alpha 0 --beta 1 --y-in "$T/y3.npy"
+	"$BIN/$S" -q a.npz x3.npy -o d.npy --alpha 0 --beta 1 --y-in y3.npy
 	$PY -c "
 import numpy as np
-assert np.array_equal(np.load('$T/y.npy'), np.load('$T/y3.npy'))"
-}
-
-@test "--beta 0 leaves --y-in unread, as BLAS does: a NaN there does not leak" {
-	matrix
-	vectors "$T/x.npy" 300 f4
-	$PY -c "import numpy as np; np.save('$T/nan.npy', np.full(70, np.nan))"
-	"$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/y.npy" --y-in "$T/nan.npy"
-	check_y "$T/y.npy" "$T/x.npy" f32
+assert np.array_equal(np.load('d.npy'), np.load('y3.npy'))"
 }
 
 @test "--device cpu and auto (the CPU here) agree; --device cuda fails: no usable CUDA device" {
 	matrix
-	vectors "$T/x.npy" "(2, 300)" f4
+	vectors x.npy=2,300:f4
 	"$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/cpu.npy" --device cpu
 	"$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/auto.npy" --device auto
 	"$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/default.npy"
 	cmp "$T/cpu.npy" "$T/auto.npy"
 	cmp "$T/cpu.npy" "$T/default.npy"
-	check_y "$T/cpu.npy" "$T/x.npy" f32
+	check_y cpu.npy:x.npy:f32
 	run "$BIN/$S" "$T/a.npz" "$T/x.npy" -o "$T/cuda.npy" --device cuda
 	assert_error 1 $S "^macko-spmv: error: --device cuda: no usable CUDA device \(.+\)$"
 	assert_only_files "$T" a.npy a.npz x.npy cpu.npy auto.npy default.npy
@@ -201,14 +203,14 @@ assert yz.shape == (2, 5) and yz.dtype == np.float16 and not yz.any()"
 
 @test "-q prints nothing, -v adds timings and the device" {
 	matrix
-	vectors "$T/x.npy" 300 f4
+	vectors x.npy=300:f4
 	run "$BIN/$S" -q "$T/a.npz" "$T/x.npy" -o "$T/y.npy"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
 	run "$BIN/$S" -v "$T/a.npz" "$T/x.npy" -o "$T/y.npy"
 	[[ $output == *"read inputs: "*" s; computing on the CPU"* ]]
 	[[ $output == *"multiply: "*" s"* ]]
-	check_y "$T/y.npy" "$T/x.npy" f32
+	check_y y.npy:x.npy:f32
 }
 
 @test "bad inputs: one line naming the file and the problem, exit 1, no output left" {
