@@ -26,7 +26,8 @@ static const char usage[] =
 	"dense fp16 .npy.\n"
 	"\n"
 	"INPUT is a dense 2-d .npy (f2, f4 or f8; values are rounded to fp16) or a\n"
-	"sparse matrix: a SciPy .npz (CSR or COO) or a Matrix Market .mtx.\n"
+	"sparse matrix: a SciPy .npz (CSR or COO) or a Matrix Market .mtx (a pattern\n"
+	"matrix has values 1, as SciPy reads it).\n"
 	"\n"
 	"A MACKO .npz INPUT is described (--stats) or re-written (--deflate).\n"
 	"\n"
@@ -102,11 +103,8 @@ static struct options parse_options(int argc, char **argv)
 		cli_usage_error("nothing to do: give -o OUTPUT or --stats");
 	if (o.density_text && o.threshold_text)
 		cli_usage_error("give --density or --threshold, not both");
-	if (o.density_text) {
-		o.density = cli_double("--density", o.density_text, 0, 1);
-		if (o.density <= 0)
-			cli_usage_error("--density: %s is outside (0, 1]", o.density_text);
-	}
+	if (o.density_text)
+		o.density = cli_fraction("--density", o.density_text);
 	if (o.threshold_text)
 		o.threshold = cli_double("--threshold", o.threshold_text, 0, 65504);
 	if (o.decompress && (o.density_text || o.threshold_text))
@@ -162,6 +160,17 @@ static void load_dense(const struct options *o, uint16_t **out, int64_t *rows, i
 		prune_below(*out, n, o->threshold);
 }
 
+/* A pattern matrix (a .mtx "pattern") has values 1, as SciPy reads it. */
+static void give_pattern_values(const struct options *o, struct csr *a)
+{
+	if (a->values)
+		return;
+	if (!(a->values = malloc((size_t)(a->nnz ? a->nnz : 1) * sizeof *a->values)))
+		cli_die("%s: out of memory", o->input);
+	for (int64_t i = 0; i < a->nnz; i++)
+		a->values[i] = 1;
+}
+
 /* Prune a sparse matrix's entries in place (values rounded to fp16 first,
  * the precision MACKO keeps). Density is of the whole matrix. */
 static void prune_sparse(const struct options *o, struct csr *a)
@@ -173,7 +182,7 @@ static void prune_sparse(const struct options *o, struct csr *a)
 	if (!h)
 		cli_die("%s: out of memory", o->input);
 	for (int64_t i = 0; i < a->nnz; i++)
-		h[i] = half_from_float(a->values ? a->values[i] : 1.0f);
+		h[i] = half_from_float(a->values[i]);
 	if (o->density_text && a->nnz) {
 		double keep = o->density * (double)a->nrows * (double)a->ncols / (double)a->nnz;
 		if (keep < 1 && prune_to_density(h, a->nnz, keep, &err))
@@ -181,8 +190,6 @@ static void prune_sparse(const struct options *o, struct csr *a)
 	}
 	if (o->threshold_text)
 		prune_below(h, a->nnz, o->threshold);
-	if (!a->values && !(a->values = malloc((size_t)(a->nnz ? a->nnz : 1) * sizeof(float))))
-		cli_die("%s: out of memory", o->input);
 	for (int64_t i = 0; i < a->nnz; i++)
 		a->values[i] = half_to_float(h[i]);
 	free(h);
@@ -208,6 +215,7 @@ static void compress(const struct options *o, struct macko *m)
 		struct csr a;
 		if (graph_load(o->input, NULL, &a, &err) || csr_sort_rows(&a, o->input, &err))
 			cli_fatal(&err);
+		give_pattern_values(o, &a);
 		prune_sparse(o, &a);
 		cli_log(2, "read and prune: %.3f s", timer_now() - t0);
 		t0 = timer_now();

@@ -92,6 +92,8 @@ static unsigned parse_kernels(const char *text)
 
 static struct options parse_options(int argc, char **argv)
 {
+	/* The multiply options OPT_ALPHA..OPT_CHECK_FINITE, then the bench
+	 * options OPT_ROWS..OPT_APPEND: each mode refuses the other's by range. */
 	enum { OPT_ALPHA = 256, OPT_BETA, OPT_Y_IN, OPT_OUT_DTYPE, OPT_DEVICE, OPT_CHECK_FINITE,
 	       OPT_ROWS, OPT_COLS, OPT_DENSITY, OPT_MATRIX, OPT_VECTORS, OPT_KERNELS, OPT_REPS,
 	       OPT_WARMUP, OPT_NO_FLUSH, OPT_SEED, OPT_APPEND };
@@ -119,20 +121,25 @@ static struct options parse_options(int argc, char **argv)
 	struct options o = {.alpha = 1, .out = MACKO_OUT_F32, .device = DEVICE_AUTO, .nvec = 1,
 			    .reps = 100, .warmup = 10, .flush = 1, .rows = 8192, .cols = 8192,
 			    .density = 0.5, .seed = 1, .kernels = 7};
-	int bench_only = 0, spmv_only = 0;
+	/* the name of an option of the other mode, if one is given */
+	const char *bench_only = NULL, *spmv_only = NULL;
 	if (argc > 1 && !strcmp(argv[1], "bench")) {
 		o.bench = 1;
 		argv++;
 		argc--;
 	}
-	int c;
+	int c, li = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, &li)) != -1) {
+		if (c >= OPT_ALPHA && c <= OPT_CHECK_FINITE)
+			spmv_only = longopts[li].name;
+		else if (c >= OPT_ROWS && c <= OPT_APPEND)
+			bench_only = longopts[li].name;
 		switch (c) {
 		case 'o': o.output = optarg; break;
-		case OPT_ALPHA: o.alpha = cli_double("--alpha", optarg, -1e30, 1e30); spmv_only = 1; break;
-		case OPT_BETA: o.beta = cli_double("--beta", optarg, -1e30, 1e30); spmv_only = 1; break;
-		case OPT_Y_IN: o.y_in = optarg; spmv_only = 1; break;
+		case OPT_ALPHA: o.alpha = cli_double("--alpha", optarg, -1e30, 1e30); break;
+		case OPT_BETA: o.beta = cli_double("--beta", optarg, -1e30, 1e30); break;
+		case OPT_Y_IN: o.y_in = optarg; break;
 		case OPT_OUT_DTYPE:
 			if (!strcmp(optarg, "f16") || !strcmp(optarg, "float16"))
 				o.out = MACKO_OUT_F16;
@@ -140,32 +147,27 @@ static struct options parse_options(int argc, char **argv)
 				o.out = MACKO_OUT_F32;
 			else
 				cli_usage_error("--out-dtype: '%s' is not f16 or f32", optarg);
-			spmv_only = 1;
 			break;
-		case OPT_DEVICE: o.device = cli_device(optarg); spmv_only = 1; break;
-		case OPT_CHECK_FINITE: o.check_finite = 1; spmv_only = 1; break;
-		case OPT_ROWS: o.rows = cli_int("--rows", optarg, 1, 1 << 24); bench_only = 1; break;
-		case OPT_COLS: o.cols = cli_int("--cols", optarg, 1, 1 << 24); bench_only = 1; break;
-		case OPT_DENSITY:
-			o.density = cli_double("--density", optarg, 0, 1);
-			if (o.density <= 0)
-				cli_usage_error("--density: %s is outside (0, 1]", optarg);
-			bench_only = 1;
-			break;
-		case OPT_MATRIX: o.matrix = optarg; bench_only = 1; break;
-		case OPT_VECTORS: o.nvec = (int)cli_int("--vectors", optarg, 1, MACKO_MAX_VECTORS); bench_only = 1; break;
-		case OPT_KERNELS: o.kernels = parse_kernels(optarg); bench_only = 1; break;
-		case OPT_REPS: o.reps = (int)cli_int("--reps", optarg, 1, 1000000); bench_only = 1; break;
-		case OPT_WARMUP: o.warmup = (int)cli_int("--warmup", optarg, 0, 1000000); bench_only = 1; break;
-		case OPT_NO_FLUSH: o.flush = 0; bench_only = 1; break;
-		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); bench_only = 1; break;
-		case OPT_APPEND: o.append = 1; bench_only = 1; break;
+		case OPT_DEVICE: o.device = cli_device(optarg); break;
+		case OPT_CHECK_FINITE: o.check_finite = 1; break;
+		case OPT_ROWS: o.rows = cli_int("--rows", optarg, 1, 1 << 24); break;
+		case OPT_COLS: o.cols = cli_int("--cols", optarg, 1, 1 << 24); break;
+		case OPT_DENSITY: o.density = cli_fraction("--density", optarg); break;
+		case OPT_MATRIX: o.matrix = optarg; break;
+		case OPT_VECTORS: o.nvec = (int)cli_int("--vectors", optarg, 1, MACKO_MAX_VECTORS); break;
+		case OPT_KERNELS: o.kernels = parse_kernels(optarg); break;
+		case OPT_REPS: o.reps = (int)cli_int("--reps", optarg, 1, 1000000); break;
+		case OPT_WARMUP: o.warmup = (int)cli_int("--warmup", optarg, 0, 1000000); break;
+		case OPT_NO_FLUSH: o.flush = 0; break;
+		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_APPEND: o.append = 1; break;
 		default: cli_common_option(c, usage, argv);
 		}
 	}
 	if (o.bench) {
 		if (spmv_only)
-			cli_usage_error("bench takes only the bench options");
+			cli_usage_error("--%s is not a bench option (it goes with MATRIX.npz X.npy)",
+					spmv_only);
 		if (optind < argc)
 			cli_usage_error("unexpected argument '%s'", argv[optind]);
 		if (o.append && !o.output)
@@ -173,7 +175,7 @@ static struct options parse_options(int argc, char **argv)
 		return o;
 	}
 	if (bench_only)
-		cli_usage_error("that option belongs to 'macko-spmv bench'");
+		cli_usage_error("--%s belongs to 'macko-spmv bench'", bench_only);
 	if (argc - optind < 2)
 		cli_usage_error("give MATRIX.npz and X.npy");
 	o.matrix = argv[optind++];
@@ -308,10 +310,9 @@ static void bench_matrix(const struct options *o, struct macko *m, double *densi
 
 static int bench(const struct options *o)
 {
-	struct sp_err err;
-	int use_gpu;
-	if (gpu_resolve(DEVICE_CUDA, &use_gpu, &err))
-		cli_fatal(&err);
+	struct sp_err err, why = {""};
+	if (gpu_probe(&why) <= 0)
+		cli_die("bench: no usable CUDA device (%s)", why.msg);
 	struct gpu_info info;
 	if (gpu_query(0, &info, &err))
 		cli_fatal(&err);

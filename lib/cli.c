@@ -141,6 +141,14 @@ double cli_double(const char *option, const char *text, double min, double max)
 	return v;
 }
 
+double cli_fraction(const char *option, const char *text)
+{
+	double v = cli_double(option, text, -HUGE_VAL, HUGE_VAL);
+	if (!(v > 0 && v <= 1))
+		cli_usage_error("%s: %g is outside (0, 1]", option, v);
+	return v;
+}
+
 int cli_int_list(const char *option, const char *text, int64_t *out, int cap,
 		 int64_t min, int64_t max)
 {

@@ -48,6 +48,8 @@ noreturn void cli_version(void);
 /* Option values; a bad value is a usage error naming the option. */
 int64_t cli_int(const char *option, const char *text, int64_t min, int64_t max);
 double cli_double(const char *option, const char *text, double min, double max);
+/* A number in (0, 1]: a density or a fraction. */
+double cli_fraction(const char *option, const char *text);
 /* Parse "a,b,c" integers into out (at most cap); returns the count. */
 int cli_int_list(const char *option, const char *text, int64_t *out, int cap,
 		 int64_t min, int64_t max);

@@ -82,4 +82,21 @@ static inline uint16_t half_from_float(float f)
 	return (uint16_t)(sign | ax >> 13);
 }
 
+/* A double to half, rounded once, as NumPy's astype(float16) does. Rounding
+ * to the nearest float first would round twice: 1 + 2^-11 + 2^-40 would
+ * become the tie 1 + 2^-11 and then 1 (even), not 1 + 2^-10. So the float
+ * step rounds to odd (an inexact float gets an odd last bit, the one of the
+ * two floats around d that has it), which keeps whether d was above or below
+ * a half tie: float has 13 more bits than half, round-to-odd needs 2. */
+static inline uint16_t half_from_double(double d)
+{
+	float f = (float)d;
+	uint32_t x = half_float_bits_(f);
+	if ((double)f != d && d == d && !(x & 1)) {
+		double af = f < 0 ? -(double)f : f, ad = d < 0 ? -d : d;
+		f = half_bits_float_(af < ad ? x + 1 : x - 1); /* magnitude up or down */
+	}
+	return half_from_float(f);
+}
+
 #endif

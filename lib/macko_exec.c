@@ -21,7 +21,7 @@ static int multiply_cpu(const struct macko *m, const uint16_t *x, int nvec, doub
 	macko_spmv_ref(m, xf, nvec, alpha, beta, y_in, acc);
 	for (size_t i = 0; i < ny; i++) {
 		if (out == MACKO_OUT_F16)
-			((uint16_t *)y)[i] = half_from_float((float)acc[i]);
+			((uint16_t *)y)[i] = half_from_double(acc[i]);
 		else
 			((float *)y)[i] = (float)acc[i];
 	}

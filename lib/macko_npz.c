@@ -39,7 +39,8 @@ int macko_load(const char *path, struct macko *m, struct sp_err *err)
 	if (npz_read(&z, "shape", &shape, err))
 		goto out;
 	int64_t dims[2];
-	if (shape.ndim != 1 || shape.shape[0] != 2 || shape.dtype == NPY_BYTES ||
+	if (shape.ndim != 1 || shape.shape[0] != 2 ||
+	    (shape.dtype != NPY_I4 && shape.dtype != NPY_I8) ||
 	    npy_convert(&shape, NPY_I8, dims, path, err)) {
 		sp_fail(err, "%s: array 'shape' must hold two integers", path);
 		goto out;
@@ -90,7 +91,9 @@ int macko_npz_probe(const char *path)
 	struct npz z;
 	if (npz_open(&z, path, NULL))
 		return 0;
-	int yes = npz_has(&z, "deltas") && npz_has(&z, "row_indices");
+	/* Any array of MACKO's own (SciPy's are data, indices, indptr, row, col,
+	 * format and shape): a MACKO file missing one is then reported as such. */
+	int yes = npz_has(&z, "values") || npz_has(&z, "deltas") || npz_has(&z, "row_indices");
 	npz_close(&z);
 	return yes;
 }

@@ -8,7 +8,7 @@
 
 /* Loads and validates (macko_validate): a file that loads is safe to run. */
 int macko_load(const char *path, struct macko *m, struct sp_err *err);
-/* 1 when path is a .npz holding MACKO arrays (deltas and row_indices),
+/* 1 when path is a .npz holding any MACKO array (values, deltas or row_indices),
  * 0 when not (or unreadable: macko_load will then say why). */
 int macko_npz_probe(const char *path);
 /* Atomic (temporary file + rename); deflated members when compress. */

@@ -110,8 +110,8 @@ static int store_ints(void *dst, enum npy_dtype dt, int64_t at, int n, const int
 	return 0;
 }
 
-/* Rounding through float to half is still correctly rounded: float carries
- * more than twice half's precision, so the double rounding is harmless. */
+/* Half goes straight from double (half_from_double): through the nearest
+ * float it would round twice, and differ from NumPy. */
 static int store_doubles(void *dst, enum npy_dtype dt, int64_t at, int n, const double *v,
 			 const char *name, struct sp_err *err)
 {
@@ -123,13 +123,13 @@ static int store_doubles(void *dst, enum npy_dtype dt, int64_t at, int n, const 
 		return 0;
 	}
 	for (int i = 0; i < n; i++) {
-		float f = (float)v[i];
-		int overflow = isinf(f) && isfinite(v[i]);
+		int overflow;
 		if (dt == NPY_F2) {
-			f2[at + i] = half_from_float(f);
-			overflow |= (f2[at + i] & 0x7fff) == 0x7c00 && isfinite(v[i]);
+			f2[at + i] = half_from_double(v[i]);
+			overflow = (f2[at + i] & HALF_ABS) == HALF_INF && isfinite(v[i]);
 		} else {
-			f4[at + i] = f;
+			f4[at + i] = (float)v[i];
+			overflow = isinf(f4[at + i]) && isfinite(v[i]);
 		}
 		if (overflow)
 			return sp_fail(err, "%s: element %lld (%.17g) overflows %s", name,

@@ -51,3 +51,22 @@ assert_only_files() {
 		return 1
 	fi
 }
+
+# assert_help_version PROGRAM [ARG]...: PROGRAM ARG... --help (and -h) exits
+# 0 with the usage and an example; --version (and -V) prints
+# "PROGRAM (spkit) X.Y.Z". $output is then the --help text.
+assert_help_version() {
+	local prog=$1 opt
+	shift
+	for opt in --version -V; do
+		run "$BIN/$prog" "$@" "$opt"
+		[ "$status" -eq 0 ]
+		[[ $output =~ ^$prog\ \(spkit\)\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	done
+	for opt in -h --help; do
+		run "$BIN/$prog" "$@" "$opt"
+		[ "$status" -eq 0 ]
+		[[ $output == *"Usage: $prog "* ]]
+		[[ $output == *"Example:"* ]]
+	done
+}

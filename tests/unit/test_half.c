@@ -54,7 +54,8 @@ static void test_to_float_values(void **state)
 
 /* Between two adjacent finite halves, the float midpoint (exact, since a
  * half has 11 significant bits) goes to the even one, and the floats just
- * beside it go to the nearer one. */
+ * beside it go to the nearer one. Likewise the doubles just beside it, which
+ * are not floats: through the nearest float they would land on the tie. */
 static void test_rounding_exhaustive(void **state)
 {
 	for (uint32_t h = 0; h < 0x7bff; h++) {
@@ -65,7 +66,27 @@ static void test_rounding_exhaustive(void **state)
 		assert_int_equal(half_from_float(nextafterf(mid, 0)), h);
 		assert_int_equal(half_from_float(nextafterf(mid, INFINITY)), h + 1);
 		assert_int_equal(half_from_float(-mid), even | 0x8000);
+		assert_int_equal(half_from_double(mid), even);
+		assert_int_equal(half_from_double(nextafter(mid, 0)), h);
+		assert_int_equal(half_from_double(nextafter(mid, INFINITY)), h + 1);
+		assert_int_equal(half_from_double(-nextafter(mid, INFINITY)), (h + 1) | 0x8000);
 	}
+}
+
+/* From double, rounded once, as NumPy does. */
+static void test_from_double_edges(void **state)
+{
+	assert_int_equal(half_from_double(1 + ldexp(1, -11) + ldexp(1, -40)), 0x3c01);
+	assert_int_equal(half_from_double(ldexp(1, -25) + ldexp(1, -60)), 0x0001);
+	assert_int_equal(half_from_double(nextafter(65520.0, 0)), 0x7bff);
+	assert_int_equal(half_from_double(65520.0), 0x7c00);
+	assert_int_equal(half_from_double(1e300), 0x7c00);
+	assert_int_equal(half_from_double(-1e300), 0xfc00);
+	assert_int_equal(half_from_double(1e-300), 0x0000);
+	assert_int_equal(half_from_double(-1e-300), 0x8000);
+	assert_int_equal(half_from_double(-0.0), 0x8000);
+	assert_int_equal(half_from_double(INFINITY), 0x7c00);
+	assert_int_equal(half_from_double(NAN) & 0x7e00, 0x7e00);
 }
 
 static void test_from_float_edges(void **state)
@@ -102,6 +123,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_all_halves),
 		cmocka_unit_test(test_to_float_values),
 		cmocka_unit_test(test_rounding_exhaustive),
+		cmocka_unit_test(test_from_double_edges),
 		cmocka_unit_test(test_from_float_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
