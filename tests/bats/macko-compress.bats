@@ -438,3 +438,41 @@ np.save('$T/a.npy', a)"
 	cmp "$T/a.npz" "$T/x.npz"
 	assert_only_files "$T" a.npy a.npz junk.npy x.npz
 }
+
+@test "--random makes a seeded matrix of the asked density; --seed changes it" {
+	"$BIN/macko-compress" --random 300x700 --density 0.25 -o "$T/a.npz"
+	"$BIN/macko-compress" --random 300x700 --density 0.25 --seed 1 -o "$T/b.npz"
+	SPKIT_THREADS=1 "$BIN/macko-compress" --random 300x700 --density 0.25 -o "$T/c.npz"
+	"$BIN/macko-compress" --random 300x700 --density 0.25 --seed 2 -o "$T/d.npz"
+	cmp "$T/a.npz" "$T/b.npz"
+	cmp "$T/a.npz" "$T/c.npz"
+	! cmp -s "$T/a.npz" "$T/d.npz"
+	"$BIN/macko-compress" -q --decompress "$T/a.npz" -o "$T/a.npy"
+	$PY -c "
+import numpy as np
+a = np.load('$T/a.npy')
+assert a.shape == (300, 700) and a.dtype == np.float16, (a.shape, a.dtype)
+d = (a != 0).mean()
+assert abs(d - 0.25) < 0.01, d
+nz = np.abs(a[a != 0].astype(np.float64))
+assert nz.min() >= 1 / 64 - 1e-3 and nz.max() <= 1, (nz.min(), nz.max())
+assert (a < 0).any() and (a > 0).any()"
+	run "$BIN/macko-compress" --random 40x50 --stats
+	[ "$status" -eq 0 ]
+	[[ $output == *"rows               40"* ]]
+	[[ $output == *"cols               50"* ]]
+}
+
+@test "--random usage errors" {
+	run "$BIN/macko-compress" --random 10 -o "$T/x.npz"
+	assert_error 2 macko-compress "--random: '10' is not RxC"
+	run "$BIN/macko-compress" --random 0x10 -o "$T/x.npz"
+	assert_error 2 macko-compress "--random"
+	run "$BIN/macko-compress" a.npy --random 10x10 -o "$T/x.npz"
+	assert_error 2 macko-compress "give INPUT or --random, not both"
+	run "$BIN/macko-compress" a.npy --seed 3 -o "$T/x.npz"
+	assert_error 2 macko-compress "--seed goes with --random"
+	run "$BIN/macko-compress" --random 10x10 --threshold 0.5 -o "$T/x.npz"
+	assert_error 2 macko-compress "--random makes a new matrix"
+	assert_only_files "$T"
+}
