@@ -144,7 +144,8 @@ int graph_gen_indptr(const struct graph_spec *s, int64_t **out, struct sp_err *e
 	indptr[0] = 0;
 	for (int64_t i = 0; i < n; i++) {
 		cum += fmin(hi * weight[i], cap);
-		int64_t upto = (int64_t)llround((double)s->edges * (cum / sum));
+		/* No edges (or no weight): every degree is zero, not 0/0. */
+		int64_t upto = sum > 0 ? (int64_t)llround((double)s->edges * (cum / sum)) : 0;
 		int64_t d = upto - prev;
 		prev = upto;
 		indptr[i + 1] = indptr[i] + (d > n - 1 ? n - 1 : d);

@@ -101,6 +101,19 @@ static void test_dense_rows_and_caps(void **state)
 	csr_free(&g);
 }
 
+static void test_no_edges(void **state)
+{
+	struct graph_spec s;
+	struct sp_err e;
+	struct csr g;
+	assert_int_equal(graph_spec_parse("powerlaw:nodes=100,edges=0", &s, &e), 0);
+	assert_int_equal(graph_gen(&s, &g, &e), 0);
+	assert_int_equal(g.nnz, 0);
+	for (int64_t r = 0; r <= g.nrows; r++)
+		assert_int_equal(g.indptr[r], 0);
+	csr_free(&g);
+}
+
 static void test_same_for_any_thread_count(void **state)
 {
 	struct graph_spec s;
@@ -129,6 +142,7 @@ int main(void)
 		cmocka_unit_test(test_graph_is_valid_and_exact),
 		cmocka_unit_test(test_indptr_matches_graph),
 		cmocka_unit_test(test_dense_rows_and_caps),
+		cmocka_unit_test(test_no_edges),
 		cmocka_unit_test(test_same_for_any_thread_count),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
