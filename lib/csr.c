@@ -156,3 +156,30 @@ int csr_sort_rows(struct csr *g, const char *name, struct sp_err *err)
 	free(tmp);
 	return 0;
 }
+
+int csr_transpose(const struct csr *g, const float *vals, struct csr *at, struct sp_err *err)
+{
+	if (!vals)
+		vals = g->values;
+	if (csr_alloc(at, g->ncols, g->nrows, g->nnz, vals != NULL, "transpose", err))
+		return -1;
+	for (int64_t e = 0; e < g->nnz; e++)
+		at->indptr[g->indices[e] + 1]++;
+	for (int64_t j = 0; j < at->nrows; j++)
+		at->indptr[j + 1] += at->indptr[j];
+	int64_t *next = malloc((size_t)(at->nrows ? at->nrows : 1) * sizeof *next);
+	if (!next) {
+		csr_free(at);
+		return sp_fail(err, "transpose: out of memory");
+	}
+	memcpy(next, at->indptr, (size_t)at->nrows * sizeof *next);
+	for (int64_t r = 0; r < g->nrows; r++)
+		for (int64_t e = g->indptr[r]; e < g->indptr[r + 1]; e++) {
+			int64_t to = next[g->indices[e]]++;
+			at->indices[to] = (int32_t)r;
+			if (vals)
+				at->values[to] = vals[e];
+		}
+	free(next);
+	return 0;
+}

@@ -45,6 +45,11 @@ int csr_from_coo(struct csr *g, int64_t nrows, int64_t ncols, int64_t nnz, const
  * columns keep their order. Fails only for want of memory. */
 int csr_sort_rows(struct csr *g, const char *name, struct sp_err *err);
 
+/* at = g's transpose (ncols x nrows), values carried along when g has them
+ * (or taken from vals when given, for edge values kept beside a pattern
+ * graph). Stable: each row of at lists its columns in ascending order. */
+int csr_transpose(const struct csr *g, const float *vals, struct csr *at, struct sp_err *err);
+
 /* Allocate arrays for the given sizes (values only if with_values);
  * indptr is zeroed. */
 int csr_alloc(struct csr *g, int64_t nrows, int64_t ncols, int64_t nnz, int with_values,

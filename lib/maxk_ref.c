@@ -231,28 +231,9 @@ static void sspmm_rows(void *ctx, int64_t chunk)
 int maxk_sspmm_ref(const struct csr *a, const float *a_vals, const struct cbsr *x, const float *dy,
 		   double *dx, struct sp_err *err)
 {
-	/* The transpose by counting sort: stable, so each of its rows lists
-	 * the source rows in ascending order. */
 	struct csr at;
-	if (csr_alloc(&at, a->ncols, a->nrows, a->nnz, 1, "transpose", err))
+	if (csr_transpose(a, a_vals, &at, err))
 		return -1;
-	for (int64_t e = 0; e < a->nnz; e++)
-		at.indptr[a->indices[e] + 1]++;
-	for (int64_t j = 0; j < at.nrows; j++)
-		at.indptr[j + 1] += at.indptr[j];
-	int64_t *next = malloc((size_t)(at.nrows ? at.nrows : 1) * sizeof *next);
-	if (!next) {
-		csr_free(&at);
-		return sp_fail(err, "out of memory for the transpose");
-	}
-	memcpy(next, at.indptr, (size_t)at.nrows * sizeof *next);
-	for (int64_t r = 0; r < a->nrows; r++)
-		for (int64_t e = a->indptr[r]; e < a->indptr[r + 1]; e++) {
-			int64_t at_e = next[a->indices[e]]++;
-			at.indices[at_e] = (int32_t)r;
-			at.values[at_e] = a_vals[e];
-		}
-	free(next);
 	struct sspmm_job s = {&at, at.values, x, dy, dx};
 	parallel_for((x->n + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, sspmm_rows, &s);
 	csr_free(&at);

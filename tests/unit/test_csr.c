@@ -177,6 +177,25 @@ static void test_from_coo(void **state)
 	csr_free(&g);
 }
 
+static void test_transpose(void **state)
+{
+	/* 3 x 4: row 0 {1:a, 3:b}, row 1 {}, row 2 {0:c, 1:d, 3:e} */
+	int64_t indptr[] = {0, 2, 2, 5};
+	int32_t indices[] = {1, 3, 0, 1, 3};
+	float vals[] = {1, 2, 3, 4, 5};
+	struct csr g = {3, 4, 5, indptr, indices, NULL}, t;
+	struct sp_err e;
+	assert_int_equal(csr_transpose(&g, vals, &t, &e), 0);
+	const int64_t tp[] = {0, 1, 3, 3, 5};
+	const int32_t ti[] = {2, 0, 2, 0, 2};
+	const float tv[] = {3, 1, 4, 2, 5};
+	assert_csr(&t, 4, 3, 5, tp, ti, tv);
+	csr_free(&t);
+	assert_int_equal(csr_transpose(&g, NULL, &t, &e), 0); /* a pattern stays a pattern */
+	assert_csr(&t, 4, 3, 5, tp, ti, NULL);
+	csr_free(&t);
+}
+
 static void test_from_coo_out_of_range(void **state)
 {
 	const int64_t rows[] = {0, 3, 1};
@@ -212,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_validate_failures),
 		cmocka_unit_test(test_validate_indptr),
 		cmocka_unit_test(test_from_coo),
+		cmocka_unit_test(test_transpose),
 		cmocka_unit_test(test_from_coo_out_of_range),
 		cmocka_unit_test(test_alloc_limits),
 	};
