@@ -1,0 +1,206 @@
+/* MaxK kernels on the GPU against the CPU references (lib/maxk_ref.c) on
+ * fresh random data: top-k exactly (values and indices), the forward
+ * SpGEMM and backward SSpMM to fp32 rounding. Graphs: power-law with empty
+ * rows, row counts that are not multiples of the block, and a star whose
+ * centre has 100,000 neighbours; h of 64, 128, 256, 512 and k of 1, 3, 17,
+ * 32, 100 and h. Outputs are poisoned (NaN) before every run. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csr.h"
+#include "gpu.h"
+#include "graph_gen.h"
+#include "maxk_gpu.h"
+#include "maxk_ref.h"
+#include "rng.h"
+#include "warp4.h"
+
+static float *random_features(int64_t n, int h, uint64_t seed)
+{
+	struct rng r;
+	rng_init(&r, seed, 0);
+	float *x = malloc((size_t)(n * h) * sizeof *x);
+	for (int64_t i = 0; i < n * h; i++)
+		x[i] = (float)((int)rng_below(&r, 2001) - 1000) / 256; /* ties happen */
+	return x;
+}
+
+static double rel_err(const double *ref, const float *got, size_t n)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(got[i]))
+			return INFINITY;
+		num += (got[i] - ref[i]) * (got[i] - ref[i]);
+		den += ref[i] * ref[i];
+	}
+	return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static void *dev_poisoned(size_t bytes)
+{
+	struct sp_err e;
+	void *p;
+	assert_int_equal(gpu_malloc(&p, bytes ? bytes : 4, "test", &e), 0);
+	void *host = malloc(bytes ? bytes : 4);
+	memset(host, 0xff, bytes ? bytes : 4);
+	assert_int_equal(gpu_upload(p, host, bytes, &e), 0);
+	free(host);
+	return p;
+}
+
+static void check(const struct csr *g, int h, int k, uint64_t seed)
+{
+	struct sp_err e;
+	int64_t n = g->nrows;
+	float *av = malloc((size_t)(g->nnz ? g->nnz : 1) * sizeof *av);
+	edge_values(g, EDGE_MEAN, av);
+	int64_t records = warp4_count(g->indptr, n, 64);
+	int32_t *w4 = malloc((size_t)(records ? records : 1) * 16);
+	assert_int_equal(warp4_build(g->indptr, n, 64, w4, "test", &e), 0);
+	float *x = random_features(n, h, seed), *dy = random_features(n, h, seed + 1);
+
+	/* CPU */
+	struct cbsr c;
+	assert_int_equal(maxk_topk_ref(x, n, h, k, &c, &e), 0);
+	double *y_ref = malloc((size_t)(n * h) * sizeof *y_ref), *dx_ref = malloc((size_t)(n * k) * 8);
+	maxk_spgemm_ref(g, av, &c, y_ref);
+	assert_int_equal(maxk_sspmm_ref(g, av, &c, dy, dx_ref, &e), 0);
+
+	/* GPU */
+	struct maxk_dev_graph d;
+	if (maxk_dev_graph_upload(g, av, w4, records, &d, &e))
+		fail_msg("upload: %s", e.msg);
+	float *x_d, *dy_d;
+	assert_int_equal(gpu_malloc((void **)&x_d, (size_t)(n * h) * 4, "x", &e), 0);
+	assert_int_equal(gpu_malloc((void **)&dy_d, (size_t)(n * h) * 4, "dy", &e), 0);
+	assert_int_equal(gpu_upload(x_d, x, (size_t)(n * h) * 4, &e), 0);
+	assert_int_equal(gpu_upload(dy_d, dy, (size_t)(n * h) * 4, &e), 0);
+	float *vals_d = dev_poisoned((size_t)(n * k) * 4), *y_d = dev_poisoned((size_t)(n * h) * 4);
+	float *dx_d = dev_poisoned((size_t)(n * k) * 4);
+	uint16_t *idx_d = dev_poisoned((size_t)(n * k) * 2);
+	if (maxk_topk_gpu(x_d, n, h, k, vals_d, idx_d, &e) ||
+	    maxk_forward_gpu(&d, vals_d, idx_d, h, k, y_d, &e) ||
+	    maxk_backward_gpu(&d, idx_d, h, k, dy_d, dx_d, &e) || gpu_sync(&e))
+		fail_msg("kernels: %s", e.msg);
+
+	float *vals = malloc((size_t)(n * k) * 4), *y = malloc((size_t)(n * h) * 4);
+	float *dx = malloc((size_t)(n * k) * 4);
+	uint16_t *idx = malloc((size_t)(n * k) * 2);
+	assert_int_equal(gpu_download(vals, vals_d, (size_t)(n * k) * 4, &e), 0);
+	assert_int_equal(gpu_download(idx, idx_d, (size_t)(n * k) * 2, &e), 0);
+	assert_int_equal(gpu_download(y, y_d, (size_t)(n * h) * 4, &e), 0);
+	assert_int_equal(gpu_download(dx, dx_d, (size_t)(n * k) * 4, &e), 0);
+	assert_memory_equal(idx, c.index, (size_t)(n * k) * 2);
+	assert_memory_equal(vals, c.values, (size_t)(n * k) * 4);
+	double ey = rel_err(y_ref, y, (size_t)(n * h)), edx = rel_err(dx_ref, dx, (size_t)(n * k));
+	printf("# n=%lld nnz=%lld h=%d k=%d: top-k exact, forward rel err %.2e, backward %.2e\n",
+	       (long long)n, (long long)g->nnz, h, k, ey, edx);
+	assert_true(ey < 1e-5);
+	assert_true(edx < 1e-5);
+
+	maxk_dev_graph_free(&d);
+	gpu_free(x_d);
+	gpu_free(dy_d);
+	gpu_free(vals_d);
+	gpu_free(y_d);
+	gpu_free(dx_d);
+	gpu_free(idx_d);
+	free(av);
+	free(w4);
+	free(x);
+	free(dy);
+	free(y_ref);
+	free(dx_ref);
+	free(vals);
+	free(y);
+	free(dx);
+	free(idx);
+	cbsr_free(&c);
+}
+
+static void check_spec(const char *spec, int h, int k)
+{
+	struct graph_spec s;
+	struct sp_err e;
+	struct csr g;
+	assert_int_equal(graph_spec_parse(spec, &s, &e), 0);
+	assert_int_equal(graph_gen(&s, &g, &e), 0);
+	check(&g, h, k, (uint64_t)(h * 1000 + k));
+	csr_free(&g);
+}
+
+static void test_all_k_and_widths(void **state)
+{
+	const int hs[] = {64, 128, 256, 512};
+	for (int i = 0; i < 4; i++) {
+		const int ks[] = {1, 3, 17, 32, 100, hs[i]};
+		for (int j = 0; j < 6; j++)
+			if (ks[j] <= hs[i])
+				check_spec("powerlaw:nodes=1001,edges=30000,sigma=1.5,seed=5", hs[i], ks[j]);
+	}
+}
+
+static void test_odd_graphs(void **state)
+{
+	check_spec("powerlaw:nodes=1,edges=0", 64, 3);
+	check_spec("powerlaw:nodes=7,edges=20", 33, 5); /* h not a multiple of 32 */
+	check_spec("powerlaw:nodes=5000,edges=0", 64, 16);
+	check_spec("powerlaw:nodes=20000,edges=1000000,sigma=2,seed=9", 256, 32);
+	check_spec("flickr_like", 256, 32);
+	check_spec("powerlaw:nodes=3001,edges=90000,seed=3", 128, 100);
+	check_spec("powerlaw:nodes=3001,edges=90000,seed=4", 512, 1);
+}
+
+static void test_star_of_degree_100000(void **state)
+{
+	/* Row 0 links to every other node; the others link to node 0. */
+	const int64_t n = 100001;
+	struct csr g;
+	struct sp_err e;
+	assert_int_equal(csr_alloc(&g, n, n, 2 * (n - 1), 0, "star", &e), 0);
+	for (int64_t j = 1; j < n; j++)
+		g.indices[j - 1] = (int32_t)j;
+	g.indptr[1] = n - 1;
+	for (int64_t r = 1; r < n; r++) {
+		g.indices[n - 1 + r - 1] = 0;
+		g.indptr[r + 1] = g.indptr[r] + 1;
+	}
+	check(&g, 64, 17, 77);
+	csr_free(&g);
+}
+
+static void test_bad_k(void **state)
+{
+	struct sp_err e;
+	assert_int_equal(maxk_topk_gpu(NULL, 10, 64, 0, NULL, NULL, &e), -1);
+	assert_non_null(strstr(e.msg, "k = 0"));
+	assert_int_equal(maxk_topk_gpu(NULL, 10, 64, 65, NULL, NULL, &e), -1);
+	assert_int_equal(maxk_topk_gpu(NULL, 10, 2048, 8, NULL, NULL, &e), -1);
+	assert_non_null(strstr(e.msg, "feature width 2048"));
+}
+
+static int setup(void **state)
+{
+	struct sp_err e;
+	return gpu_count() > 0 && gpu_select(0, &e) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_all_k_and_widths),
+		cmocka_unit_test(test_odd_graphs),
+		cmocka_unit_test(test_star_of_degree_100000),
+		cmocka_unit_test(test_bad_k),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
