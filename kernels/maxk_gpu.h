@@ -21,7 +21,7 @@ extern "C" {
  * through it instead of scattering with atomics). */
 struct maxk_dev_graph {
 	int64_t n, nnz, records;
-	int32_t *indices;
+	int32_t *indptr, *indices; /* CSR, for cuSPARSE */
 	float *vals;
 	int32_t *warp4; /* records x 4 */
 	int32_t *t_indptr, *t_indices;
@@ -36,6 +36,14 @@ void maxk_dev_graph_free(struct maxk_dev_graph *d);
  * (ascending columns within a row, ties to the lower column, NaN kept). */
 int maxk_topk_gpu(const float *x, int64_t n, int h, int k, float *values, uint16_t *index,
 		  struct sp_err *err);
+/* dense (n x h) = the kept entries scattered into zeros: the dense form of
+ * MaxK's output, what cuSPARSE multiplies. */
+int maxk_scatter_gpu(const float *values, const uint16_t *index, int64_t n, int h, int k,
+		     float *dense, struct sp_err *err);
+/* out (n x k) = dense[i][index[i][t]]: the backward of MaxK itself (the
+ * gradient passes only at kept positions). */
+int maxk_gather_gpu(const float *dense, const uint16_t *index, int64_t n, int h, int k, float *out,
+		    struct sp_err *err);
 /* y (n x h) = A X, X given as values/index (n x k). */
 int maxk_forward_gpu(const struct maxk_dev_graph *g, const float *values, const uint16_t *index,
 		     int h, int k, float *y, struct sp_err *err);

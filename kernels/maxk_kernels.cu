@@ -114,6 +114,49 @@ extern "C" int maxk_topk_gpu(const float *x, int64_t n, int h, int k, float *val
 	return rc;
 }
 
+__global__ void scatter_kernel(const float *__restrict__ values, const uint16_t *__restrict__ index,
+			       int64_t nk, int h, int k, float *__restrict__ dense)
+{
+	for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < nk;
+	     e += (int64_t)gridDim.x * blockDim.x)
+		dense[(e / k) * h + index[e]] = values[e];
+}
+
+__global__ void gather_kernel(const float *__restrict__ dense, const uint16_t *__restrict__ index,
+			      int64_t nk, int h, int k, float *__restrict__ out)
+{
+	for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < nk;
+	     e += (int64_t)gridDim.x * blockDim.x)
+		out[e] = dense[(e / k) * h + index[e]];
+}
+
+static unsigned elementwise_blocks(int64_t n)
+{
+	const int64_t b = (n + 255) / 256;
+	return (unsigned)(b < 132 * 32 ? (b > 0 ? b : 1) : 132 * 32);
+}
+
+extern "C" int maxk_scatter_gpu(const float *values, const uint16_t *index, int64_t n, int h, int k,
+				float *dense, struct sp_err *err)
+{
+	GPU_CHECK(err, cudaMemsetAsync(dense, 0, (size_t)n * h * sizeof(float)));
+	if (n * k == 0)
+		return 0;
+	scatter_kernel<<<elementwise_blocks(n * k), 256>>>(values, index, n * k, h, k, dense);
+	GPU_CHECK_LAUNCH(err, "scatter_kernel");
+	return 0;
+}
+
+extern "C" int maxk_gather_gpu(const float *dense, const uint16_t *index, int64_t n, int h, int k,
+			       float *out, struct sp_err *err)
+{
+	if (n * k == 0)
+		return 0;
+	gather_kernel<<<elementwise_blocks(n * k), 256>>>(dense, index, n * k, h, k, out);
+	GPU_CHECK_LAUNCH(err, "gather_kernel");
+	return 0;
+}
+
 __global__ void __launch_bounds__(BLOCK) forward_kernel(
 	const int4 *__restrict__ warp4, int64_t records, const int32_t *__restrict__ indices,
 	const float *__restrict__ vals, const float *__restrict__ xv, const uint16_t *__restrict__ xi,
@@ -216,20 +259,25 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 	if (csr_transpose(g, vals, &t, err))
 		return -1;
 	int32_t *t_ptr32 = (int32_t *)malloc((size_t)(t.nrows + 1) * sizeof *t_ptr32);
+	int32_t *ptr32 = (int32_t *)malloc((size_t)(g->nrows + 1) * sizeof *ptr32);
 	int rc = -1;
 	const size_t nnz = (size_t)(g->nnz ? g->nnz : 1);
-	if (!t_ptr32) {
+	if (!t_ptr32 || !ptr32) {
 		sp_fail(err, "out of memory");
 		goto out;
 	}
 	for (int64_t j = 0; j <= t.nrows; j++)
 		t_ptr32[j] = (int32_t)t.indptr[j];
-	if (gpu_malloc((void **)&d->indices, nnz * 4, "graph indices", err) ||
+	for (int64_t r = 0; r <= g->nrows; r++)
+		ptr32[r] = (int32_t)g->indptr[r];
+	if (gpu_malloc((void **)&d->indptr, (size_t)(g->nrows + 1) * 4, "graph indptr", err) ||
+	    gpu_malloc((void **)&d->indices, nnz * 4, "graph indices", err) ||
 	    gpu_malloc((void **)&d->vals, nnz * 4, "edge values", err) ||
 	    gpu_malloc((void **)&d->warp4, (size_t)(records ? records : 1) * 16, "warp4 records", err) ||
 	    gpu_malloc((void **)&d->t_indptr, (size_t)(t.nrows + 1) * 4, "transpose indptr", err) ||
 	    gpu_malloc((void **)&d->t_indices, nnz * 4, "transpose indices", err) ||
 	    gpu_malloc((void **)&d->t_vals, nnz * 4, "transpose values", err) ||
+	    gpu_upload(d->indptr, ptr32, (size_t)(g->nrows + 1) * 4, err) ||
 	    gpu_upload(d->indices, g->indices, (size_t)g->nnz * 4, err) ||
 	    gpu_upload(d->vals, vals, (size_t)g->nnz * 4, err) ||
 	    gpu_upload(d->warp4, warp4, (size_t)records * 16, err) ||
@@ -240,6 +288,7 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 	rc = 0;
 out:
 	free(t_ptr32);
+	free(ptr32);
 	csr_free(&t);
 	if (rc)
 		maxk_dev_graph_free(d);
@@ -248,6 +297,7 @@ out:
 
 extern "C" void maxk_dev_graph_free(struct maxk_dev_graph *d)
 {
+	gpu_free(d->indptr);
 	gpu_free(d->indices);
 	gpu_free(d->vals);
 	gpu_free(d->warp4);

@@ -101,6 +101,26 @@ static void check(const struct csr *g, int h, int k, uint64_t seed)
 	assert_int_equal(gpu_download(dx, dx_d, (size_t)(n * k) * 4, &e), 0);
 	assert_memory_equal(idx, c.index, (size_t)(n * k) * 2);
 	assert_memory_equal(vals, c.values, (size_t)(n * k) * 4);
+
+	/* Scatter to the dense form and gather back at the kept positions. */
+	float *dense_d = dev_poisoned((size_t)(n * h) * 4), *gk_d = dev_poisoned((size_t)(n * k) * 4);
+	if (maxk_scatter_gpu(vals_d, idx_d, n, h, k, dense_d, &e) ||
+	    maxk_gather_gpu(dy_d, idx_d, n, h, k, gk_d, &e) || gpu_sync(&e))
+		fail_msg("scatter/gather: %s", e.msg);
+	float *dense = malloc((size_t)(n * h) * 4), *dense_ref = malloc((size_t)(n * h) * 4);
+	float *gk = malloc((size_t)(n * k) * 4), *gk_ref = malloc((size_t)(n * k) * 4);
+	assert_int_equal(gpu_download(dense, dense_d, (size_t)(n * h) * 4, &e), 0);
+	assert_int_equal(gpu_download(gk, gk_d, (size_t)(n * k) * 4, &e), 0);
+	cbsr_to_dense(&c, dense_ref);
+	maxk_backward_ref(&c, dy, gk_ref);
+	assert_memory_equal(dense, dense_ref, (size_t)(n * h) * 4);
+	assert_memory_equal(gk, gk_ref, (size_t)(n * k) * 4);
+	gpu_free(dense_d);
+	gpu_free(gk_d);
+	free(dense);
+	free(dense_ref);
+	free(gk);
+	free(gk_ref);
 	double ey = rel_err(y_ref, y, (size_t)(n * h)), edx = rel_err(dx_ref, dx, (size_t)(n * k));
 	printf("# n=%lld nnz=%lld h=%d k=%d: top-k exact, forward rel err %.2e, backward %.2e\n",
 	       (long long)n, (long long)g->nnz, h, k, ey, edx);

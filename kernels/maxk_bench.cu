@@ -1,0 +1,228 @@
+/* The MaxK kernel benchmark. Edge values are GraphSAGE's mean (1/deg);
+ * features are random (seeded), so the kept entries are a realistic mix.
+ * cuSPARSE multiplies the dense form of the MaxK output (CSR SpMM, row-major
+ * operands, CUSPARSE_SPMM_CSR_ALG2), which is what a framework without the
+ * MaxK kernels does, and its result checks ours. */
+#include <cusparse.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_check.cuh"
+#include "maxk_bench.h"
+#include "maxk_gpu.h"
+
+extern "C" {
+#include "maxk_ref.h"
+#include "rng.h"
+#include "warp4.h"
+}
+
+struct bench {
+	struct maxk_dev_graph g;
+	int64_t n;
+	int h, k;
+	float *x, *dy, *vals, *dense, *y, *y_ref, *dx, *tmp, *dx_ref;
+	uint16_t *idx;
+	cusparseHandle_t sp;
+	cusparseSpMatDescr_t a;
+	cusparseDnMatDescr_t b, c;
+	void *buf;
+};
+
+static int run_cusparse(void *ctx, struct sp_err *err)
+{
+	struct bench *b = (struct bench *)ctx;
+	const float one = 1.0f, zero = 0.0f;
+	GPU_CHECK(err, cusparseSpMM(b->sp, CUSPARSE_OPERATION_NON_TRANSPOSE,
+				    CUSPARSE_OPERATION_NON_TRANSPOSE, &one, b->a, b->b, &zero, b->c,
+				    CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, b->buf));
+	return 0;
+}
+
+static int run_forward(void *ctx, struct sp_err *err)
+{
+	struct bench *b = (struct bench *)ctx;
+	return maxk_forward_gpu(&b->g, b->vals, b->idx, b->h, b->k, b->y, err);
+}
+
+static int run_backward(void *ctx, struct sp_err *err)
+{
+	struct bench *b = (struct bench *)ctx;
+	return maxk_backward_gpu(&b->g, b->idx, b->h, b->k, b->dy, b->dx, err);
+}
+
+static int run_topk(void *ctx, struct sp_err *err)
+{
+	struct bench *b = (struct bench *)ctx;
+	return maxk_topk_gpu(b->x, b->n, b->h, b->k, b->vals, b->idx, err);
+}
+
+/* max |a - ref| / max |ref| over n device floats. */
+static int max_err(const float *a_dev, const float *ref_dev, size_t n, double *out,
+		   struct sp_err *err)
+{
+	float *a = (float *)malloc(n * 4), *r = (float *)malloc(n * 4);
+	int rc = -1;
+	if (!a || !r) {
+		sp_fail(err, "out of memory for the check");
+		goto done;
+	}
+	if (gpu_download(a, a_dev, n * 4, err) || gpu_download(r, ref_dev, n * 4, err))
+		goto done;
+	{
+		double num = 0, den = 0;
+		for (size_t i = 0; i < n; i++) {
+			double d = fabs((double)a[i] - r[i]);
+			num = d > num || d != d ? d : num;
+			den = fabs(r[i]) > den ? fabs(r[i]) : den;
+		}
+		*out = den > 0 ? num / den : num;
+	}
+	rc = 0;
+done:
+	free(a);
+	free(r);
+	return rc;
+}
+
+static int upload_random(float **dev, size_t n, uint64_t seed, const char *what, struct sp_err *err)
+{
+	float *h = (float *)malloc(n * 4);
+	if (!h)
+		return sp_fail(err, "out of memory for %s", what);
+	struct rng r;
+	rng_init(&r, seed, 0);
+	for (size_t i = 0; i < n; i++)
+		h[i] = (float)(2 * rng_uniform(&r) - 1);
+	int rc = gpu_malloc((void **)dev, n * 4, what, err) || gpu_upload(*dev, h, n * 4, err) ? -1 : 0;
+	free(h);
+	return rc;
+}
+
+static void teardown(struct bench *b)
+{
+	if (b->a)
+		cusparseDestroySpMat(b->a);
+	if (b->b)
+		cusparseDestroyDnMat(b->b);
+	if (b->c)
+		cusparseDestroyDnMat(b->c);
+	if (b->sp)
+		cusparseDestroy(b->sp);
+	float *bufs[] = {b->x, b->dy, b->vals, b->dense, b->y, b->y_ref, b->dx, b->tmp, b->dx_ref};
+	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+		gpu_free(bufs[i]);
+	gpu_free(b->idx);
+	gpu_free(b->buf);
+	maxk_dev_graph_free(&b->g);
+}
+
+extern "C" int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o,
+			  struct maxk_bench_result *res, struct sp_err *err)
+{
+	struct bench b;
+	memset(&b, 0, sizeof b);
+	b.n = g->nrows;
+	b.h = o->h;
+	b.k = o->k;
+	const size_t nh = (size_t)b.n * b.h, nk = (size_t)b.n * b.k;
+	int64_t records = warp4_count(g->indptr, g->nrows, 64);
+	float *av = (float *)malloc((size_t)(g->nnz ? g->nnz : 1) * 4);
+	int32_t *w4 = (int32_t *)malloc((size_t)(records ? records : 1) * 16);
+	int rc = -1;
+	const float one = 1.0f, zero = 0.0f;
+	size_t bytes = 0, tbytes = 0;
+	if (!av || !w4) {
+		sp_fail(err, "out of memory for the graph");
+		goto out;
+	}
+	edge_values(g, EDGE_MEAN, av);
+	if (warp4_build(g->indptr, g->nrows, 64, w4, "graph", err) ||
+	    maxk_dev_graph_upload(g, av, w4, records, &b.g, err) ||
+	    upload_random(&b.x, nh, o->seed, "features", err) ||
+	    upload_random(&b.dy, nh, o->seed + 1, "gradient", err) ||
+	    gpu_malloc((void **)&b.vals, nk * 4, "kept values", err) ||
+	    gpu_malloc((void **)&b.idx, nk * 2, "kept indices", err) ||
+	    gpu_malloc((void **)&b.dense, nh * 4, "dense features", err) ||
+	    gpu_malloc((void **)&b.y, nh * 4, "y", err) || gpu_malloc((void **)&b.y_ref, nh * 4, "y", err) ||
+	    gpu_malloc((void **)&b.dx, nk * 4, "dx", err) ||
+	    gpu_malloc((void **)&b.tmp, nh * 4, "A^T dY", err) ||
+	    gpu_malloc((void **)&b.dx_ref, nk * 4, "dx", err))
+		goto out;
+	if (maxk_topk_gpu(b.x, b.n, b.h, b.k, b.vals, b.idx, err) ||
+	    maxk_scatter_gpu(b.vals, b.idx, b.n, b.h, b.k, b.dense, err))
+		goto out;
+	if (GPU_FAILED(err, cusparseCreate(&b.sp)) ||
+	    GPU_FAILED(err, cusparseCreateCsr(&b.a, b.n, b.n, g->nnz, b.g.indptr, b.g.indices, b.g.vals,
+					      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+					      CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F)) ||
+	    GPU_FAILED(err, cusparseCreateDnMat(&b.b, b.n, b.h, b.h, b.dense, CUDA_R_32F,
+						CUSPARSE_ORDER_ROW)) ||
+	    GPU_FAILED(err, cusparseCreateDnMat(&b.c, b.n, b.h, b.h, b.y_ref, CUDA_R_32F,
+						CUSPARSE_ORDER_ROW)) ||
+	    GPU_FAILED(err, cusparseSpMM_bufferSize(b.sp, CUSPARSE_OPERATION_NON_TRANSPOSE,
+						    CUSPARSE_OPERATION_NON_TRANSPOSE, &one, b.a, b.b,
+						    &zero, b.c, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2,
+						    &bytes)) ||
+	    GPU_FAILED(err, cusparseSpMM_bufferSize(b.sp, CUSPARSE_OPERATION_TRANSPOSE,
+						    CUSPARSE_OPERATION_NON_TRANSPOSE, &one, b.a, b.b,
+						    &zero, b.c, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT,
+						    &tbytes)) ||
+	    gpu_malloc(&b.buf, (bytes > tbytes ? bytes : tbytes) + 1, "cuSPARSE buffer", err))
+		goto out;
+	/* The references: y = A X_dense, and dX = (A^T dY) at the kept positions. */
+	{
+		cusparseDnMatDescr_t dy_m, tmp_m;
+		if (run_cusparse(&b, err) ||
+		    GPU_FAILED(err, cusparseCreateDnMat(&dy_m, b.n, b.h, b.h, b.dy, CUDA_R_32F,
+							CUSPARSE_ORDER_ROW)) ||
+		    GPU_FAILED(err, cusparseCreateDnMat(&tmp_m, b.n, b.h, b.h, b.tmp, CUDA_R_32F,
+							CUSPARSE_ORDER_ROW)))
+			goto out;
+		int bad = GPU_FAILED(err, cusparseSpMM(b.sp, CUSPARSE_OPERATION_TRANSPOSE,
+						       CUSPARSE_OPERATION_NON_TRANSPOSE, &one, b.a, dy_m,
+						       &zero, tmp_m, CUDA_R_32F,
+						       CUSPARSE_SPMM_ALG_DEFAULT, b.buf));
+		cusparseDestroyDnMat(dy_m);
+		cusparseDestroyDnMat(tmp_m);
+		if (bad || maxk_gather_gpu(b.tmp, b.idx, b.n, b.h, b.k, b.dx_ref, err) ||
+		    run_forward(&b, err) || run_backward(&b, err) || gpu_sync(err))
+			goto out;
+	}
+	{
+		const double n = (double)b.n, nnz = (double)g->nnz, h = b.h, k = b.k;
+		static const char *const names[] = {"cusparse_spmm", "maxk_forward", "maxk_backward",
+						    "maxk_topk"};
+		gpu_enqueue_fn runs[] = {run_cusparse, run_forward, run_backward, run_topk};
+		/* The least each must move: the graph once, its inputs and output once. */
+		const double bytes_of[] = {
+			4 * (n + 1) + 8 * nnz + 4 * n * h + 4 * n * h,          /* CSR, X dense, Y */
+			16.0 * records + 8 * nnz + 6 * n * k + 4 * n * h,       /* records, edges, CBSR X, Y */
+			4 * (n + 1) + 8 * nnz + 2 * n * k + 4 * n * h + 4 * n * k, /* A^T, index, dY, dX */
+			4 * n * h + 6 * n * k,                                  /* X, kept values and index */
+		};
+		if (max_err(b.y, b.y_ref, nh, &res[1].max_err, err) ||
+		    max_err(b.dx, b.dx_ref, nk, &res[2].max_err, err))
+			goto out;
+		res[0].max_err = 0;
+		res[3].max_err = 0; /* top-k is checked exactly against the CPU by make test-gpu */
+		for (int i = 0; i < 4; i++) {
+			res[i].kernel = names[i];
+			gpu_range_push(names[i]);
+			int failed = gpu_time(runs[i], &b, o->warmup, o->reps, o->flush_l2, &res[i].t, err);
+			gpu_range_pop();
+			if (failed)
+				goto out;
+			res[i].bytes = bytes_of[i];
+			res[i].gbs = bytes_of[i] / (res[i].t.median_ms * 1e6);
+		}
+	}
+	rc = 0;
+out:
+	teardown(&b);
+	free(av);
+	free(w4);
+	return rc;
+}

@@ -1,0 +1,38 @@
+/* maxk-train --bench-kernels: cuSPARSE SpMM on the dense MaxK features
+ * against the MaxK forward, MaxK backward and top-k, on one graph, side by
+ * side, each checked against cuSPARSE on the same data. */
+#ifndef SPKIT_MAXK_BENCH_H
+#define SPKIT_MAXK_BENCH_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "csr.h"
+#include "err.h"
+#include "gpu.h"
+
+struct maxk_bench_opts {
+	int h, k, warmup, reps, flush_l2;
+	uint64_t seed;
+};
+
+struct maxk_bench_result {
+	const char *kernel; /* "cusparse_spmm", "maxk_forward", "maxk_backward", "maxk_topk" */
+	struct gpu_timing t;
+	double bytes;   /* the least the kernel must move */
+	double gbs;
+	double max_err; /* max |ours - cuSPARSE| / max |cuSPARSE| (0 for cuSPARSE itself) */
+};
+
+/* Four results, in the order above. */
+int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o, struct maxk_bench_result *res,
+	       struct sp_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
