@@ -20,6 +20,7 @@
 #include "macko.h"
 #include "macko_gpu.h"
 #include "rng.h"
+#include "../unit/testutil.h"
 
 static uint64_t seed_counter = 1000;
 
@@ -38,18 +39,6 @@ static uint16_t *random_dense(int64_t rows, int64_t cols, double d, struct rng *
 		}
 	}
 	return a;
-}
-
-static double rel_err(const double *ref, const float *got, size_t n)
-{
-	double num = 0, den = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (isnan(got[i]))
-			return INFINITY;
-		num += (got[i] - ref[i]) * (got[i] - ref[i]);
-		den += ref[i] * ref[i];
-	}
-	return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
 /* One product on the GPU and on the CPU; returns the relative error. */
@@ -96,7 +85,7 @@ static double run_case(const struct macko *m, int nvec, float alpha, float beta,
 	assert_int_equal(gpu_download(poison, y_dev, ny * ysz, &e), 0);
 	for (size_t i = 0; i < ny; i++)
 		y[i] = out == MACKO_OUT_F16 ? half_to_float(((uint16_t *)poison)[i]) : ((float *)poison)[i];
-	double err = rel_err(ref, y, ny);
+	double err = test_rel_err(ref, y, ny);
 	macko_dev_free(&d);
 	gpu_free(x_dev);
 	gpu_free(y_dev);

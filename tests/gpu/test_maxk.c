@@ -21,6 +21,7 @@
 #include "maxk_gpu.h"
 #include "maxk_ref.h"
 #include "rng.h"
+#include "../unit/testutil.h"
 #include "warp4.h"
 
 static float *random_features(int64_t n, int h, uint64_t seed)
@@ -31,18 +32,6 @@ static float *random_features(int64_t n, int h, uint64_t seed)
 	for (int64_t i = 0; i < n * h; i++)
 		x[i] = (float)((int)rng_below(&r, 2001) - 1000) / 256; /* ties happen */
 	return x;
-}
-
-static double rel_err(const double *ref, const float *got, size_t n)
-{
-	double num = 0, den = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (isnan(got[i]))
-			return INFINITY;
-		num += (got[i] - ref[i]) * (got[i] - ref[i]);
-		den += ref[i] * ref[i];
-	}
-	return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
 static void *dev_poisoned(size_t bytes)
@@ -121,7 +110,7 @@ static void check(const struct csr *g, int h, int k, uint64_t seed)
 	free(dense_ref);
 	free(gk);
 	free(gk_ref);
-	double ey = rel_err(y_ref, y, (size_t)(n * h)), edx = rel_err(dx_ref, dx, (size_t)(n * k));
+	double ey = test_rel_err(y_ref, y, (size_t)(n * h)), edx = test_rel_err(dx_ref, dx, (size_t)(n * k));
 	printf("# n=%lld nnz=%lld h=%d k=%d: top-k exact, forward rel err %.2e, backward %.2e\n",
 	       (long long)n, (long long)g->nnz, h, k, ey, edx);
 	assert_true(ey < 1e-5);

@@ -6,6 +6,7 @@
 #ifndef SPKIT_TESTUTIL_H
 #define SPKIT_TESTUTIL_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #include "csr.h"
 #include "err.h"
 
-static char test_dir[] = "/tmp/spkit-test-XXXXXX";
+static char test_dir[] __attribute__((unused)) = "/tmp/spkit-test-XXXXXX";
 
 /* cmocka group setup and teardown: create and remove test_dir. */
 static inline int test_dir_setup(void **state)
@@ -109,6 +110,21 @@ static inline int test_dir_count(void)
 	if (p)
 		pclose(p);
 	return n;
+}
+
+/* ||got - ref|| / ||ref|| (2-norms; the plain norm when ref is zero), and
+ * infinity when got holds a NaN: how every kernel is compared with its
+ * double-precision reference. */
+static inline double test_rel_err(const double *ref, const float *got, size_t n)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (got[i] != got[i])
+			return INFINITY;
+		num += (got[i] - ref[i]) * (got[i] - ref[i]);
+		den += ref[i] * ref[i];
+	}
+	return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
 /* Write text to NAME in the scratch folder; returns the path (test_path's). */
