@@ -3,11 +3,11 @@
 # scripts/bench-*.sh, then a summary table, printed last.
 #
 #   scripts/gpu-check.sh              build (make CUDA_ARCH=90 all gpu-tests), then run
-#   scripts/gpu-check.sh --prebuilt   run what bin/ and build/ already hold
+#   scripts/gpu-check.sh --prebuilt   run what bin/ and build/tests/ already hold
 #
 # The GPU machine's image has nvcc and the CUDA libraries but not the libyaml,
 # libcsv and protobuf-c headers, so the usual flow builds on the development
-# machine with `make -j2 CUDA_ARCH=90 all gpu-tests`, carries bin/ and build/,
+# machine with `make -j2 CUDA_ARCH=90 all gpu-tests`, carries bin/ and build/tests/,
 # and runs `scripts/gpu-check.sh --prebuilt` on the GPU machine.
 #
 # Full logs go to $OUT when it is set (the device tool brings that folder
@@ -53,7 +53,7 @@ for t in build/tests/gpu_*; do
 done
 if [ ${#tests[@]} -eq 0 ]; then
 	echo "gpu-check: no GPU test binaries in build/tests/ (gpu_*): build them with" \
-		"'make -j2 CUDA_ARCH=90 all gpu-tests' and carry bin/ and build/" >&2
+		"'make -j2 CUDA_ARCH=90 all gpu-tests' and carry bin/ and build/tests/" >&2
 	exit 2
 fi
 
