@@ -21,8 +21,9 @@ static const char usage[] =
 	"Full-graph GNN training with the MaxK nonlinearity is not built yet; this\n"
 	"version has the kernel benchmark of MaxK-GNN's kernels/main.cu: on one graph,\n"
 	"for each hidden width H and each k, it times cuSPARSE SpMM on the dense MaxK\n"
-	"features, the MaxK forward SpGEMM, the MaxK backward SSpMM and top-k, side by\n"
-	"side on the GPU, checks each against cuSPARSE, and writes one CSV row each.\n"
+	"features, the MaxK forward SpGEMM, the MaxK backward SSpMM (gathered, and\n"
+	"scattered with atomics) and top-k, side by side on the GPU, checks each against\n"
+	"cuSPARSE, and writes one CSV row each.\n"
 	"\n"
 	"GRAPH is a SciPy .npz, a Matrix Market .mtx or an edge list (see maxk-genmeta).\n"
 	"\n"
@@ -153,13 +154,13 @@ int main(int argc, char **argv)
 		for (int j = 0; j < o.nmaxk; j++) {
 			struct maxk_bench_opts bo = {(int)o.hidden[i], (int)o.maxk[j], o.warmup, o.reps,
 						     o.flush, o.seed};
-			struct maxk_bench_result res[4];
+			struct maxk_bench_result res[MAXK_BENCH_KERNELS];
 			cli_log(2, "H = %lld, k = %lld", (long long)o.hidden[i], (long long)o.maxk[j]);
 			if (maxk_run_bench(&g, &bo, res, &err)) {
 				csvw_abort(&w);
 				cli_fatal(&err);
 			}
-			for (int r = 0; r < 4; r++) {
+			for (int r = 0; r < MAXK_BENCH_KERNELS; r++) {
 				csvw_str(&w, name);
 				csvw_int(&w, g.nrows);
 				csvw_int(&w, g.nnz);

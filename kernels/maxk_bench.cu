@@ -23,7 +23,7 @@ struct bench {
 	struct maxk_dev_graph g;
 	int64_t n;
 	int h, k;
-	float *x, *dy, *vals, *dense, *y, *y_ref, *dx, *tmp, *dx_ref;
+	float *x, *dy, *vals, *dense, *y, *y_ref, *dx, *dx2, *tmp, *dx_ref;
 	uint16_t *idx;
 	cusparseHandle_t sp;
 	cusparseSpMatDescr_t a;
@@ -51,6 +51,12 @@ static int run_backward(void *ctx, struct sp_err *err)
 {
 	struct bench *b = (struct bench *)ctx;
 	return maxk_backward_gpu(&b->g, b->idx, b->h, b->k, b->dy, b->dx, err);
+}
+
+static int run_backward_scatter(void *ctx, struct sp_err *err)
+{
+	struct bench *b = (struct bench *)ctx;
+	return maxk_backward_scatter_gpu(&b->g, b->idx, b->h, b->k, b->dy, b->dx2, err);
 }
 
 static int run_topk(void *ctx, struct sp_err *err)
@@ -111,7 +117,7 @@ static void teardown(struct bench *b)
 		cusparseDestroyDnMat(b->c);
 	if (b->sp)
 		cusparseDestroy(b->sp);
-	float *bufs[] = {b->x, b->dy, b->vals, b->dense, b->y, b->y_ref, b->dx, b->tmp, b->dx_ref};
+	float *bufs[] = {b->x, b->dy, b->vals, b->dense, b->y, b->y_ref, b->dx, b->dx2, b->tmp, b->dx_ref};
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		gpu_free(bufs[i]);
 	gpu_free(b->idx);
@@ -148,6 +154,7 @@ extern "C" int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o,
 	    gpu_malloc((void **)&b.dense, nh * 4, "dense features", err) ||
 	    gpu_malloc((void **)&b.y, nh * 4, "y", err) || gpu_malloc((void **)&b.y_ref, nh * 4, "y", err) ||
 	    gpu_malloc((void **)&b.dx, nk * 4, "dx", err) ||
+	    gpu_malloc((void **)&b.dx2, nk * 4, "dx", err) ||
 	    gpu_malloc((void **)&b.tmp, nh * 4, "A^T dY", err) ||
 	    gpu_malloc((void **)&b.dx_ref, nk * 4, "dx", err))
 		goto out;
@@ -188,27 +195,31 @@ extern "C" int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o,
 		cusparseDestroyDnMat(dy_m);
 		cusparseDestroyDnMat(tmp_m);
 		if (bad || maxk_gather_gpu(b.tmp, b.idx, b.n, b.h, b.k, b.dx_ref, err) ||
-		    run_forward(&b, err) || run_backward(&b, err) || gpu_sync(err))
+		    run_forward(&b, err) || run_backward(&b, err) || run_backward_scatter(&b, err) ||
+		    gpu_sync(err))
 			goto out;
 	}
 	{
 		const double n = (double)b.n, nnz = (double)g->nnz, h = b.h, k = b.k;
 		static const char *const names[] = {"cusparse_spmm", "maxk_forward", "maxk_backward",
-						    "maxk_topk"};
-		gpu_enqueue_fn runs[] = {run_cusparse, run_forward, run_backward, run_topk};
+						    "maxk_topk", "maxk_backward_scatter"};
+		gpu_enqueue_fn runs[] = {run_cusparse, run_forward, run_backward, run_topk,
+					 run_backward_scatter};
 		/* The least each must move: the graph once, its inputs and output once. */
 		const double bytes_of[] = {
 			4 * (n + 1) + 8 * nnz + 4 * n * h + 4 * n * h,          /* CSR, X dense, Y */
 			16.0 * records + 8 * nnz + 6 * n * k + 4 * n * h,       /* records, edges, CBSR X, Y */
 			4 * (n + 1) + 8 * nnz + 2 * n * k + 4 * n * h + 4 * n * k, /* A^T, index, dY, dX */
 			4 * n * h + 6 * n * k,                                  /* X, kept values and index */
+			16.0 * records + 8 * nnz + 2 * n * k + 4 * n * h + 4 * n * k, /* records, edges, index, dY, dX */
 		};
 		if (max_err(b.y, b.y_ref, nh, &res[1].max_err, err) ||
-		    max_err(b.dx, b.dx_ref, nk, &res[2].max_err, err))
+		    max_err(b.dx, b.dx_ref, nk, &res[2].max_err, err) ||
+		    max_err(b.dx2, b.dx_ref, nk, &res[4].max_err, err))
 			goto out;
 		res[0].max_err = 0;
 		res[3].max_err = 0; /* top-k is checked exactly against the CPU by make test-gpu */
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < MAXK_BENCH_KERNELS; i++) {
 			res[i].kernel = names[i];
 			gpu_range_push(names[i]);
 			int failed = gpu_time(runs[i], &b, o->warmup, o->reps, o->flush_l2, &res[i].t, err);

@@ -51,6 +51,12 @@ int maxk_forward_gpu(const struct maxk_dev_graph *g, const float *values, const 
 int maxk_backward_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h, int k,
 		      const float *dy, float *dx, struct sp_err *err);
 
+/* The same gradient by scattering with atomics from the .warp4 records
+ * (MaxK-GNN's published design); kept beside the gather form so the
+ * benchmark measures both. */
+int maxk_backward_scatter_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h, int k,
+			      const float *dy, float *dx, struct sp_err *err);
+
 #ifdef __cplusplus
 }
 #endif

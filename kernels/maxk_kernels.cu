@@ -232,6 +232,56 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 	}
 }
 
+/* The scatter form of the backward: per .warp4 record (row r and some of
+ * its neighbours j), dY's row r is staged in shared memory once and each
+ * neighbour's k results get A[r][j] dY[r][index[j][t]] added atomically
+ * (k contiguous floats: coalesced atomics). dx must start at zero. */
+__global__ void __launch_bounds__(BLOCK) backward_scatter_kernel(
+	const int4 *__restrict__ warp4, int64_t records, const int32_t *__restrict__ indices,
+	const float *__restrict__ vals, const uint16_t *__restrict__ xi, int h, int k,
+	const float *__restrict__ dy, float *__restrict__ dx)
+{
+	extern __shared__ float row_all[];
+	const int lane = threadIdx.x & 31;
+	float *row = row_all + (threadIdx.x >> 5) * h;
+	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < records;
+	     w += (int64_t)gridDim.x * WARPS) {
+		const int4 rec = warp4[w];
+		__syncwarp(); /* the last record's reads of row are done */
+		for (int c = lane; c < h; c += 32)
+			row[c] = dy[(size_t)rec.x * h + c];
+		__syncwarp();
+		for (int e = rec.y; e < rec.y + rec.z; e++) {
+			const int64_t j = indices[e];
+			const float a = vals[e];
+			for (int t = lane; t < k; t += 32)
+				atomicAdd(dx + j * k + t, a * row[xi[j * k + t]]);
+		}
+	}
+}
+
+extern "C" int maxk_backward_scatter_gpu(const struct maxk_dev_graph *g, const uint16_t *index,
+					 int h, int k, const float *dy, float *dx,
+					 struct sp_err *err)
+{
+	if (k < 1 || k > h)
+		return sp_fail(err, "backward: k = %d is outside 1..%d (the feature width)", k, h);
+	GPU_CHECK(err, cudaMemsetAsync(dx, 0, (size_t)g->n * k * sizeof(float)));
+	if (g->records == 0)
+		return 0;
+	const size_t smem = (size_t)WARPS * h * sizeof(float);
+	if (smem > 48 * 1024)
+		GPU_CHECK(err, cudaFuncSetAttribute(backward_scatter_kernel,
+						    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+	gpu_range_push("maxk_backward_scatter");
+	const int64_t blocks = (g->records + WARPS - 1) / WARPS;
+	backward_scatter_kernel<<<(unsigned)(blocks < 132 * 64 ? blocks : 132 * 64), BLOCK, smem>>>(
+		(const int4 *)g->warp4, g->records, g->indices, g->vals, index, h, k, dy, dx);
+	gpu_range_pop();
+	GPU_CHECK_LAUNCH(err, "backward_scatter_kernel");
+	return 0;
+}
+
 extern "C" int maxk_backward_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h,
 				 int k, const float *dy, float *dx, struct sp_err *err)
 {

@@ -74,20 +74,22 @@ static void check(const struct csr *g, int h, int k, uint64_t seed)
 	assert_int_equal(gpu_upload(x_d, x, (size_t)(n * h) * 4, &e), 0);
 	assert_int_equal(gpu_upload(dy_d, dy, (size_t)(n * h) * 4, &e), 0);
 	float *vals_d = dev_poisoned((size_t)(n * k) * 4), *y_d = dev_poisoned((size_t)(n * h) * 4);
-	float *dx_d = dev_poisoned((size_t)(n * k) * 4);
+	float *dx_d = dev_poisoned((size_t)(n * k) * 4), *dx2_d = dev_poisoned((size_t)(n * k) * 4);
 	uint16_t *idx_d = dev_poisoned((size_t)(n * k) * 2);
 	if (maxk_topk_gpu(x_d, n, h, k, vals_d, idx_d, &e) ||
 	    maxk_forward_gpu(&d, vals_d, idx_d, h, k, y_d, &e) ||
-	    maxk_backward_gpu(&d, idx_d, h, k, dy_d, dx_d, &e) || gpu_sync(&e))
+	    maxk_backward_gpu(&d, idx_d, h, k, dy_d, dx_d, &e) ||
+	    maxk_backward_scatter_gpu(&d, idx_d, h, k, dy_d, dx2_d, &e) || gpu_sync(&e))
 		fail_msg("kernels: %s", e.msg);
 
 	float *vals = malloc((size_t)(n * k) * 4), *y = malloc((size_t)(n * h) * 4);
-	float *dx = malloc((size_t)(n * k) * 4);
+	float *dx = malloc((size_t)(n * k) * 4), *dx2 = malloc((size_t)(n * k) * 4);
 	uint16_t *idx = malloc((size_t)(n * k) * 2);
 	assert_int_equal(gpu_download(vals, vals_d, (size_t)(n * k) * 4, &e), 0);
 	assert_int_equal(gpu_download(idx, idx_d, (size_t)(n * k) * 2, &e), 0);
 	assert_int_equal(gpu_download(y, y_d, (size_t)(n * h) * 4, &e), 0);
 	assert_int_equal(gpu_download(dx, dx_d, (size_t)(n * k) * 4, &e), 0);
+	assert_int_equal(gpu_download(dx2, dx2_d, (size_t)(n * k) * 4, &e), 0);
 	assert_memory_equal(idx, c.index, (size_t)(n * k) * 2);
 	assert_memory_equal(vals, c.values, (size_t)(n * k) * 4);
 
@@ -113,8 +115,10 @@ static void check(const struct csr *g, int h, int k, uint64_t seed)
 	double ey = test_rel_err(y_ref, y, (size_t)(n * h)), edx = test_rel_err(dx_ref, dx, (size_t)(n * k));
 	printf("# n=%lld nnz=%lld h=%d k=%d: top-k exact, forward rel err %.2e, backward %.2e\n",
 	       (long long)n, (long long)g->nnz, h, k, ey, edx);
+	double edx2 = test_rel_err(dx_ref, dx2, (size_t)(n * k));
 	assert_true(ey < 1e-5);
 	assert_true(edx < 1e-5);
+	assert_true(edx2 < 1e-5); /* the atomic scatter form of the backward */
 
 	maxk_dev_graph_free(&d);
 	gpu_free(x_d);
@@ -122,6 +126,7 @@ static void check(const struct csr *g, int h, int k, uint64_t seed)
 	gpu_free(vals_d);
 	gpu_free(y_d);
 	gpu_free(dx_d);
+	gpu_free(dx2_d);
 	gpu_free(idx_d);
 	free(av);
 	free(w4);
@@ -132,6 +137,7 @@ static void check(const struct csr *g, int h, int k, uint64_t seed)
 	free(vals);
 	free(y);
 	free(dx);
+	free(dx2);
 	free(idx);
 	cbsr_free(&c);
 }
