@@ -148,7 +148,7 @@ static void analyse(const struct options *o, struct report *r)
 	r->totals.params = oc_mark_params(&r->g, r->order, r->is_param);
 	for (size_t i = 0; i < n; i++) {
 		size_t k = r->order[i];
-		if (r->unknown[k])
+		if (r->unknown[k] && cli_verbosity > 0)
 			cli_warn("%s: node '%s' (%s): no shape rule; counted as zero", o->model,
 				 r->g.nodes[k].name, r->g.nodes[k].op);
 		op_cost(&r->g, k, r->unknown[k], r->is_param, o->dtype_bytes, &r->cost[k]);
