@@ -389,9 +389,14 @@ static int rule_matmul(const struct ctx *c)
 static int rule_flatten(const struct ctx *c)
 {
 	const struct om_value *x = input(c, 0);
-	int64_t axis;
-	if (!x || norm_axis(c, om_attr_int(c->n, "axis", 1), x->ndim + 1, &axis))
+	if (!x)
 		return -1;
+	/* axis may be the rank itself: everything goes to the first dim. */
+	int64_t axis = om_attr_int(c->n, "axis", 1);
+	axis = axis < 0 ? axis + x->ndim : axis;
+	if (axis < 0 || axis > x->ndim)
+		return node_fail(c, "axis %lld is out of range for rank %d",
+				 (long long)om_attr_int(c->n, "axis", 1), x->ndim);
 	int64_t dims[2] = {1, 1};
 	for (int d = 0; d < x->ndim; d++)
 		dims[d >= axis] = om_mul(dims[d >= axis], x->dims[d]);
