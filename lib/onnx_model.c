@@ -71,7 +71,8 @@ int om_node_add_ints(struct om_node *n, const char *name, const int64_t *v, size
 	struct om_attr *a = attr_new(n, name, OM_ATTR_INTS);
 	if (!a || !(a->ints = malloc((count ? count : 1) * sizeof *v)))
 		return -1;
-	memcpy(a->ints, v, count * sizeof *v);
+	if (count) /* v may be NULL then */
+		memcpy(a->ints, v, count * sizeof *v);
 	a->nints = count;
 	return 0;
 }
@@ -163,8 +164,8 @@ static int load_tensor(struct om_graph *g, const Onnx__TensorProto *t, const cha
 		src = t->int64_data;
 	else if (t->has_raw_data && t->raw_data.len == (size_t)n * 8)
 		src = (const int64_t *)(const void *)t->raw_data.data; /* little-endian hosts */
-	if (!src)
-		return 0; /* stripped */
+	if (!src || n == 0)
+		return 0; /* stripped, or nothing to keep */
 	free(v->cval);
 	v->cval = malloc((n ? (size_t)n : 1) * sizeof *src);
 	if (!v->cval)
@@ -177,6 +178,8 @@ static int load_tensor(struct om_graph *g, const Onnx__TensorProto *t, const cha
 static int load_value_info(struct om_graph *g, const Onnx__ValueInfoProto *vi, size_t *index,
 			   struct sp_err *err)
 {
+	if (!vi->name || !vi->name[0])
+		return sp_fail(err, "%s: a graph input, output or value_info has no name", g->path);
 	*index = om_value_intern(g, vi->name);
 	if (*index == OM_NONE)
 		return oom(err, g);
@@ -224,7 +227,7 @@ static int load_attrs(struct om_graph *g, struct om_node *n, const Onnx__NodePro
 			a->f = ap->f;
 			break;
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
-			char *s = strndup((const char *)ap->s.data, ap->s.len);
+			char *s = ap->s.len ? strndup((const char *)ap->s.data, ap->s.len) : strdup("");
 			rc = !s || om_node_add_string(n, an, s);
 			free(s);
 			break;

@@ -55,7 +55,8 @@ static int set_output(const struct ctx *c, size_t i, int ndim, const int64_t *di
 		if (dims[d] < 0)
 			return node_fail(c, "output '%s' dim %d would be %lld", v->name, d,
 					 (long long)dims[d]);
-	memmove(v->dims, dims, (size_t)ndim * sizeof *dims);
+	if (ndim) /* dims may be NULL for a scalar */
+		memmove(v->dims, dims, (size_t)ndim * sizeof *dims);
 	v->ndim = ndim;
 	if (elem_type)
 		v->elem_type = elem_type;
@@ -221,11 +222,12 @@ static int window(const struct ctx *c, const struct om_value *x, const int64_t *
 	const char *auto_pad = ap && ap->type == OM_ATTR_STRING ? ap->s : "NOTSET";
 	for (int d = 0; d < nsp; d++) {
 		int64_t s = ns ? strides[d] : 1, dl = nd ? dil[d] : 1, in = x->dims[2 + d];
-		if (s < 1 || dl < 1 || k[d] < 1)
-			return node_fail(c, "stride, dilation and kernel must be positive");
+		if (s < 1 || dl < 1 || k[d] < 1 || (np && (pads[d] < 0 || pads[nsp + d] < 0)))
+			return node_fail(c, "strides, dilations and kernel must be positive, pads not "
+					 "negative");
 		int64_t ext = om_add(om_mul(dl, k[d] - 1), 1);
 		if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
-			out[d] = (in + s - 1) / s;
+			out[d] = in / s + (in % s != 0);
 			continue;
 		}
 		int64_t pad = !strcmp(auto_pad, "VALID") || !np ? 0 : om_add(pads[d], pads[nsp + d]);
@@ -236,7 +238,7 @@ static int window(const struct ctx *c, const struct om_value *x, const int64_t *
 			return node_fail(c, "spatial dim %d: input %lld (padded %lld) is smaller than "
 					 "the kernel extent %lld", d, (long long)in,
 					 (long long)om_add(in, pad), (long long)ext);
-		out[d] = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+		out[d] = span / s + (ceil_mode && span % s) + 1;
 	}
 	return 0;
 }
@@ -289,9 +291,15 @@ static int rule_conv_transpose(const struct ctx *c)
 			continue;
 		}
 		int64_t s = ns > (size_t)d ? strides[d] : 1, dl = nd > (size_t)d ? dil[d] : 1;
-		int64_t pad = np == 2 * (size_t)nsp ? pads[d] + pads[nsp + d] : 0;
-		dims[2 + d] = s * (x->dims[2 + d] - 1) + (no > (size_t)d ? opad[d] : 0) +
-			      (w->dims[2 + d] - 1) * dl + 1 - pad;
+		if (np != 2 * (size_t)nsp)
+			pads[d] = pads[nsp + d] = 0;
+		int64_t pad = om_add(pads[d], pads[nsp + d]);
+		/* Saturating: strides and pads come from the file. */
+		int64_t ext = om_add(om_mul(w->dims[2 + d] - 1, dl), 1);
+		int64_t span = om_add(om_mul(s, x->dims[2 + d] - 1), no > (size_t)d ? opad[d] : 0);
+		if (pads[d] < 0 || pads[nsp + d] < 0 || s < 1 || dl < 1)
+			return node_fail(c, "negative pads, or strides or dilations below 1");
+		dims[2 + d] = om_add(span, ext) - pad;
 	}
 	return set_output(c, 0, x->ndim, dims, x->elem_type);
 }
