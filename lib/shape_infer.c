@@ -131,15 +131,24 @@ static int rule_same(const struct ctx *c)
 	return 0;
 }
 
-/* Identity and Cast also pass constant contents through. */
+/* Output 0 takes these dims, x's element type and x's constant contents
+ * (the ops that only move or relabel data). */
+static int set_output_keep(const struct ctx *c, const struct om_value *x, int ndim,
+			   const int64_t *dims)
+{
+	if (set_output(c, 0, ndim, dims, x->elem_type))
+		return -1;
+	return x->cval ? set_cval(c, 0, x->cval, x->ncval) : 0;
+}
+
 static int rule_passthrough(const struct ctx *c)
 {
 	const struct om_value *x = input(c, 0);
-	if (rule_same(c))
+	if (!x || set_output_keep(c, x, x->ndim, x->dims))
 		return -1;
 	if (!strcmp(c->n->op, "Cast"))
 		output(c, 0)->elem_type = (int)om_attr_int(c->n, "to", 0);
-	return x->cval ? set_cval(c, 0, x->cval, x->ncval) : 0;
+	return 0;
 }
 
 static void dims_text(const struct om_value *v, char *buf, size_t size)
@@ -451,9 +460,7 @@ static int rule_reshape(const struct ctx *c)
 	if (known != total)
 		return node_fail(c, "%lld elements cannot take a shape of %lld", (long long)total,
 				 (long long)known);
-	if (set_output(c, 0, (int)s->ncval, dims, x->elem_type))
-		return -1;
-	return x->cval ? set_cval(c, 0, x->cval, x->ncval) : 0;
+	return set_output_keep(c, x, (int)s->ncval, dims);
 }
 
 static int rule_transpose(const struct ctx *c)
@@ -514,59 +521,62 @@ static int rule_concat(const struct ctx *c)
 	return all_const ? set_cval(c, 0, vals, nvals) : 0;
 }
 
+/* The axes of Squeeze, Unsqueeze and the reductions (an attribute, or
+ * input 1 from opset 13 or 18) as a bit mask over a rank of rank, plus
+ * the axes' count when grows (Unsqueeze: the axes index the output). */
+static int axes_mask(const struct ctx *c, int rank, int grows, int *mask, size_t *count,
+		     int *found)
+{
+	int64_t axes[OM_MAX_DIMS];
+	*mask = 0;
+	if (int_list(c, "axes", 1, axes, OM_MAX_DIMS, count, found))
+		return -1;
+	rank += grows ? (int)*count : 0;
+	if (rank > OM_MAX_DIMS)
+		return node_fail(c, "the output would have %d dims, more than %d", rank, OM_MAX_DIMS);
+	for (size_t i = 0; i < *count; i++) {
+		int64_t a;
+		if (norm_axis(c, axes[i], rank, &a))
+			return -1;
+		if (*mask & (1 << a))
+			return node_fail(c, "axis %lld given twice", (long long)a);
+		*mask |= 1 << a;
+	}
+	return 0;
+}
+
 static int rule_squeeze(const struct ctx *c)
 {
 	const struct om_value *x = input(c, 0);
-	if (!x)
-		return -1;
-	int64_t axes[OM_MAX_DIMS], dims[OM_MAX_DIMS];
+	int64_t dims[OM_MAX_DIMS];
 	size_t na;
-	int found, drop = 0, nd = 0;
-	if (int_list(c, "axes", 1, axes, OM_MAX_DIMS, &na, &found))
+	int found, drop, nd = 0;
+	if (!x || axes_mask(c, x->ndim, 0, &drop, &na, &found))
 		return -1;
-	for (size_t i = 0; i < na; i++) {
-		int64_t a;
-		if (norm_axis(c, axes[i], x->ndim, &a))
-			return -1;
-		if (x->dims[a] != 1)
-			return node_fail(c, "cannot squeeze dim %lld of size %lld", (long long)a,
-					 (long long)x->dims[a]);
-		drop |= 1 << a;
-	}
-	for (int d = 0; d < x->ndim; d++)
+	for (int d = 0; d < x->ndim; d++) {
+		if (na && (drop & (1 << d)) && x->dims[d] != 1)
+			return node_fail(c, "cannot squeeze dim %d of size %lld", d,
+					 (long long)x->dims[d]);
 		if (!(na ? drop & (1 << d) : x->dims[d] == 1))
 			dims[nd++] = x->dims[d];
-	if (set_output(c, 0, nd, dims, x->elem_type))
-		return -1;
-	return x->cval ? set_cval(c, 0, x->cval, x->ncval) : 0;
+	}
+	return set_output_keep(c, x, nd, dims);
 }
 
 static int rule_unsqueeze(const struct ctx *c)
 {
 	const struct om_value *x = input(c, 0);
-	if (!x)
-		return -1;
-	int64_t axes[OM_MAX_DIMS], dims[OM_MAX_DIMS];
+	int64_t dims[OM_MAX_DIMS];
 	size_t na;
-	int found, add = 0;
-	if (int_list(c, "axes", 1, axes, OM_MAX_DIMS, &na, &found))
+	int found, add;
+	if (!x || axes_mask(c, x->ndim, 1, &add, &na, &found))
 		return -1;
+	if (!found)
+		return node_fail(c, "no axes");
 	int r = x->ndim + (int)na;
-	if (!found || r > OM_MAX_DIMS)
-		return node_fail(c, "needs axes, and at most %d dims in all", OM_MAX_DIMS);
-	for (size_t i = 0; i < na; i++) {
-		int64_t a;
-		if (norm_axis(c, axes[i], r, &a))
-			return -1;
-		if (add & (1 << a))
-			return node_fail(c, "axis %lld given twice", (long long)a);
-		add |= 1 << a;
-	}
 	for (int d = 0, k = 0; d < r; d++)
 		dims[d] = add & (1 << d) ? 1 : x->dims[k++];
-	if (set_output(c, 0, r, dims, x->elem_type))
-		return -1;
-	return x->cval ? set_cval(c, 0, x->cval, x->ncval) : 0;
+	return set_output_keep(c, x, r, dims);
 }
 
 /* ---- shape arithmetic ---- */
@@ -643,19 +653,11 @@ static int rule_constant(const struct ctx *c)
 static int rule_reduce(const struct ctx *c)
 {
 	const struct om_value *x = input(c, 0);
-	if (!x)
-		return -1;
-	int64_t axes[OM_MAX_DIMS], dims[OM_MAX_DIMS];
+	int64_t dims[OM_MAX_DIMS];
 	size_t na;
-	int found, red = 0, nd = 0, keep = om_attr_int(c->n, "keepdims", 1) != 0;
-	if (int_list(c, "axes", 1, axes, OM_MAX_DIMS, &na, &found))
+	int found, red, nd = 0, keep = om_attr_int(c->n, "keepdims", 1) != 0;
+	if (!x || axes_mask(c, x->ndim, 0, &red, &na, &found))
 		return -1;
-	for (size_t i = 0; i < na; i++) {
-		int64_t a;
-		if (norm_axis(c, axes[i], x->ndim, &a))
-			return -1;
-		red |= 1 << a;
-	}
 	if (!na && !om_attr_int(c->n, "noop_with_empty_axes", 0))
 		red = (1 << x->ndim) - 1;
 	for (int d = 0; d < x->ndim; d++)

@@ -17,6 +17,19 @@ static void expect_error(struct om_graph *g, const struct si_opts *o, const char
 		fail_msg("message '%s' lacks '%s'", e.msg, text);
 }
 
+/* One node over the inputs a and b (rank ra and rb) must fail with text. */
+static void expect_binary_error(const char *op, int ra, const int64_t *a, int rb,
+				const int64_t *b, const char *text)
+{
+	struct om_graph g;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "a", ra, a, NULL);
+	gu_tensor(&g, 'i', "b", rb, b, NULL);
+	gu_node(&g, op, "n", GU_IN("a", "b"), "y");
+	expect_error(&g, &plain, text);
+	om_free(&g);
+}
+
 static void test_conv(void **state)
 {
 	struct om_graph g;
@@ -41,14 +54,9 @@ static void test_conv(void **state)
 	gu_assert_dims(&g, "y2", 4, GU_DIMS(2, 5, 11, 11)); /* ceil(32 / 3) */
 	gu_assert_dims(&g, "y3", 4, GU_DIMS(2, 5, 29, 29));
 	om_free(&g);
-
-	gu_init(&g);
-	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 3, 8, 8), NULL);
-	gu_tensor(&g, 'w', "w", 4, GU_DIMS(4, 4, 3, 3), NULL);
-	gu_node(&g, "Conv", "c", GU_IN("x", "w"), "y");
-	expect_error(&g, &plain, "t.onnx: node 'c' (Conv): input channels 3 are not weight "
-				 "channels 4 x group 1");
-	om_free(&g);
+	expect_binary_error("Conv", 4, GU_DIMS(1, 3, 8, 8), 4, GU_DIMS(4, 4, 3, 3),
+			    "t.onnx: node 'n' (Conv): input channels 3 are not weight channels 4 "
+			    "x group 1");
 }
 
 static void test_conv_transpose(void **state)
@@ -90,19 +98,12 @@ static void test_gemm_and_matmul(void **state)
 	gu_assert_dims(&g, "mv", 3, GU_DIMS(3, 1, 4));
 	gu_assert_dims(&g, "vk", 2, GU_DIMS(6, 2));
 	om_free(&g);
-
-	gu_init(&g);
-	gu_tensor(&g, 'i', "a", 2, GU_DIMS(7, 3), NULL);
-	gu_tensor(&g, 'i', "b", 2, GU_DIMS(4, 5), NULL);
-	gu_node(&g, "MatMul", "mm", GU_IN("a", "b"), "y");
-	expect_error(&g, &plain, "node 'mm' (MatMul): inner dims 3 and 4 differ");
-	om_free(&g);
-	gu_init(&g);
-	gu_tensor(&g, 'i', "a", 2, GU_DIMS(7, 3), NULL);
-	gu_tensor(&g, 'i', "b", 2, GU_DIMS(4, 5), NULL);
-	gu_node(&g, "Gemm", "gemm", GU_IN("a", "b"), "y");
-	expect_error(&g, &plain, "node 'gemm' (Gemm): inner dims 3 and 4 differ");
-	om_free(&g);
+	expect_binary_error("MatMul", 2, GU_DIMS(7, 3), 2, GU_DIMS(4, 5),
+			    "node 'n' (MatMul): inner dims 3 and 4 differ");
+	expect_binary_error("MatMul", 3, GU_DIMS(2, 7, 3), 3, GU_DIMS(5, 3, 5),
+			    "node 'n' (MatMul): batch dims 2 and 5 cannot broadcast");
+	expect_binary_error("Gemm", 2, GU_DIMS(7, 3), 2, GU_DIMS(4, 5),
+			    "node 'n' (Gemm): inner dims 3 and 4 differ");
 }
 
 static void test_elementwise(void **state)
@@ -129,13 +130,8 @@ static void test_elementwise(void **state)
 		gu_assert_dims(&g, *v, 3, GU_DIMS(4, 3, 5));
 	gu_assert_dims(&g, "w", 3, GU_DIMS(4, 3, 5));
 	om_free(&g);
-
-	gu_init(&g);
-	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
-	gu_tensor(&g, 'i', "y", 2, GU_DIMS(4, 3), NULL);
-	gu_node(&g, "Sub", "sub", GU_IN("x", "y"), "z");
-	expect_error(&g, &plain, "node 'sub' (Sub): shapes (2,3) and (4,3) ('y') cannot broadcast");
-	om_free(&g);
+	expect_binary_error("Sub", 2, GU_DIMS(2, 3), 2, GU_DIMS(4, 3),
+			    "node 'n' (Sub): shapes (2,3) and (4,3) ('b') cannot broadcast");
 }
 
 static void test_pools(void **state)
@@ -201,24 +197,15 @@ static void test_layout(void **state)
 	gu_assert_dims(&g, "u11", 5, GU_DIMS(2, 3, 1, 4, 5));
 	gu_assert_dims(&g, "sall", 4, GU_DIMS(2, 3, 4, 5));
 	om_free(&g);
-
-	gu_init(&g);
-	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
-	gu_tensor(&g, 'i', "y", 2, GU_DIMS(2, 4), NULL);
-	gu_node(&g, "Concat", "cat", GU_IN("x", "y"), "z");
-	expect_error(&g, &plain, "node 'cat' (Concat): input 'y' dim 1 is 4, not 3");
-	om_free(&g);
+	expect_binary_error("Concat", 2, GU_DIMS(2, 3), 2, GU_DIMS(2, 4),
+			    "node 'n' (Concat): input 'b' dim 1 is 4, not 3");
+	expect_binary_error("Reshape", 2, GU_DIMS(2, 3), 1, GU_DIMS(2),
+			    "node 'n' (Reshape): target shape 'b' is not a constant");
 	gu_init(&g);
 	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
 	gu_tensor(&g, 'c', "target", 1, GU_DIMS(2), GU_DIMS(4, -1));
 	gu_node(&g, "Reshape", "r", GU_IN("x", "target"), "z");
 	expect_error(&g, &plain, "node 'r' (Reshape): cannot infer the -1 dim: 6 elements");
-	om_free(&g);
-	gu_init(&g);
-	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
-	gu_tensor(&g, 'i', "target", 1, GU_DIMS(2), NULL);
-	gu_node(&g, "Reshape", "r", GU_IN("x", "target"), "z");
-	expect_error(&g, &plain, "node 'r' (Reshape): target shape 'target' is not a constant");
 	om_free(&g);
 }
 
