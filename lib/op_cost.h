@@ -11,7 +11,7 @@
  *     element (mean, variance or max, subtract, scale or exp, normalise)
  *   MaxPool/AveragePool: output elements * kernel size; global pools and
  *     reductions: 1 per input element
- *   layout and shape ops (Reshape, Transpose, Concat, Gather, ...): 0 */
+ *   layout and shape ops (Reshape, Transpose, Concat, Gather, Slice, Pad, ...): 0 */
 #ifndef SPKIT_OP_COST_H
 #define SPKIT_OP_COST_H
 

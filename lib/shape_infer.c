@@ -1,5 +1,6 @@
 #include "shape_infer.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,52 +164,70 @@ static void dims_text(const struct om_value *v, char *buf, size_t size)
 		snprintf(buf + len, size - len, ")");
 }
 
+/* numpy broadcasting: the shape acc (ndim dims) with v's, into acc. */
+static int broadcast_into(const struct ctx *c, int *ndim, int64_t *dims, const struct om_value *v)
+{
+	int r = v->ndim > *ndim ? v->ndim : *ndim;
+	int64_t out[OM_MAX_DIMS];
+	for (int d = 0; d < r; d++) {
+		int da = d - (r - *ndim), db = d - (r - v->ndim);
+		int64_t a = da >= 0 ? dims[da] : 1, b = db >= 0 ? v->dims[db] : 1;
+		if (a != b && a != 1 && b != 1) {
+			char sa[128], sb[128];
+			struct om_value acc = {.ndim = *ndim};
+			memcpy(acc.dims, dims, (size_t)*ndim * sizeof *dims);
+			dims_text(&acc, sa, sizeof sa);
+			dims_text(v, sb, sizeof sb);
+			return node_fail(c, "shapes %s and %s ('%s') cannot broadcast", sa, sb,
+					 v->name);
+		}
+		out[d] = a == 1 ? b : a;
+	}
+	*ndim = r;
+	memcpy(dims, out, (size_t)r * sizeof *out);
+	return 0;
+}
+
 /* numpy broadcasting of all inputs. */
 static int rule_broadcast(const struct ctx *c)
 {
 	int64_t dims[OM_MAX_DIMS];
 	int ndim = 0, elem = 0;
-	const struct om_value *first = NULL;
+	if (!c->n->nin)
+		return node_fail(c, "no inputs");
 	for (size_t i = 0; i < c->n->nin; i++) {
 		const struct om_value *v = input(c, i);
-		if (!v)
+		if (!v || broadcast_into(c, &ndim, dims, v))
 			return -1;
 		/* Where's condition is bool; the result has the values' type. */
 		if (!elem || (i == 1 && !strcmp(c->n->op, "Where")))
 			elem = v->elem_type;
-		if (!first) {
-			first = v;
-			ndim = v->ndim;
-			memcpy(dims, v->dims, sizeof dims);
-			continue;
-		}
-		int r = v->ndim > ndim ? v->ndim : ndim;
-		int64_t out[OM_MAX_DIMS];
-		for (int d = 0; d < r; d++) {
-			int da = d - (r - ndim), db = d - (r - v->ndim);
-			int64_t a = da >= 0 ? dims[da] : 1, b = db >= 0 ? v->dims[db] : 1;
-			if (a != b && a != 1 && b != 1) {
-				char sa[128], sb[128];
-				struct om_value acc = {.ndim = ndim};
-				memcpy(acc.dims, dims, sizeof dims);
-				dims_text(&acc, sa, sizeof sa);
-				dims_text(v, sb, sizeof sb);
-				return node_fail(c, "shapes %s and %s ('%s') cannot broadcast", sa, sb,
-						 v->name);
-			}
-			out[d] = a == 1 ? b : a;
-		}
-		ndim = r;
-		memcpy(dims, out, sizeof out);
 	}
-	if (!first)
-		return node_fail(c, "no inputs");
 	static const char *const compare[] = {"Equal", "Less", "Greater", "LessOrEqual",
 					      "GreaterOrEqual", "And", "Or", "Xor", "Not"};
 	for (size_t i = 0; i < sizeof compare / sizeof compare[0]; i++)
 		if (!strcmp(c->n->op, compare[i]))
 			elem = 9; /* BOOL */
 	return set_output(c, 0, ndim, dims, elem);
+}
+
+/* Expand: x broadcast with the constant shape of input 1. */
+static int rule_expand(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0), *s = x ? input(c, 1) : NULL;
+	if (!s)
+		return -1;
+	if (!s->cval || s->ncval > OM_MAX_DIMS)
+		return node_fail(c, "shape '%s' is not a constant of at most %d dims", s->name,
+				 OM_MAX_DIMS);
+	struct om_value target = {.name = s->name, .ndim = (int)s->ncval};
+	memcpy(target.dims, s->cval, s->ncval * sizeof *s->cval);
+	int64_t dims[OM_MAX_DIMS];
+	int ndim = x->ndim;
+	memcpy(dims, x->dims, sizeof dims);
+	if (broadcast_into(c, &ndim, dims, &target))
+		return -1;
+	return set_output(c, 0, ndim, dims, x->elem_type);
 }
 
 /* ---- convolution and pooling ---- */
@@ -579,6 +598,109 @@ static int rule_unsqueeze(const struct ctx *c)
 	return set_output_keep(c, x, r, dims);
 }
 
+/* Slice (starts, ends, axes, steps as inputs from opset 10, attributes
+ * before), with the clamping rules of the ONNX spec. */
+static int rule_slice(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	int64_t starts[OM_MAX_DIMS], ends[OM_MAX_DIMS], axes[OM_MAX_DIMS], steps[OM_MAX_DIMS];
+	size_t ns, ne, na, nst;
+	int found;
+	if (!x || int_list(c, "starts", 1, starts, OM_MAX_DIMS, &ns, &found) ||
+	    int_list(c, "ends", 2, ends, OM_MAX_DIMS, &ne, &found) ||
+	    int_list(c, "axes", 3, axes, OM_MAX_DIMS, &na, &found) ||
+	    int_list(c, "steps", 4, steps, OM_MAX_DIMS, &nst, &found))
+		return -1;
+	if (ns != ne || (na && na != ns) || (nst && nst != ns))
+		return node_fail(c, "starts, ends, axes and steps differ in length");
+	int64_t dims[OM_MAX_DIMS], first = 0, step1 = 1;
+	memcpy(dims, x->dims, sizeof dims);
+	for (size_t i = 0; i < ns; i++) {
+		int64_t axis, dim, step = nst ? steps[i] : 1;
+		if (norm_axis(c, na ? axes[i] : (int64_t)i, x->ndim, &axis))
+			return -1;
+		if (step == 0)
+			return node_fail(c, "step 0");
+		dim = x->dims[axis];
+		int64_t b = starts[i] < 0 ? om_add(starts[i], dim) : starts[i];
+		int64_t e = ends[i] < 0 ? om_add(ends[i], dim) : ends[i];
+		int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? dim : dim - 1;
+		b = b < 0 ? 0 : b > hi ? hi : b;
+		e = e < lo ? lo : e > hi ? hi : e;
+		/* steps of magnitude 2^63 cannot be negated; they take one element */
+		int64_t mag = step > 0 ? step : step == INT64_MIN ? INT64_MAX : -step;
+		int64_t span = step > 0 ? e - b : b - e;
+		dims[axis] = span <= 0 ? 0 : span / mag + (span % mag != 0);
+		if (axis == 0) {
+			first = b;
+			step1 = step;
+		}
+	}
+	if (set_output(c, 0, x->ndim, dims, x->elem_type))
+		return -1;
+	if (!x->cval || x->ndim != 1)
+		return 0;
+	int64_t vals[OM_CONST_MAX];
+	for (int64_t i = 0; i < dims[0]; i++)
+		vals[i] = x->cval[first + i * step1];
+	return set_cval(c, 0, vals, (size_t)dims[0]);
+}
+
+/* Split: sizes from the split attribute or input 1, else equal parts
+ * (the last one smaller, as opset 18's num_outputs says). */
+static int rule_split(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	int64_t axis, parts[OM_CONST_MAX];
+	size_t np;
+	int found;
+	if (!x || norm_axis(c, om_attr_int(c->n, "axis", 0), x->ndim, &axis) ||
+	    int_list(c, "split", 1, parts, OM_CONST_MAX, &np, &found))
+		return -1;
+	int64_t dim = x->dims[axis], total = 0;
+	if (!np) {
+		if (!c->n->nout || c->n->nout > OM_CONST_MAX)
+			return node_fail(c, "%zu outputs", c->n->nout);
+		np = c->n->nout;
+		int64_t each = dim / (int64_t)np + (dim % (int64_t)np != 0);
+		for (size_t i = 0; i < np; i++) {
+			parts[i] = dim - total < each ? dim - total : each;
+			total += parts[i];
+		}
+	} else {
+		for (size_t i = 0; i < np; i++)
+			total = parts[i] < 0 ? -1 : om_add(total, parts[i]);
+	}
+	if (np != c->n->nout || total != dim)
+		return node_fail(c, "%zu parts summing to %lld for %zu outputs and a dim of %lld", np,
+				 (long long)total, c->n->nout, (long long)dim);
+	int64_t dims[OM_MAX_DIMS];
+	memcpy(dims, x->dims, sizeof dims);
+	for (size_t i = 0; i < np; i++) {
+		dims[axis] = parts[i];
+		if (set_output(c, i, x->ndim, dims, x->elem_type))
+			return -1;
+	}
+	return 0;
+}
+
+static int rule_pad(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	int64_t pads[2 * OM_MAX_DIMS], dims[OM_MAX_DIMS];
+	size_t np;
+	int found;
+	if (!x || int_list(c, "pads", 1, pads, 2 * OM_MAX_DIMS, &np, &found))
+		return -1;
+	if (c->n->nin > 3 && c->n->in[3] != OM_NONE)
+		return node_fail(c, "the axes input is not supported");
+	if (np != 2 * (size_t)x->ndim)
+		return node_fail(c, "%zu pads for rank %d", np, x->ndim);
+	for (int d = 0; d < x->ndim; d++)
+		dims[d] = om_add(om_add(x->dims[d], pads[d]), pads[x->ndim + d]);
+	return set_output(c, 0, x->ndim, dims, x->elem_type);
+}
+
 /* ---- shape arithmetic ---- */
 
 static int rule_shape(const struct ctx *c)
@@ -627,6 +749,58 @@ static int rule_gather(const struct ctx *c)
 		vals[i] = x->cval[k];
 	}
 	return set_cval(c, 0, vals, idx->ncval);
+}
+
+/* ConstantOfShape: dims from a constant; int64 contents when small
+ * (the value tensor was loaded onto the output as one element). */
+static int rule_constant_of_shape(const struct ctx *c)
+{
+	const struct om_value *s = input(c, 0);
+	struct om_value *y = output(c, 0);
+	if (!s || !y)
+		return -1;
+	if (!s->cval || s->ncval > OM_MAX_DIMS)
+		return node_fail(c, "shape '%s' is not a constant of at most %d dims", s->name,
+				 OM_MAX_DIMS);
+	int64_t fill = y->cval && y->ncval == 1 ? y->cval[0] : 0;
+	int is_int = y->cval != NULL;
+	if (set_output(c, 0, (int)s->ncval, s->cval, y->elem_type ? y->elem_type : 1))
+		return -1;
+	int64_t n = om_value_numel(y), vals[OM_CONST_MAX];
+	if (!is_int || n > OM_CONST_MAX)
+		return 0;
+	for (int64_t i = 0; i < n; i++)
+		vals[i] = fill;
+	return set_cval(c, 0, vals, (size_t)n);
+}
+
+/* Range on int64 scalars. */
+static int rule_range(const struct ctx *c)
+{
+	const struct om_value *v[3];
+	for (size_t i = 0; i < 3; i++) {
+		v[i] = input(c, i);
+		if (!v[i])
+			return -1;
+		if (!v[i]->cval || v[i]->ncval != 1)
+			return node_fail(c, "'%s' is not a constant int64 scalar", v[i]->name);
+	}
+	int64_t start = v[0]->cval[0], limit = v[1]->cval[0], delta = v[2]->cval[0];
+	if (delta == 0 || delta == INT64_MIN)
+		return node_fail(c, "delta %lld", (long long)delta);
+	/* the span may exceed int64: compute it in double, then check */
+	double span = ((double)limit - (double)start) / (double)delta;
+	if (span > 1e15)
+		return node_fail(c, "more than 10^15 elements");
+	int64_t n = span <= 0 ? 0 : (int64_t)ceil(span);
+	if (set_output(c, 0, 1, &n, v[0]->elem_type))
+		return -1;
+	if (n > OM_CONST_MAX)
+		return 0; /* the shape is what matters; large ranges keep no contents */
+	int64_t vals[OM_CONST_MAX];
+	for (int64_t i = 0; i < n; i++)
+		vals[i] = om_add(start, om_mul(i, delta));
+	return set_cval(c, 0, vals, (size_t)n);
 }
 
 /* Constant: a tensor attribute was loaded onto the output already;
@@ -699,7 +873,9 @@ static const struct rule rules[] = {
 	{"Concat", rule_concat}, {"Squeeze", rule_squeeze}, {"Unsqueeze", rule_unsqueeze},
 	{"Shape", rule_shape}, {"Gather", rule_gather}, {"Constant", rule_constant},
 	{"ReduceMean", rule_reduce}, {"ReduceSum", rule_reduce}, {"ReduceMax", rule_reduce},
-	{"ReduceMin", rule_reduce},
+	{"ReduceMin", rule_reduce}, {"Expand", rule_expand}, {"Slice", rule_slice},
+	{"Split", rule_split}, {"Pad", rule_pad}, {"ConstantOfShape", rule_constant_of_shape},
+	{"Range", rule_range},
 };
 
 static const struct rule *find_rule(const char *op)

@@ -89,6 +89,53 @@ MODELS = {
             h.make_node("Flatten", ["g"], ["f"], name="flatten"),
             h.make_node("Add", ["f", "bias"], ["out"], name="add")],
         [f32("x", [1, 8, 15, 15]), f32("bias", [1, 8])], [f32("out", None)]),
+    # A small vision-transformer block, as dynamic exports write it: patch
+    # embedding, Shape/Slice/Concat/Reshape, a class token through
+    # ConstantOfShape and Expand, LayerNormalization, one attention head from
+    # a Split, Erf, Pad, Range and Gather, a mean over tokens and the head.
+    "vit_block": model(
+        "vit", [
+            h.make_node("Conv", ["x", "patch_w"], ["p"], name="patch", kernel_shape=[8, 8],
+                        strides=[8, 8]),
+            h.make_node("Shape", ["p"], ["ps"], name="p_shape"),
+            h.make_node("Slice", ["ps", "zero1", "two1"], ["bc"], name="p_slice"),
+            h.make_node("Concat", ["bc", "minus1"], ["tgt"], name="tgt", axis=0),
+            h.make_node("Reshape", ["p", "tgt"], ["pr"], name="flatten_patches"),
+            h.make_node("Transpose", ["pr"], ["tok"], name="to_tokens", perm=[0, 2, 1]),
+            h.make_node("ConstantOfShape", ["cls_shape"], ["cls"], name="cls",
+                        value=h.make_tensor("v", TensorProto.FLOAT, [1], [0.0])),
+            h.make_node("Gather", ["ps", "zero"], ["b"], name="batch", axis=0),
+            h.make_node("Unsqueeze", ["b", "zero1"], ["b1"], name="batch1"),
+            h.make_node("Concat", ["b1", "one64"], ["cls_tgt"], name="cls_tgt", axis=0),
+            h.make_node("Expand", ["cls", "cls_tgt"], ["clsb"], name="cls_expand"),
+            h.make_node("Concat", ["clsb", "tok"], ["seq"], name="seq", axis=1),
+            h.make_node("LayerNormalization", ["seq", "ln_w", "ln_b"], ["ln"], name="ln",
+                        axis=-1),
+            h.make_node("MatMul", ["ln", "qkv_w"], ["qkv"], name="qkv"),
+            h.make_node("Split", ["qkv", "split"], ["q", "k", "v"], name="split", axis=-1),
+            h.make_node("Transpose", ["k"], ["kt"], name="kt", perm=[0, 2, 1]),
+            h.make_node("MatMul", ["q", "kt"], ["att"], name="scores"),
+            h.make_node("Div", ["att", "scale"], ["atts"], name="scale"),
+            h.make_node("Softmax", ["atts"], ["attp"], name="softmax", axis=-1),
+            h.make_node("MatMul", ["attp", "v"], ["ctx"], name="context"),
+            h.make_node("Add", ["ctx", "seq"], ["res"], name="residual"),
+            h.make_node("Erf", ["res"], ["e"], name="erf"),
+            h.make_node("Pad", ["e", "pads"], ["padded"], name="pad"),
+            h.make_node("Range", ["r0", "r17", "r1"], ["idx"], name="range"),
+            h.make_node("Gather", ["padded", "idx"], ["sel"], name="select", axis=1),
+            h.make_node("ReduceMean", ["sel"], ["pooled"], name="mean", axes=[1], keepdims=0),
+            h.make_node("Gemm", ["pooled", "head_w", "head_b"], ["logits"], name="head",
+                        transB=1)],
+        [f32("x", [2, 3, 32, 32])], [f32("logits", None)],
+        [weight("patch_w", [64, 3, 8, 8]), i64("zero1", [0]), i64("two1", [2]),
+         i64("minus1", [-1]), i64("cls_shape", [1, 1, 64]),
+         h.make_tensor("zero", TensorProto.INT64, [], [0]), i64("one64", [1, 64]),
+         weight("ln_w", [64]), weight("ln_b", [64]), weight("qkv_w", [64, 192]),
+         i64("split", [64, 64, 64]), weight("scale", []), i64("pads", [0, 1, 0, 0, 2, 0]),
+         h.make_tensor("r0", TensorProto.INT64, [], [0]),
+         h.make_tensor("r17", TensorProto.INT64, [], [17]),
+         h.make_tensor("r1", TensorProto.INT64, [], [1]),
+         weight("head_w", [10, 64]), weight("head_b", [10])]),
 }
 
 if __name__ == "__main__":
