@@ -240,6 +240,68 @@ static void test_shape_arithmetic(void **state)
 	om_free(&g);
 }
 
+static void test_slice_split_pad_expand(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 3, GU_DIMS(2, 10, 6), NULL);
+	gu_tensor(&g, 'c', "starts", 1, GU_DIMS(2), GU_DIMS(1, -1));
+	gu_tensor(&g, 'c', "ends", 1, GU_DIMS(2), GU_DIMS(INT64_MAX, -100));
+	gu_tensor(&g, 'c', "axes", 1, GU_DIMS(2), GU_DIMS(1, -1));
+	gu_tensor(&g, 'c', "steps", 1, GU_DIMS(2), GU_DIMS(3, -2));
+	gu_tensor(&g, 'c', "split", 1, GU_DIMS(2), GU_DIMS(4, 6));
+	gu_tensor(&g, 'c', "pads", 1, GU_DIMS(6), GU_DIMS(0, 1, 2, 0, 3, 4));
+	gu_tensor(&g, 'c', "shape", 1, GU_DIMS(4), GU_DIMS(5, 1, 10, 1));
+	/* axis 1: 1, 4, 7 (3 elements); axis 2 backwards from 5 by 2: 5, 3, 1 */
+	gu_node(&g, "Slice", "slice", GU_IN("x", "starts", "ends", "axes", "steps"), "s");
+	const char *halves[] = {"a", "b"}, *thirds[] = {"t0", "t1", "t2"};
+	assert_int_equal(om_add_node(&g, "Split", "split", GU_IN("x", "split"), 2, halves, 2, &e),
+			 0);
+	om_node_add_int(&g.nodes[1], "axis", 1);
+	assert_int_equal(om_add_node(&g, "Split", "thirds", GU_IN("x"), 1, thirds, 3, &e), 0);
+	om_node_add_int(&g.nodes[2], "axis", 1); /* 10 in 3: 4, 4, 2 */
+	gu_node(&g, "Pad", "pad", GU_IN("x", "pads"), "p");
+	gu_node(&g, "Expand", "expand", GU_IN("x", "shape"), "ex");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "s", 3, GU_DIMS(2, 3, 3));
+	gu_assert_dims(&g, "a", 3, GU_DIMS(2, 4, 6));
+	gu_assert_dims(&g, "b", 3, GU_DIMS(2, 6, 6));
+	gu_assert_dims(&g, "t0", 3, GU_DIMS(2, 4, 6));
+	gu_assert_dims(&g, "t2", 3, GU_DIMS(2, 2, 6));
+	gu_assert_dims(&g, "p", 3, GU_DIMS(2, 14, 12));
+	gu_assert_dims(&g, "ex", 4, GU_DIMS(5, 2, 10, 6));
+	om_free(&g);
+
+	expect_binary_error("Expand", 2, GU_DIMS(2, 3), 1, GU_DIMS(2),
+			    "node 'n' (Expand): shape 'b' is not a constant");
+}
+
+/* ConstantOfShape and Range make constants that Slice and Reshape read. */
+static void test_constant_makers(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(4, 10), NULL);
+	gu_tensor(&g, 'c', "two", 1, GU_DIMS(1), GU_DIMS(2));
+	gu_tensor(&g, 'c', "r0", 0, NULL, GU_DIMS(2));
+	gu_tensor(&g, 'c', "r1", 0, NULL, GU_DIMS(9));
+	gu_tensor(&g, 'c', "r2", 0, NULL, GU_DIMS(3));
+	gu_tensor(&g, 'c', "s0", 1, GU_DIMS(1), GU_DIMS(1));
+	gu_tensor(&g, 'c', "s1", 1, GU_DIMS(1), GU_DIMS(3));
+	gu_node(&g, "ConstantOfShape", "fill", GU_IN("two"), "f");
+	gu_node(&g, "Range", "range", GU_IN("r0", "r1", "r2"), "r"); /* 2, 5, 8 */
+	gu_node(&g, "Slice", "tail", GU_IN("r", "s0", "s1"), "rt");  /* 5, 8 */
+	gu_node(&g, "Reshape", "reshape", GU_IN("x", "rt"), "y");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "f", 1, GU_DIMS(2));
+	gu_assert_dims(&g, "r", 1, GU_DIMS(3));
+	gu_assert_dims(&g, "rt", 1, GU_DIMS(2));
+	gu_assert_dims(&g, "y", 2, GU_DIMS(5, 8));
+	om_free(&g);
+}
+
 static void test_inputs_and_graph_errors(void **state)
 {
 	struct om_graph g;
@@ -310,6 +372,8 @@ int main(void)
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_shape_arithmetic),
+		cmocka_unit_test(test_slice_split_pad_expand),
+		cmocka_unit_test(test_constant_makers),
 		cmocka_unit_test(test_inputs_and_graph_errors),
 		cmocka_unit_test(test_parse_dims),
 	};
