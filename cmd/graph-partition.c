@@ -14,6 +14,7 @@
 #include "onnx_model.h"
 #include "op_cost.h"
 #include "shape_infer.h"
+#include "stages.h"
 #include "timer.h"
 
 static const char usage[] =
@@ -126,7 +127,9 @@ struct report {
 	size_t *order;
 	unsigned char *unknown, *is_param;
 	struct op_cost *cost;
+	int64_t *flops, *stage;
 	struct oc_totals totals;
+	struct stages_summary stages;
 };
 
 static void analyse(const struct options *o, struct report *r)
@@ -140,7 +143,9 @@ static void analyse(const struct options *o, struct report *r)
 	r->unknown = calloc(n ? n : 1, 1);
 	r->is_param = calloc(r->g.nvalues ? r->g.nvalues : 1, 1);
 	r->cost = malloc((n ? n : 1) * sizeof *r->cost);
-	if (!r->order || !r->unknown || !r->is_param || !r->cost)
+	r->flops = malloc((n ? n : 1) * sizeof *r->flops);
+	r->stage = malloc((n ? n : 1) * sizeof *r->stage);
+	if (!r->order || !r->unknown || !r->is_param || !r->cost || !r->flops || !r->stage)
 		cli_die("%s: out of memory", o->model);
 	double t1 = timer_now();
 	if (shape_infer(&r->g, &o->si, r->order, r->unknown, &err))
@@ -153,7 +158,10 @@ static void analyse(const struct options *o, struct report *r)
 				 r->g.nodes[k].name, r->g.nodes[k].op);
 		op_cost(&r->g, k, r->unknown[k], r->is_param, o->dtype_bytes, &r->cost[k]);
 		oc_accumulate(&r->totals, &r->cost[k]);
+		r->flops[k] = r->cost[k].flops;
 	}
+	if (stages_compute(&r->g, r->order, r->flops, r->stage, &r->stages, &err))
+		cli_fatal(&err);
 	cli_log(2, "load: %.3f s, shapes and costs: %.3f s", t1 - t0, timer_now() - t1);
 }
 
@@ -181,9 +189,12 @@ static void write_json(FILE *fp, const struct options *o, const struct report *r
 	fprintf(fp, ", \"opset\": %lld, \"dtype\": \"%s\",\n", (long long)r->g.opset, o->dtype);
 	fprintf(fp, " \"summary\": {\"ops\": %zu, \"unknown_ops\": %zu, \"total_flops\": %lld, "
 		    "\"matmul_flops\": %lld, \"macs\": %lld, \"params\": %lld, "
-		    "\"memory_bytes\": %lld},\n \"ops\": [",
+		    "\"memory_bytes\": %lld, \"stages\": %lld, \"max_parallel_ops\": %lld, "
+		    "\"critical_path_ops\": %lld, \"critical_path_flops\": %lld},\n \"ops\": [",
 		r->g.nnodes, nunknown, (long long)t->total_flops, (long long)t->matmul_flops,
-		(long long)t->macs, (long long)t->params, (long long)t->memory_bytes);
+		(long long)t->macs, (long long)t->params, (long long)t->memory_bytes,
+		(long long)r->stages.stages, (long long)r->stages.max_parallel_ops,
+		(long long)r->stages.critical_path_ops, (long long)r->stages.critical_path_flops);
 	for (size_t i = 0; i < r->g.nnodes; i++) {
 		const struct om_node *n = &r->g.nodes[r->order[i]];
 		const struct op_cost *c = &r->cost[r->order[i]];
@@ -193,7 +204,8 @@ static void write_json(FILE *fp, const struct options *o, const struct report *r
 		jsonw_string(fp, n->name);
 		fprintf(fp, ", \"op_type\": ");
 		jsonw_string(fp, n->op);
-		fprintf(fp, ", \"class\": \"%s\", \"output_shape\": [", oc_class_name(c->cls));
+		fprintf(fp, ", \"class\": \"%s\", \"stage\": %lld, \"output_shape\": [",
+			oc_class_name(c->cls), (long long)r->stage[r->order[i]]);
 		for (int d = 0; y && d < y->ndim; d++)
 			fprintf(fp, "%s%lld", d ? ", " : "", (long long)y->dims[d]);
 		fprintf(fp, "], \"flops\": %lld, \"macs\": %lld, \"input_bytes\": %lld, "
@@ -208,16 +220,17 @@ static void write_json(FILE *fp, const struct options *o, const struct report *r
 static void write_table(FILE *fp, const struct options *o, const struct report *r)
 {
 	const struct oc_totals *t = &r->totals;
-	fprintf(fp, "%-40s %-20s %-14s %-18s %15s %15s %13s %13s %13s %9s\n", "name", "op_type",
-		"class", "output_shape", "flops", "macs", "input_bytes", "output_bytes",
+	fprintf(fp, "%-40s %-20s %-14s %5s %-18s %15s %15s %13s %13s %13s %9s\n", "name",
+		"op_type", "class", "stage", "output_shape", "flops", "macs", "input_bytes", "output_bytes",
 		"weight_bytes", "intensity");
 	for (size_t i = 0; i < r->g.nnodes; i++) {
 		const struct om_node *n = &r->g.nodes[r->order[i]];
 		const struct op_cost *c = &r->cost[r->order[i]];
 		char shape[128];
 		shape_text(&r->g, n, shape, sizeof shape);
-		fprintf(fp, "%-40s %-20s %-14s %-18s %15lld %15lld %13lld %13lld %13lld %9.3f\n",
-			n->name, n->op, oc_class_name(c->cls), shape, (long long)c->flops,
+		fprintf(fp, "%-40s %-20s %-14s %5lld %-18s %15lld %15lld %13lld %13lld %13lld %9.3f\n",
+			n->name, n->op, oc_class_name(c->cls), (long long)r->stage[r->order[i]], shape,
+			(long long)c->flops,
 			(long long)c->macs, (long long)c->input_bytes, (long long)c->output_bytes,
 			(long long)c->weight_bytes, c->intensity);
 	}
@@ -227,11 +240,15 @@ static void write_table(FILE *fp, const struct options *o, const struct report *
 		    "params        %lld\nmemory_bytes  %lld\n",
 		(long long)t->total_flops, (long long)t->matmul_flops, (long long)t->macs,
 		(long long)t->params, (long long)t->memory_bytes);
+	fprintf(fp, "stages               %lld\nmax_parallel_ops     %lld\n"
+		    "critical_path_ops    %lld\ncritical_path_flops  %lld\n",
+		(long long)r->stages.stages, (long long)r->stages.max_parallel_ops,
+		(long long)r->stages.critical_path_ops, (long long)r->stages.critical_path_flops);
 }
 
 static void write_csv(const struct options *o, const struct report *r)
 {
-	static const char *const cols[] = {"name", "op_type", "class", "output_shape", "flops",
+	static const char *const cols[] = {"name", "op_type", "class", "stage", "output_shape", "flops",
 					   "macs", "input_bytes", "output_bytes", "weight_bytes",
 					   "intensity"};
 	struct csvw w;
@@ -246,6 +263,7 @@ static void write_csv(const struct options *o, const struct report *r)
 		csvw_str(&w, n->name);
 		csvw_str(&w, n->op);
 		csvw_str(&w, oc_class_name(c->cls));
+		csvw_int(&w, r->stage[r->order[i]]);
 		csvw_str(&w, shape);
 		csvw_int(&w, c->flops);
 		csvw_int(&w, c->macs);
@@ -299,6 +317,8 @@ int main(int argc, char **argv)
 	free(r.unknown);
 	free(r.is_param);
 	free(r.cost);
+	free(r.flops);
+	free(r.stage);
 	for (size_t i = 0; i < o.si.noverrides; i++)
 		free((char *)o.overrides[i].name);
 	free(o.overrides);

@@ -60,12 +60,27 @@ json_get() { # FILE EXPR: a Python expression over the report j
 	[ "$(json_get "$T/v.json" "j['summary']['matmul_flops']")" = "$want" ]
 }
 
+@test "stages and critical paths: checked against a Python recomputation" {
+	"$BIN/$G" "$MODELS/resnet18.onnx" -f json -o "$T/r.json"
+	run $PY "$REPO/tests/bats/ref/stages.py" "$MODELS/resnet18.onnx" "$T/r.json"
+	[ "$status" -eq 0 ]
+	[[ $output == "stages=46 max_parallel_ops=2 critical_path_ops=46 critical_path_flops="* ]]
+	# the residual blocks with a downsampling conv: two convs in one stage, three times
+	[ "$(json_get "$T/r.json" "sum(1 for s in set(o['stage'] for o in j['ops']) if sum(o['op_type'] == 'Conv' and o['stage'] == s for o in j['ops']) == 2)")" = 3 ]
+	"$BIN/$G" "$MODELS/mobilenet_v2.onnx" -f json -o "$T/m.json"
+	$PY "$REPO/tests/bats/ref/stages.py" "$MODELS/mobilenet_v2.onnx" "$T/m.json"
+	models
+	"$BIN/$G" "$T/vit_block.onnx" -f json -o "$T/v.json"
+	$PY "$REPO/tests/bats/ref/stages.py" "$T/vit_block.onnx" "$T/v.json"
+}
+
 @test "table format (default) ends with the summary; csv has one row per op" {
 	run "$BIN/$G" "$MODELS/resnet18.onnx"
 	[ "$status" -eq 0 ]
 	[[ ${lines[0]} == name*op_type*flops* ]]
 	[[ $output == *"matmul_flops  3628146688"* ]]
 	[[ $output == *"params        11684712"* ]]
+	[[ $output == *"max_parallel_ops     2"* ]]
 	"$BIN/$G" "$MODELS/resnet18.onnx" --format csv -o "$T/r.csv"
 	$PY -c "
 import csv, sys

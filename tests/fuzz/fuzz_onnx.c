@@ -1,7 +1,7 @@
 /* libFuzzer target for .onnx: the protobuf-c decoder and the conversion to
  * an om_graph on arbitrary bytes (from memory), then on what loads: shape
- * inference (unknown ops allowed, batch 2) and the cost of every node,
- * which must neither crash nor overflow. */
+ * inference (unknown ops allowed, batch 2), the cost of every node and the
+ * stages, which must neither crash nor overflow. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include "onnx_model.h"
 #include "op_cost.h"
 #include "shape_infer.h"
+#include "stages.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -19,6 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n = g.nnodes ? g.nnodes : 1;
 	size_t *order = malloc(n * sizeof *order);
 	unsigned char *unknown = calloc(n, 1), *is_param = calloc(g.nvalues + 1, 1);
+	int64_t *flops = calloc(n, sizeof *flops), *stage = calloc(n, sizeof *stage);
 	struct si_opts o = {.batch = 2, .allow_unknown = 1};
 	if (shape_infer(&g, &o, order, unknown, &err) == 0) {
 		struct oc_totals t = {0};
@@ -27,8 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct op_cost c;
 			op_cost(&g, order[i], unknown[order[i]], is_param, 4, &c);
 			oc_accumulate(&t, &c);
+			flops[order[i]] = c.flops;
 		}
+		struct stages_summary s;
+		stages_compute(&g, order, flops, stage, &s, &err);
 	}
+	free(flops);
+	free(stage);
 	free(order);
 	free(unknown);
 	free(is_param);
