@@ -99,7 +99,7 @@ static int add_names(struct om_graph *g, const char *const *names, size_t count,
 int om_add_node(struct om_graph *g, const char *op, const char *name, const char *const *in,
 		size_t nin, const char *const *out, size_t nout, struct sp_err *err)
 {
-	struct om_node *nodes = realloc(g->nodes, (g->nnodes + 1) * sizeof *nodes);
+	struct om_node *nodes = buf_grow_array(g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof *nodes);
 	if (!nodes)
 		return oom(err, g);
 	g->nodes = nodes;

@@ -61,7 +61,7 @@ struct om_graph {
 	struct om_value *values;
 	size_t nvalues, values_cap;
 	struct om_node *nodes;
-	size_t nnodes;
+	size_t nnodes, nodes_cap;
 	struct strmap names; /* value name -> index */
 };
 
