@@ -151,6 +151,10 @@ static int load_tensor(struct om_graph *g, const Onnx__TensorProto *t, const cha
 	if (t->n_dims > OM_MAX_DIMS)
 		return sp_fail(err, "%s: tensor '%s' has %zu dims, more than %d", g->path, name,
 			       t->n_dims, OM_MAX_DIMS);
+	for (size_t d = 0; d < t->n_dims; d++)
+		if (t->dims[d] < 0)
+			return sp_fail(err, "%s: tensor '%s' has a negative dim %lld", g->path, name,
+				       (long long)t->dims[d]);
 	if (om_set_value(g, name, (int)t->n_dims, t->dims, is_initializer, err))
 		return -1;
 	*index = om_value_intern(g, name);

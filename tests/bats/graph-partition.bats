@@ -179,6 +179,7 @@ assert sum(int(r['flops']) for r in rows if r['class'] == 'matmul') == 362814668
 	for case in "missing.onnx:missing.onnx: cannot open" "dir.onnx:dir.onnx: is a directory" \
 		"trunc.onnx:trunc.onnx: not an ONNX model" "text.onnx:text.onnx: not an ONNX model" \
 		"cycle.onnx:cycle.onnx: the graph has a cycle through node 'first'" \
+		"negative_dim.onnx:negative_dim.onnx: tensor 'w' has a negative dim -4" \
 		"never_produced.onnx:node 'add' \(Add\): input 'ghost' is never produced" \
 		"no_broadcast.onnx:node 'add' \(Add\): shapes \(2,3\) and \(4,3\) \('y'\) cannot broadcast"; do
 		run "$BIN/$G" "$T/${case%%:*}" -f json -o "$T/out.json"

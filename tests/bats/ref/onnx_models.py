@@ -75,6 +75,9 @@ MODELS = {
             h.make_node("Add", ["x", "b"], ["a"], name="first"),
             h.make_node("Relu", ["a"], ["b"], name="second")],
         [f32("x", [1, 4])], [f32("b", None)]),
+    "negative_dim": model(
+        "neg", [h.make_node("Add", ["x", "w"], ["y"], name="add")],
+        [f32("x", [1, 4])], [f32("y", None)], [weight("w", [-4])]),
     "no_broadcast": model(
         "nb", [h.make_node("Add", ["x", "y"], ["z"], name="add")],
         [f32("x", [2, 3]), f32("y", [4, 3])], [f32("z", None)]),
