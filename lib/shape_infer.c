@@ -188,6 +188,63 @@ static int broadcast_into(const struct ctx *c, int *ndim, int64_t *dims, const s
 	return 0;
 }
 
+/* One element of an int64 elementwise op; 0 when it has no int64 value
+ * (another op, a division by zero, an overflow). */
+static int fold_one(const char *op, const int64_t *x, int64_t *out)
+{
+	if (!strcmp(op, "Add"))
+		return !__builtin_add_overflow(x[0], x[1], out);
+	if (!strcmp(op, "Sub"))
+		return !__builtin_sub_overflow(x[0], x[1], out);
+	if (!strcmp(op, "Mul"))
+		return !__builtin_mul_overflow(x[0], x[1], out);
+	if (!strcmp(op, "Div")) {
+		if (x[1] == 0 || (x[0] == INT64_MIN && x[1] == -1))
+			return 0;
+		*out = x[0] / x[1];
+		return 1;
+	}
+	if (!strcmp(op, "Max") || !strcmp(op, "Min")) {
+		*out = (x[0] > x[1]) == !strcmp(op, "Max") ? x[0] : x[1];
+		return 1;
+	}
+	if (!strcmp(op, "Equal")) {
+		*out = x[0] == x[1];
+		return 1;
+	}
+	if (!strcmp(op, "Where")) {
+		*out = x[0] ? x[1] : x[2];
+		return 1;
+	}
+	return 0;
+}
+
+/* Shape arithmetic: an elementwise op on int64 constants is evaluated when
+ * every input is a scalar or has the output's element count (the 1-D shape
+ * tensors of dynamic exports). */
+static int fold_constants(const struct ctx *c)
+{
+	const struct om_value *y = output(c, 0);
+	int64_t n = y ? om_value_numel(y) : 0, vals[OM_CONST_MAX];
+	if (!y || n > OM_CONST_MAX || c->n->nin > 3)
+		return 0;
+	for (size_t i = 0; i < c->n->nin; i++) {
+		const struct om_value *v = &c->g->values[c->n->in[i]];
+		if (!v->cval || (v->ncval != 1 && (int64_t)v->ncval != n))
+			return 0;
+	}
+	for (int64_t k = 0; k < n; k++) {
+		int64_t x[3];
+		for (size_t i = 0; i < c->n->nin; i++) {
+			const struct om_value *v = &c->g->values[c->n->in[i]];
+			x[i] = v->cval[v->ncval == 1 ? 0 : k];
+		}
+		if (!fold_one(c->n->op, x, &vals[k]))
+			return 0;
+	}
+	return set_cval(c, 0, vals, (size_t)n);
+}
+
 /* numpy broadcasting of all inputs. */
 static int rule_broadcast(const struct ctx *c)
 {
@@ -208,7 +265,9 @@ static int rule_broadcast(const struct ctx *c)
 	for (size_t i = 0; i < sizeof compare / sizeof compare[0]; i++)
 		if (!strcmp(c->n->op, compare[i]))
 			elem = 9; /* BOOL */
-	return set_output(c, 0, ndim, dims, elem);
+	if (set_output(c, 0, ndim, dims, elem))
+		return -1;
+	return fold_constants(c);
 }
 
 /* Expand: x broadcast with the constant shape of input 1. */

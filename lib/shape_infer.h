@@ -2,8 +2,9 @@
  * the file, --input-shape overrides, --batch), then every node in
  * topological order, its output dims from its inputs' dims and attributes.
  * Small int64 constants are carried along (Constant, Shape, Gather, Concat,
- * Unsqueeze, Squeeze, Identity, Cast), so that the Reshape targets of
- * dynamic-shape exports resolve.
+ * Unsqueeze, Squeeze, Identity, Cast, Slice, ConstantOfShape, Range) and
+ * elementwise arithmetic on them is evaluated, so that the Reshape targets
+ * of dynamic-shape exports resolve.
  *
  * Errors name the file and the node: "m.onnx: node 'conv1' (Conv): input
  * channels 3 are not weight channels 4 x group 1". */

@@ -302,6 +302,37 @@ static void test_constant_makers(void **state)
 	om_free(&g);
 }
 
+/* Elementwise ops on shape tensors are evaluated: Mul of two gathered
+ * dims, then Equal and Where choosing between two shapes. */
+static void test_constant_folding(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 3, GU_DIMS(3, 8, 4), NULL);
+	gu_tensor(&g, 'c', "i0", 1, GU_DIMS(1), GU_DIMS(0));
+	gu_tensor(&g, 'c', "i1", 0, NULL, GU_DIMS(1));
+	gu_tensor(&g, 'c', "i2", 0, NULL, GU_DIMS(2));
+	gu_tensor(&g, 'c', "axes", 1, GU_DIMS(1), GU_DIMS(0));
+	gu_tensor(&g, 'c', "probe", 1, GU_DIMS(2), GU_DIMS(3, 0));
+	gu_tensor(&g, 'c', "sevens", 1, GU_DIMS(2), GU_DIMS(7, 7));
+	gu_node(&g, "Shape", "shape", GU_IN("x"), "s");
+	gu_node(&g, "Gather", "b", GU_IN("s", "i0"), "b");
+	gu_node(&g, "Gather", "h", GU_IN("s", "i1"), "h");
+	gu_node(&g, "Gather", "w", GU_IN("s", "i2"), "w");
+	gu_node(&g, "Mul", "hw", GU_IN("h", "w"), "hw");
+	gu_node(&g, "Unsqueeze", "hw1", GU_IN("hw", "axes"), "hw1");
+	om_node_add_int(gu_node(&g, "Concat", "target", GU_IN("b", "hw1"), "target"), "axis", 0);
+	gu_node(&g, "Reshape", "reshape", GU_IN("x", "target"), "y");
+	gu_node(&g, "Equal", "eq", GU_IN("target", "probe"), "eq");
+	gu_node(&g, "Where", "pick", GU_IN("eq", "target", "sevens"), "pick");
+	gu_node(&g, "ConstantOfShape", "fill", GU_IN("pick"), "f");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "y", 2, GU_DIMS(3, 32));
+	gu_assert_dims(&g, "f", 2, GU_DIMS(3, 7)); /* 3 == 3 kept, 32 != 0 replaced by 7 */
+	om_free(&g);
+}
+
 static void test_inputs_and_graph_errors(void **state)
 {
 	struct om_graph g;
@@ -374,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_shape_arithmetic),
 		cmocka_unit_test(test_slice_split_pad_expand),
 		cmocka_unit_test(test_constant_makers),
+		cmocka_unit_test(test_constant_folding),
 		cmocka_unit_test(test_inputs_and_graph_errors),
 		cmocka_unit_test(test_parse_dims),
 	};
