@@ -41,7 +41,7 @@ CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread $(SAN
 LDFLAGS  += -pthread $(SAN_FLAGS)
 # Link the format libraries statically so a binary built here runs on a GPU
 # node that has only the driver and the CUDA libraries.
-STATIC_LIBS := -Wl,-Bstatic -lyaml -lcsv -lz -Wl,-Bdynamic
+STATIC_LIBS := -Wl,-Bstatic -lyaml -lcsv -lz -lprotobuf-c -Wl,-Bdynamic
 LDLIBS   += $(STATIC_LIBS) -lm
 
 LIB_SRC  := $(sort $(wildcard lib/*.c))
@@ -51,7 +51,15 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 GPU_TEST_SRC := $(sort $(wildcard tests/gpu/test_*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# ONNX's protobuf schema, compiled to C by protoc-c at build time and put into
+# libspkit.a; lib/ includes it as "onnx/onnx.pb-c.h".
+ONNX_PROTO := /usr/include/onnx/onnx.proto
+GEN      := $(BUILD)/gen
+ONNX_GEN_C := $(GEN)/onnx/onnx.pb-c.c
+ONNX_GEN_H := $(GEN)/onnx/onnx.pb-c.h
+CPPFLAGS += -I$(GEN)
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(ONNX_GEN_C:.c=.o)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
 PROGRAMS := $(CMD_SRC:cmd/%.c=$(BIN)/%)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -90,6 +98,16 @@ all: $(PROGRAMS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(ONNX_GEN_C) $(ONNX_GEN_H) &: $(ONNX_PROTO)
+	@mkdir -p $(GEN)
+	protoc-c --c_out=$(GEN) --proto_path=/usr/include onnx/onnx.proto
+
+$(GEN)/%.o: $(GEN)/%.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# The generated header must exist before any object that may include it compiles.
+$(LIB_OBJ) $(CMD_SRC:%.c=$(BUILD)/%.o) $(UNIT_SRC:%.c=$(BUILD)/%.o): | $(ONNX_GEN_H)
 
 $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(@D)
@@ -144,10 +162,10 @@ bench: $(PROGRAMS)
 # Fuzzers are built with clang's libFuzzer against the C library sources
 # directly (no CUDA), with ASan and UBSan.
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -pthread
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(ONNX_GEN_C)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_FLAGS) -Ilib -Ikernels -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
-	    $< $(LIB_SRC) $(STATIC_LIBS) -lm -o $@
+	$(CLANG) $(FUZZ_FLAGS) -Ilib -Ikernels -I$(GEN) -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
+	    $< $(LIB_SRC) $(ONNX_GEN_C) $(STATIC_LIBS) -lm -o $@
 
 fuzz: $(FUZZ_BIN)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BIN)

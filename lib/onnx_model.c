@@ -1,0 +1,413 @@
+#include "onnx_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "infile.h"
+#include "onnx/onnx.pb-c.h"
+
+/* Beyond this an .onnx file is refused before it is read into memory. */
+#define OM_FILE_MAX ((uint64_t)4 << 30)
+
+static int oom(struct sp_err *err, const struct om_graph *g)
+{
+	return sp_fail(err, "%s: out of memory", g->path ? g->path : "model");
+}
+
+size_t om_value_intern(struct om_graph *g, const char *name)
+{
+	size_t *found = strmap_find(&g->names, name, strlen(name));
+	if (found)
+		return *found;
+	struct om_value *v = buf_grow_array(g->values, &g->values_cap, g->nvalues + 1, sizeof *v);
+	if (!v)
+		return OM_NONE;
+	g->values = v;
+	char *copy = strdup(name);
+	int added;
+	size_t *slot = copy ? strmap_insert(&g->names, name, strlen(name), &added) : NULL;
+	if (!slot) {
+		free(copy);
+		return OM_NONE;
+	}
+	v = &g->values[g->nvalues];
+	memset(v, 0, sizeof *v);
+	v->name = copy;
+	v->ndim = -1;
+	v->producer = OM_NONE;
+	*slot = g->nvalues;
+	return g->nvalues++;
+}
+
+static struct om_attr *attr_new(struct om_node *n, const char *name, enum om_attr_type type)
+{
+	struct om_attr *a = realloc(n->attrs, (n->nattrs + 1) * sizeof *a);
+	if (!a)
+		return NULL;
+	n->attrs = a;
+	a = &a[n->nattrs];
+	memset(a, 0, sizeof *a);
+	a->name = strdup(name);
+	if (!a->name)
+		return NULL;
+	a->type = type;
+	a->tensor = OM_NONE;
+	n->nattrs++;
+	return a;
+}
+
+int om_node_add_int(struct om_node *n, const char *name, int64_t v)
+{
+	struct om_attr *a = attr_new(n, name, OM_ATTR_INT);
+	if (!a)
+		return -1;
+	a->i = v;
+	return 0;
+}
+
+int om_node_add_ints(struct om_node *n, const char *name, const int64_t *v, size_t count)
+{
+	struct om_attr *a = attr_new(n, name, OM_ATTR_INTS);
+	if (!a || !(a->ints = malloc((count ? count : 1) * sizeof *v)))
+		return -1;
+	if (count) /* v may be NULL then */
+		memcpy(a->ints, v, count * sizeof *v);
+	a->nints = count;
+	return 0;
+}
+
+int om_node_add_string(struct om_node *n, const char *name, const char *s)
+{
+	struct om_attr *a = attr_new(n, name, OM_ATTR_STRING);
+	return a && (a->s = strdup(s)) ? 0 : -1;
+}
+
+static int add_names(struct om_graph *g, const char *const *names, size_t count, size_t **out)
+{
+	*out = malloc((count ? count : 1) * sizeof **out);
+	if (!*out)
+		return -1;
+	for (size_t i = 0; i < count; i++) {
+		(*out)[i] = names[i][0] ? om_value_intern(g, names[i]) : OM_NONE;
+		if (names[i][0] && (*out)[i] == OM_NONE)
+			return -1;
+	}
+	return 0;
+}
+
+int om_add_node(struct om_graph *g, const char *op, const char *name, const char *const *in,
+		size_t nin, const char *const *out, size_t nout, struct sp_err *err)
+{
+	struct om_node *nodes = buf_grow_array(g->nodes, &g->nodes_cap, g->nnodes + 1, sizeof *nodes);
+	if (!nodes)
+		return oom(err, g);
+	g->nodes = nodes;
+	struct om_node *n = &nodes[g->nnodes++];
+	memset(n, 0, sizeof *n);
+	n->op = strdup(op);
+	n->name = strdup(name);
+	n->nin = nin;
+	n->nout = nout;
+	if (!n->op || !n->name || add_names(g, in, nin, &n->in) || add_names(g, out, nout, &n->out))
+		return oom(err, g);
+	for (size_t i = 0; i < nout; i++) {
+		if (n->out[i] == OM_NONE)
+			continue;
+		struct om_value *v = &g->values[n->out[i]];
+		if (v->producer != OM_NONE || v->is_initializer || v->is_input)
+			return sp_fail(err, "%s: node '%s' (%s): output '%s' is already produced",
+				       g->path, name, op, v->name);
+		v->producer = g->nnodes - 1;
+	}
+	return 0;
+}
+
+int om_set_value(struct om_graph *g, const char *name, int ndim, const int64_t *dims,
+		 int is_initializer, struct sp_err *err)
+{
+	if (ndim > OM_MAX_DIMS)
+		return sp_fail(err, "%s: tensor '%s' has %d dims, more than %d", g->path, name, ndim,
+			       OM_MAX_DIMS);
+	size_t i = om_value_intern(g, name);
+	if (i == OM_NONE)
+		return oom(err, g);
+	struct om_value *v = &g->values[i];
+	v->ndim = ndim;
+	for (int d = 0; d < ndim; d++) {
+		if (dims[d] < -1)
+			return sp_fail(err, "%s: tensor '%s' has a negative dim %lld", g->path, name,
+				       (long long)dims[d]);
+		v->dims[d] = dims[d];
+	}
+	v->is_initializer |= is_initializer;
+	return 0;
+}
+
+/* Dims and, for small int64 tensors with data, the values. */
+static int load_tensor(struct om_graph *g, const Onnx__TensorProto *t, const char *name,
+		       int is_initializer, size_t *index, struct sp_err *err)
+{
+	if (t->n_dims > OM_MAX_DIMS)
+		return sp_fail(err, "%s: tensor '%s' has %zu dims, more than %d", g->path, name,
+			       t->n_dims, OM_MAX_DIMS);
+	for (size_t d = 0; d < t->n_dims; d++)
+		if (t->dims[d] < 0)
+			return sp_fail(err, "%s: tensor '%s' has a negative dim %lld", g->path, name,
+				       (long long)t->dims[d]);
+	if (om_set_value(g, name, (int)t->n_dims, t->dims, is_initializer, err))
+		return -1;
+	*index = om_value_intern(g, name);
+	struct om_value *v = &g->values[*index];
+	v->elem_type = t->data_type;
+	int64_t n = om_value_numel(v);
+	if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 || n > OM_CONST_MAX)
+		return 0;
+	const int64_t *src = NULL;
+	if (t->n_int64_data == (size_t)n)
+		src = t->int64_data;
+	else if (t->has_raw_data && t->raw_data.len == (size_t)n * 8)
+		src = (const int64_t *)(const void *)t->raw_data.data; /* little-endian hosts */
+	if (!src || n == 0)
+		return 0; /* stripped, or nothing to keep */
+	free(v->cval);
+	v->cval = malloc((n ? (size_t)n : 1) * sizeof *src);
+	if (!v->cval)
+		return oom(err, g);
+	memcpy(v->cval, src, (size_t)n * sizeof *src);
+	v->ncval = (size_t)n;
+	return 0;
+}
+
+static int load_value_info(struct om_graph *g, const Onnx__ValueInfoProto *vi, size_t *index,
+			   struct sp_err *err)
+{
+	if (!vi->name || !vi->name[0])
+		return sp_fail(err, "%s: a graph input, output or value_info has no name", g->path);
+	*index = om_value_intern(g, vi->name);
+	if (*index == OM_NONE)
+		return oom(err, g);
+	const Onnx__TypeProto *tp = vi->type;
+	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+		return 0;
+	struct om_value *v = &g->values[*index];
+	v->elem_type = tp->tensor_type->elem_type;
+	const Onnx__TensorShapeProto *sh = tp->tensor_type->shape;
+	if (!sh)
+		return 0;
+	if (sh->n_dim > OM_MAX_DIMS)
+		return sp_fail(err, "%s: tensor '%s' has %zu dims, more than %d", g->path, vi->name,
+			       sh->n_dim, OM_MAX_DIMS);
+	int64_t dims[OM_MAX_DIMS];
+	for (size_t d = 0; d < sh->n_dim; d++) {
+		const Onnx__TensorShapeProto__Dimension *dim = sh->dim[d];
+		dims[d] = dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+				  ? dim->dim_value
+				  : -1;
+		if (dims[d] < -1 || (dims[d] < 0 &&
+				     dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE))
+			return sp_fail(err, "%s: tensor '%s' has a negative dim %lld", g->path,
+				       vi->name, (long long)dims[d]);
+	}
+	return om_set_value(g, vi->name, (int)sh->n_dim, dims, 0, err);
+}
+
+static int load_attrs(struct om_graph *g, struct om_node *n, const Onnx__NodeProto *np,
+		      struct sp_err *err)
+{
+	for (size_t k = 0; k < np->n_attribute; k++) {
+		const Onnx__AttributeProto *ap = np->attribute[k];
+		const char *an = ap->name ? ap->name : "";
+		int rc = 0;
+		struct om_attr *a;
+		switch (ap->type) {
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: rc = om_node_add_int(n, an, ap->i); break;
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+			rc = om_node_add_ints(n, an, ap->ints, ap->n_ints);
+			break;
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+			if (!(a = attr_new(n, an, OM_ATTR_FLOAT)))
+				return oom(err, g);
+			a->f = ap->f;
+			break;
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
+			char *s = ap->s.len ? strndup((const char *)ap->s.data, ap->s.len) : strdup("");
+			rc = !s || om_node_add_string(n, an, s);
+			free(s);
+			break;
+		}
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+			if (!ap->t)
+				break;
+			/* A Constant's tensor is the value of its output. */
+			const char *vname = n->nout && n->out[0] != OM_NONE ? g->values[n->out[0]].name
+									    : NULL;
+			if (!vname || !(a = attr_new(n, an, OM_ATTR_TENSOR)))
+				break;
+			if (load_tensor(g, ap->t, vname, 0, &a->tensor, err))
+				return -1;
+			break;
+		}
+		default: break; /* graphs, floats, strings: not needed for shapes */
+		}
+		if (rc)
+			return oom(err, g);
+	}
+	return 0;
+}
+
+static int convert(struct om_graph *g, const Onnx__ModelProto *m, struct sp_err *err)
+{
+	const Onnx__GraphProto *gp = m->graph;
+	if (!gp)
+		return sp_fail(err, "%s: not an ONNX model: no graph", g->path);
+	for (size_t i = 0; i < m->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *os = m->opset_import[i];
+		if (!os->domain || !os->domain[0] || !strcmp(os->domain, "ai.onnx"))
+			g->opset = os->version;
+	}
+	size_t idx;
+	for (size_t i = 0; i < gp->n_initializer; i++) {
+		const Onnx__TensorProto *t = gp->initializer[i];
+		if (!t->name || !t->name[0])
+			return sp_fail(err, "%s: initializer %zu has no name", g->path, i);
+		if (load_tensor(g, t, t->name, 1, &idx, err))
+			return -1;
+	}
+	for (size_t i = 0; i < gp->n_input; i++) {
+		if (load_value_info(g, gp->input[i], &idx, err))
+			return -1;
+		g->values[idx].is_input = !g->values[idx].is_initializer;
+	}
+	for (size_t i = 0; i < gp->n_value_info; i++)
+		if (load_value_info(g, gp->value_info[i], &idx, err))
+			return -1;
+	for (size_t i = 0; i < gp->n_output; i++) {
+		if (load_value_info(g, gp->output[i], &idx, err))
+			return -1;
+		g->values[idx].is_output = 1;
+	}
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		char fallback[32];
+		snprintf(fallback, sizeof fallback, "node%zu", i);
+		const char *name = np->name && np->name[0] ? np->name : fallback;
+		if (!np->op_type || !np->op_type[0])
+			return sp_fail(err, "%s: node '%s' has no op_type", g->path, name);
+		for (size_t k = 0; k < np->n_input; k++)
+			if (!np->input[k])
+				return sp_fail(err, "%s: node '%s': input %zu has no name", g->path, name, k);
+		if (om_add_node(g, np->op_type, name, (const char *const *)np->input, np->n_input,
+				(const char *const *)np->output, np->n_output, err) ||
+		    load_attrs(g, &g->nodes[g->nnodes - 1], np, err))
+			return -1;
+	}
+	return 0;
+}
+
+int om_load_mem(const void *data, size_t size, const char *name, struct om_graph *g,
+		struct sp_err *err)
+{
+	memset(g, 0, sizeof *g);
+	g->path = strdup(name);
+	if (!g->path)
+		return sp_fail(err, "%s: out of memory", name);
+	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);
+	if (!m) {
+		sp_fail(err, "%s: not an ONNX model (protobuf decoding failed: truncated or "
+			     "another format)", name);
+		om_free(g);
+		return -1;
+	}
+	int rc = convert(g, m, err);
+	onnx__model_proto__free_unpacked(m, NULL);
+	if (rc)
+		om_free(g);
+	return rc;
+}
+
+int om_load(const char *path, struct om_graph *g, struct sp_err *err)
+{
+	FILE *fp;
+	uint64_t size;
+	memset(g, 0, sizeof *g);
+	if (infile_open(path, &fp, &size, err))
+		return -1;
+	if (size > OM_FILE_MAX) {
+		fclose(fp);
+		return sp_fail(err, "%s: %llu bytes, more than the %llu an ONNX file may hold", path,
+			       (unsigned long long)size, (unsigned long long)OM_FILE_MAX);
+	}
+	void *data = malloc(size ? size : 1);
+	if (!data) {
+		fclose(fp);
+		return sp_fail(err, "%s: out of memory for %llu bytes", path, (unsigned long long)size);
+	}
+	size_t got = fread(data, 1, size, fp);
+	int read_error = ferror(fp);
+	fclose(fp);
+	int rc = got != size || read_error ? sp_fail(err, "%s: read error", path)
+					   : om_load_mem(data, size, path, g, err);
+	free(data);
+	return rc;
+}
+
+void om_free(struct om_graph *g)
+{
+	for (size_t i = 0; i < g->nnodes; i++) {
+		struct om_node *n = &g->nodes[i];
+		for (size_t k = 0; k < n->nattrs; k++) {
+			free(n->attrs[k].name);
+			free(n->attrs[k].ints);
+			free(n->attrs[k].s);
+		}
+		free(n->attrs);
+		free(n->in);
+		free(n->out);
+		free(n->name);
+		free(n->op);
+	}
+	for (size_t i = 0; i < g->nvalues; i++) {
+		free(g->values[i].name);
+		free(g->values[i].cval);
+	}
+	free(g->nodes);
+	free(g->values);
+	free(g->path);
+	strmap_free(&g->names);
+	memset(g, 0, sizeof *g);
+}
+
+const struct om_attr *om_attr(const struct om_node *n, const char *name)
+{
+	for (size_t k = 0; k < n->nattrs; k++)
+		if (!strcmp(n->attrs[k].name, name))
+			return &n->attrs[k];
+	return NULL;
+}
+
+int64_t om_attr_int(const struct om_node *n, const char *name, int64_t dflt)
+{
+	const struct om_attr *a = om_attr(n, name);
+	return a && a->type == OM_ATTR_INT ? a->i : dflt;
+}
+
+int64_t om_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+int64_t om_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+int64_t om_value_numel(const struct om_value *v)
+{
+	int64_t n = 1;
+	for (int d = 0; d < v->ndim; d++)
+		n = om_mul(n, v->dims[d] < 0 ? 0 : v->dims[d]);
+	return n;
+}

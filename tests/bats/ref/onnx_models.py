@@ -1,0 +1,146 @@
+"""Small ONNX models for the graph-partition tests, written with Debian's
+python3-onnx: python3 onnx_models.py OUTDIR. Each exercises shape rules whose
+results the tests check by hand-computed numbers."""
+import sys
+
+import onnx
+from onnx import TensorProto, helper as h
+
+
+def model(name, nodes, inputs, outputs, inits=(), value_info=(), opset=17):
+    g = h.make_graph(nodes, name, inputs, outputs, initializer=list(inits),
+                     value_info=list(value_info))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
+def f32(name, dims):
+    return h.make_tensor_value_info(name, TensorProto.FLOAT, dims)
+
+
+def weight(name, dims):  # dims only, no data: as the stripped exports
+    t = TensorProto()
+    t.name = name
+    t.data_type = TensorProto.FLOAT
+    t.dims.extend(dims)
+    return t
+
+
+def i64(name, values):
+    return h.make_tensor(name, TensorProto.INT64, [len(values)], values)
+
+
+MODELS = {
+    # Conv with group 4, dilation 2, stride 2 and asymmetric pads, then Relu:
+    # out 16 x ((32+1+2-2*2-1)//2+1 = 16) x ((32+1+1-5)//2+1 = 15)
+    "conv_group_dilation": model(
+        "conv", [
+            h.make_node("Conv", ["x", "w", "b"], ["y"], name="conv", group=4,
+                        dilations=[2, 2], strides=[2, 2], pads=[1, 1, 2, 1],
+                        kernel_shape=[3, 3]),
+            h.make_node("Relu", ["y"], ["z"], name="relu")],
+        [f32("x", [2, 8, 32, 32])], [f32("z", None)],
+        [weight("w", [16, 2, 3, 3]), weight("b", [16])]),
+    # MatMul broadcasting (3,1,4,5) @ (6,5,7) -> (3,6,4,7), then Softmax.
+    "matmul_broadcast": model(
+        "mm", [
+            h.make_node("MatMul", ["a", "b"], ["c"], name="mm"),
+            h.make_node("Softmax", ["c"], ["d"], name="softmax", axis=-1)],
+        [f32("a", [3, 1, 4, 5]), f32("b", [6, 5, 7])], [f32("d", None)]),
+    # A dynamic-shape export's Reshape: Shape -> Gather -> Unsqueeze -> Concat.
+    "reshape_dynamic": model(
+        "dyn", [
+            h.make_node("Shape", ["x"], ["s"], name="shape"),
+            h.make_node("Constant", [], ["zero"], name="c0",
+                        value=h.make_tensor("v", TensorProto.INT64, [], [0])),
+            h.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
+            h.make_node("Constant", [], ["axes"], name="c1", value=i64("a", [0])),
+            h.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsq"),
+            h.make_node("Constant", [], ["rest"], name="c2", value=i64("r", [-1])),
+            h.make_node("Concat", ["n1", "rest"], ["target"], name="concat", axis=0),
+            h.make_node("Reshape", ["x", "target"], ["y"], name="reshape"),
+            h.make_node("Gemm", ["y", "w"], ["z"], name="fc", transB=1)],
+        [f32("x", ["batch", 4, 6, 6])], [f32("z", None)], [weight("w", [10, 144])]),
+    # An op without a shape rule; value_info gives its output's shape.
+    "unknown_op": model(
+        "unk", [
+            h.make_node("Relu", ["x"], ["y"], name="relu"),
+            h.make_node("Frobnicate", ["y"], ["z"], name="frob"),
+            h.make_node("Relu", ["z"], ["out"], name="relu2")],
+        [f32("x", [1, 3, 4, 4])], [f32("out", None)], value_info=[f32("z", [1, 3, 4, 4])]),
+    "never_produced": model(
+        "np", [h.make_node("Add", ["x", "ghost"], ["y"], name="add")],
+        [f32("x", [1, 4])], [f32("y", None)]),
+    "cycle": model(
+        "cyc", [
+            h.make_node("Add", ["x", "b"], ["a"], name="first"),
+            h.make_node("Relu", ["a"], ["b"], name="second")],
+        [f32("x", [1, 4])], [f32("b", None)]),
+    "negative_dim": model(
+        "neg", [h.make_node("Add", ["x", "w"], ["y"], name="add")],
+        [f32("x", [1, 4])], [f32("y", None)], [weight("w", [-4])]),
+    "no_broadcast": model(
+        "nb", [h.make_node("Add", ["x", "y"], ["z"], name="add")],
+        [f32("x", [2, 3]), f32("y", [4, 3])], [f32("z", None)]),
+    # Pools and the rest of a classifier head; two inputs for --input-shape.
+    "pools": model(
+        "pools", [
+            h.make_node("MaxPool", ["x"], ["p"], name="maxpool", kernel_shape=[3, 3],
+                        strides=[2, 2], pads=[1, 1, 1, 1]),
+            h.make_node("AveragePool", ["p"], ["q"], name="avgpool", kernel_shape=[2, 2],
+                        strides=[2, 2], ceil_mode=1),
+            h.make_node("GlobalAveragePool", ["q"], ["g"], name="gap"),
+            h.make_node("Flatten", ["g"], ["f"], name="flatten"),
+            h.make_node("Add", ["f", "bias"], ["out"], name="add")],
+        [f32("x", [1, 8, 15, 15]), f32("bias", [1, 8])], [f32("out", None)]),
+    # A small vision-transformer block, as dynamic exports write it: patch
+    # embedding, Shape/Slice/Concat/Reshape, a class token through
+    # ConstantOfShape and Expand, LayerNormalization, one attention head from
+    # a Split, Erf, Pad, Range and Gather, a mean over tokens and the head.
+    "vit_block": model(
+        "vit", [
+            h.make_node("Conv", ["x", "patch_w"], ["p"], name="patch", kernel_shape=[8, 8],
+                        strides=[8, 8]),
+            h.make_node("Shape", ["p"], ["ps"], name="p_shape"),
+            h.make_node("Slice", ["ps", "zero1", "two1"], ["bc"], name="p_slice"),
+            h.make_node("Concat", ["bc", "minus1"], ["tgt"], name="tgt", axis=0),
+            h.make_node("Reshape", ["p", "tgt"], ["pr"], name="flatten_patches"),
+            h.make_node("Transpose", ["pr"], ["tok"], name="to_tokens", perm=[0, 2, 1]),
+            h.make_node("ConstantOfShape", ["cls_shape"], ["cls"], name="cls",
+                        value=h.make_tensor("v", TensorProto.FLOAT, [1], [0.0])),
+            h.make_node("Gather", ["ps", "zero"], ["b"], name="batch", axis=0),
+            h.make_node("Unsqueeze", ["b", "zero1"], ["b1"], name="batch1"),
+            h.make_node("Concat", ["b1", "one64"], ["cls_tgt"], name="cls_tgt", axis=0),
+            h.make_node("Expand", ["cls", "cls_tgt"], ["clsb"], name="cls_expand"),
+            h.make_node("Concat", ["clsb", "tok"], ["seq"], name="seq", axis=1),
+            h.make_node("LayerNormalization", ["seq", "ln_w", "ln_b"], ["ln"], name="ln",
+                        axis=-1),
+            h.make_node("MatMul", ["ln", "qkv_w"], ["qkv"], name="qkv"),
+            h.make_node("Split", ["qkv", "split"], ["q", "k", "v"], name="split", axis=-1),
+            h.make_node("Transpose", ["k"], ["kt"], name="kt", perm=[0, 2, 1]),
+            h.make_node("MatMul", ["q", "kt"], ["att"], name="scores"),
+            h.make_node("Div", ["att", "scale"], ["atts"], name="scale"),
+            h.make_node("Softmax", ["atts"], ["attp"], name="softmax", axis=-1),
+            h.make_node("MatMul", ["attp", "v"], ["ctx"], name="context"),
+            h.make_node("Add", ["ctx", "seq"], ["res"], name="residual"),
+            h.make_node("Erf", ["res"], ["e"], name="erf"),
+            h.make_node("Pad", ["e", "pads"], ["padded"], name="pad"),
+            h.make_node("Range", ["r0", "r17", "r1"], ["idx"], name="range"),
+            h.make_node("Gather", ["padded", "idx"], ["sel"], name="select", axis=1),
+            h.make_node("ReduceMean", ["sel"], ["pooled"], name="mean", axes=[1], keepdims=0),
+            h.make_node("Gemm", ["pooled", "head_w", "head_b"], ["logits"], name="head",
+                        transB=1)],
+        [f32("x", [2, 3, 32, 32])], [f32("logits", None)],
+        [weight("patch_w", [64, 3, 8, 8]), i64("zero1", [0]), i64("two1", [2]),
+         i64("minus1", [-1]), i64("cls_shape", [1, 1, 64]),
+         h.make_tensor("zero", TensorProto.INT64, [], [0]), i64("one64", [1, 64]),
+         weight("ln_w", [64]), weight("ln_b", [64]), weight("qkv_w", [64, 192]),
+         i64("split", [64, 64, 64]), weight("scale", []), i64("pads", [0, 1, 0, 0, 2, 0]),
+         h.make_tensor("r0", TensorProto.INT64, [], [0]),
+         h.make_tensor("r17", TensorProto.INT64, [], [17]),
+         h.make_tensor("r1", TensorProto.INT64, [], [1]),
+         weight("head_w", [10, 64]), weight("head_b", [10])]),
+}
+
+if __name__ == "__main__":
+    for name, m in MODELS.items():
+        onnx.save(m, f"{sys.argv[1]}/{name}.onnx")

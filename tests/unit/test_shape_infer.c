@@ -1,0 +1,413 @@
+/* Shape inference: each rule on small hand-built graphs, and its errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "graphutil.h"
+
+static const struct si_opts plain = {0};
+
+static void expect_error(struct om_graph *g, const struct si_opts *o, const char *text)
+{
+	struct sp_err e;
+	assert_int_equal(gu_infer(g, o, &e), -1);
+	if (!strstr(e.msg, text))
+		fail_msg("message '%s' lacks '%s'", e.msg, text);
+}
+
+/* One node over the inputs a and b (rank ra and rb) must fail with text. */
+static void expect_binary_error(const char *op, int ra, const int64_t *a, int rb,
+				const int64_t *b, const char *text)
+{
+	struct om_graph g;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "a", ra, a, NULL);
+	gu_tensor(&g, 'i', "b", rb, b, NULL);
+	gu_node(&g, op, "n", GU_IN("a", "b"), "y");
+	expect_error(&g, &plain, text);
+	om_free(&g);
+}
+
+static void test_conv(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(2, 8, 32, 32), NULL);
+	gu_tensor(&g, 'w', "w", 4, GU_DIMS(16, 2, 3, 3), NULL);
+	struct om_node *n = gu_node(&g, "Conv", "grouped", GU_IN("x", "w"), "y");
+	om_node_add_int(n, "group", 4);
+	om_node_add_ints(n, "dilations", GU_DIMS(2, 2), 2);
+	om_node_add_ints(n, "strides", GU_DIMS(2, 2), 2);
+	om_node_add_ints(n, "pads", GU_DIMS(1, 1, 2, 1), 4);
+	n = gu_node(&g, "Conv", "same", GU_IN("x", "w2"), "y2");
+	gu_tensor(&g, 'w', "w2", 4, GU_DIMS(5, 8, 4, 4), NULL);
+	om_node_add_ints(n, "strides", GU_DIMS(3, 3), 2);
+	om_node_add_string(n, "auto_pad", "SAME_UPPER");
+	n = gu_node(&g, "Conv", "valid", GU_IN("x", "w2"), "y3");
+	om_node_add_string(n, "auto_pad", "VALID");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	/* (32 + 1 + 2 - 2*(3-1) - 1) / 2 + 1 = 16; (32 + 1 + 1 - 5) / 2 + 1 = 15 */
+	gu_assert_dims(&g, "y", 4, GU_DIMS(2, 16, 16, 15));
+	gu_assert_dims(&g, "y2", 4, GU_DIMS(2, 5, 11, 11)); /* ceil(32 / 3) */
+	gu_assert_dims(&g, "y3", 4, GU_DIMS(2, 5, 29, 29));
+	om_free(&g);
+	expect_binary_error("Conv", 4, GU_DIMS(1, 3, 8, 8), 4, GU_DIMS(4, 4, 3, 3),
+			    "t.onnx: node 'n' (Conv): input channels 3 are not weight channels 4 "
+			    "x group 1");
+}
+
+static void test_conv_transpose(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 8, 5, 5), NULL);
+	gu_tensor(&g, 'w', "w", 4, GU_DIMS(8, 2, 3, 3), NULL);
+	struct om_node *n = gu_node(&g, "ConvTranspose", "up", GU_IN("x", "w"), "y");
+	om_node_add_int(n, "group", 2);
+	om_node_add_ints(n, "strides", GU_DIMS(2, 2), 2);
+	om_node_add_ints(n, "pads", GU_DIMS(1, 1, 1, 1), 4);
+	om_node_add_ints(n, "output_padding", GU_DIMS(1, 1), 2);
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "y", 4, GU_DIMS(1, 4, 10, 10)); /* 2*4 + 1 + 3 - 2 */
+	om_free(&g);
+}
+
+static void test_gemm_and_matmul(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "a", 2, GU_DIMS(7, 3), NULL);
+	gu_tensor(&g, 'w', "b", 2, GU_DIMS(5, 7), NULL);
+	struct om_node *n = gu_node(&g, "Gemm", "g", GU_IN("a", "b"), "y");
+	om_node_add_int(n, "transA", 1);
+	om_node_add_int(n, "transB", 1);
+	gu_tensor(&g, 'i', "m", 4, GU_DIMS(3, 1, 4, 5), NULL);
+	gu_tensor(&g, 'i', "k", 3, GU_DIMS(6, 5, 2), NULL);
+	gu_tensor(&g, 'i', "v", 1, GU_DIMS(5), NULL);
+	gu_node(&g, "MatMul", "batched", GU_IN("m", "k"), "mk");
+	gu_node(&g, "MatMul", "matvec", GU_IN("m", "v"), "mv");
+	gu_node(&g, "MatMul", "vecmat", GU_IN("v", "k"), "vk");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "y", 2, GU_DIMS(3, 5));
+	gu_assert_dims(&g, "mk", 4, GU_DIMS(3, 6, 4, 2));
+	gu_assert_dims(&g, "mv", 3, GU_DIMS(3, 1, 4));
+	gu_assert_dims(&g, "vk", 2, GU_DIMS(6, 2));
+	om_free(&g);
+	expect_binary_error("MatMul", 2, GU_DIMS(7, 3), 2, GU_DIMS(4, 5),
+			    "node 'n' (MatMul): inner dims 3 and 4 differ");
+	expect_binary_error("MatMul", 3, GU_DIMS(2, 7, 3), 3, GU_DIMS(5, 3, 5),
+			    "node 'n' (MatMul): batch dims 2 and 5 cannot broadcast");
+	expect_binary_error("Gemm", 2, GU_DIMS(7, 3), 2, GU_DIMS(4, 5),
+			    "node 'n' (Gemm): inner dims 3 and 4 differ");
+}
+
+static void test_elementwise(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 3, GU_DIMS(1, 3, 1), NULL);
+	gu_tensor(&g, 'w', "y", 3, GU_DIMS(4, 1, 5), NULL);
+	gu_tensor(&g, 'w', "s", 0, NULL, NULL);
+	gu_node(&g, "Add", "add", GU_IN("x", "y"), "xy");
+	gu_node(&g, "Mul", "scale", GU_IN("xy", "s"), "z");
+	gu_node(&g, "Relu", "relu", GU_IN("z"), "r");
+	gu_node(&g, "Clip", "clip", GU_IN("r", "", ""), "c");
+	gu_node(&g, "BatchNormalization", "bn", GU_IN("c", "s", "s", "s", "s"), "bn");
+	gu_node(&g, "Softmax", "sm", GU_IN("bn"), "sm");
+	gu_node(&g, "Identity", "id", GU_IN("sm"), "id");
+	struct sp_err e2;
+	const char *outs[] = {"d", "mask"};
+	assert_int_equal(om_add_node(&g, "Dropout", "drop", GU_IN("id"), 1, outs, 2, &e2), 0);
+	gu_node(&g, "Where", "where", GU_IN("mask", "x", "s"), "w");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	for (const char *const *v = GU_IN("xy", "z", "r", "c", "bn", "sm", "id", "d", "mask"); *v; v++)
+		gu_assert_dims(&g, *v, 3, GU_DIMS(4, 3, 5));
+	gu_assert_dims(&g, "w", 3, GU_DIMS(4, 3, 5));
+	om_free(&g);
+	expect_binary_error("Sub", 2, GU_DIMS(2, 3), 2, GU_DIMS(4, 3),
+			    "node 'n' (Sub): shapes (2,3) and (4,3) ('b') cannot broadcast");
+}
+
+static void test_pools(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 8, 15, 15), NULL);
+	struct om_node *n = gu_node(&g, "MaxPool", "max", GU_IN("x"), "p");
+	om_node_add_ints(n, "kernel_shape", GU_DIMS(3, 3), 2);
+	om_node_add_ints(n, "strides", GU_DIMS(2, 2), 2);
+	om_node_add_ints(n, "pads", GU_DIMS(1, 1, 1, 1), 4);
+	n = gu_node(&g, "AveragePool", "avg", GU_IN("p"), "q");
+	om_node_add_ints(n, "kernel_shape", GU_DIMS(3, 3), 2);
+	om_node_add_ints(n, "strides", GU_DIMS(2, 2), 2);
+	om_node_add_int(n, "ceil_mode", 1);
+	n = gu_node(&g, "AveragePool", "avgfloor", GU_IN("p"), "q2");
+	om_node_add_ints(n, "kernel_shape", GU_DIMS(3, 3), 2);
+	om_node_add_ints(n, "strides", GU_DIMS(2, 2), 2);
+	gu_node(&g, "GlobalAveragePool", "gap", GU_IN("q"), "gq");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "p", 4, GU_DIMS(1, 8, 8, 8));
+	gu_assert_dims(&g, "q", 4, GU_DIMS(1, 8, 4, 4)); /* ceil(5 / 2) + 1 */
+	gu_assert_dims(&g, "q2", 4, GU_DIMS(1, 8, 3, 3));
+	gu_assert_dims(&g, "gq", 4, GU_DIMS(1, 8, 1, 1));
+	om_free(&g);
+}
+
+static void test_layout(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(2, 3, 4, 5), NULL);
+	gu_tensor(&g, 'c', "target", 1, GU_DIMS(3), GU_DIMS(0, -1, 10));
+	gu_tensor(&g, 'c', "axes", 1, GU_DIMS(2), GU_DIMS(0, -1));
+	struct om_node *n = gu_node(&g, "Flatten", "f0", GU_IN("x"), "f0");
+	om_node_add_int(n, "axis", 0);
+	n = gu_node(&g, "Flatten", "f2", GU_IN("x"), "f2");
+	om_node_add_int(n, "axis", -1);
+	gu_node(&g, "Reshape", "r", GU_IN("x", "target"), "r");
+	gu_node(&g, "Transpose", "t", GU_IN("x"), "t");
+	n = gu_node(&g, "Transpose", "tp", GU_IN("x"), "tp");
+	om_node_add_ints(n, "perm", GU_DIMS(0, 2, 3, 1), 4);
+	n = gu_node(&g, "Concat", "cat", GU_IN("x", "tp2"), "cat");
+	om_node_add_int(n, "axis", -1);
+	n = gu_node(&g, "Transpose", "tp2", GU_IN("x"), "tp2");
+	om_node_add_ints(n, "perm", GU_DIMS(0, 1, 2, 3), 4);
+	gu_node(&g, "Unsqueeze", "u", GU_IN("x", "axes"), "u");
+	gu_node(&g, "Squeeze", "s", GU_IN("u", "axes"), "s");
+	n = gu_node(&g, "Unsqueeze", "u11", GU_IN("x"), "u11");
+	om_node_add_ints(n, "axes", GU_DIMS(2), 1); /* opset 11: an attribute */
+	gu_node(&g, "Squeeze", "sall", GU_IN("u11"), "sall");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "f0", 2, GU_DIMS(1, 120));
+	gu_assert_dims(&g, "f2", 2, GU_DIMS(24, 5));
+	gu_assert_dims(&g, "r", 3, GU_DIMS(2, 6, 10));
+	gu_assert_dims(&g, "t", 4, GU_DIMS(5, 4, 3, 2));
+	gu_assert_dims(&g, "tp", 4, GU_DIMS(2, 4, 5, 3));
+	gu_assert_dims(&g, "cat", 4, GU_DIMS(2, 3, 4, 10));
+	gu_assert_dims(&g, "u", 6, GU_DIMS(1, 2, 3, 4, 5, 1));
+	gu_assert_dims(&g, "s", 4, GU_DIMS(2, 3, 4, 5));
+	gu_assert_dims(&g, "u11", 5, GU_DIMS(2, 3, 1, 4, 5));
+	gu_assert_dims(&g, "sall", 4, GU_DIMS(2, 3, 4, 5));
+	om_free(&g);
+	expect_binary_error("Concat", 2, GU_DIMS(2, 3), 2, GU_DIMS(2, 4),
+			    "node 'n' (Concat): input 'b' dim 1 is 4, not 3");
+	expect_binary_error("Reshape", 2, GU_DIMS(2, 3), 1, GU_DIMS(2),
+			    "node 'n' (Reshape): target shape 'b' is not a constant");
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
+	gu_tensor(&g, 'c', "target", 1, GU_DIMS(2), GU_DIMS(4, -1));
+	gu_node(&g, "Reshape", "r", GU_IN("x", "target"), "z");
+	expect_error(&g, &plain, "node 'r' (Reshape): cannot infer the -1 dim: 6 elements");
+	om_free(&g);
+}
+
+/* The shape arithmetic of dynamic exports: Shape, Gather, Unsqueeze and
+ * Concat on constants give Reshape its target. */
+static void test_shape_arithmetic(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(-1, 4, 6, 6), NULL);
+	gu_tensor(&g, 'c', "zero", 0, NULL, GU_DIMS(0));
+	gu_tensor(&g, 'c', "rest", 1, GU_DIMS(1), GU_DIMS(-1));
+	gu_tensor(&g, 'c', "axes", 1, GU_DIMS(1), GU_DIMS(0));
+	gu_node(&g, "Shape", "shape", GU_IN("x"), "s");
+	gu_node(&g, "Gather", "gather", GU_IN("s", "zero"), "n");
+	gu_node(&g, "Unsqueeze", "unsq", GU_IN("n", "axes"), "n1");
+	struct om_node *n = gu_node(&g, "Concat", "cat", GU_IN("n1", "rest"), "target");
+	om_node_add_int(n, "axis", 0);
+	gu_node(&g, "Reshape", "reshape", GU_IN("x", "target"), "y");
+	expect_error(&g, &plain, "input 'x' dim 0 is symbolic; give --batch or --input-shape");
+	struct si_opts batch = {.batch = 3};
+	assert_int_equal(gu_infer(&g, &batch, &e), 0);
+	gu_assert_dims(&g, "s", 1, GU_DIMS(4));
+	gu_assert_dims(&g, "n", 0, NULL);
+	gu_assert_dims(&g, "target", 1, GU_DIMS(2));
+	gu_assert_dims(&g, "y", 2, GU_DIMS(3, 144));
+	const struct om_value *t = &g.values[om_value_intern(&g, "target")];
+	assert_int_equal(t->ncval, 2);
+	assert_int_equal(t->cval[0], 3);
+	assert_int_equal(t->cval[1], -1);
+	om_free(&g);
+}
+
+static void test_slice_split_pad_expand(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 3, GU_DIMS(2, 10, 6), NULL);
+	gu_tensor(&g, 'c', "starts", 1, GU_DIMS(2), GU_DIMS(1, -1));
+	gu_tensor(&g, 'c', "ends", 1, GU_DIMS(2), GU_DIMS(INT64_MAX, -100));
+	gu_tensor(&g, 'c', "axes", 1, GU_DIMS(2), GU_DIMS(1, -1));
+	gu_tensor(&g, 'c', "steps", 1, GU_DIMS(2), GU_DIMS(3, -2));
+	gu_tensor(&g, 'c', "split", 1, GU_DIMS(2), GU_DIMS(4, 6));
+	gu_tensor(&g, 'c', "pads", 1, GU_DIMS(6), GU_DIMS(0, 1, 2, 0, 3, 4));
+	gu_tensor(&g, 'c', "shape", 1, GU_DIMS(4), GU_DIMS(5, 1, 10, 1));
+	/* axis 1: 1, 4, 7 (3 elements); axis 2 backwards from 5 by 2: 5, 3, 1 */
+	gu_node(&g, "Slice", "slice", GU_IN("x", "starts", "ends", "axes", "steps"), "s");
+	const char *halves[] = {"a", "b"}, *thirds[] = {"t0", "t1", "t2"};
+	assert_int_equal(om_add_node(&g, "Split", "split", GU_IN("x", "split"), 2, halves, 2, &e),
+			 0);
+	om_node_add_int(&g.nodes[1], "axis", 1);
+	assert_int_equal(om_add_node(&g, "Split", "thirds", GU_IN("x"), 1, thirds, 3, &e), 0);
+	om_node_add_int(&g.nodes[2], "axis", 1); /* 10 in 3: 4, 4, 2 */
+	gu_node(&g, "Pad", "pad", GU_IN("x", "pads"), "p");
+	gu_node(&g, "Expand", "expand", GU_IN("x", "shape"), "ex");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "s", 3, GU_DIMS(2, 3, 3));
+	gu_assert_dims(&g, "a", 3, GU_DIMS(2, 4, 6));
+	gu_assert_dims(&g, "b", 3, GU_DIMS(2, 6, 6));
+	gu_assert_dims(&g, "t0", 3, GU_DIMS(2, 4, 6));
+	gu_assert_dims(&g, "t2", 3, GU_DIMS(2, 2, 6));
+	gu_assert_dims(&g, "p", 3, GU_DIMS(2, 14, 12));
+	gu_assert_dims(&g, "ex", 4, GU_DIMS(5, 2, 10, 6));
+	om_free(&g);
+
+	expect_binary_error("Expand", 2, GU_DIMS(2, 3), 1, GU_DIMS(2),
+			    "node 'n' (Expand): shape 'b' is not a constant");
+}
+
+/* ConstantOfShape and Range make constants that Slice and Reshape read. */
+static void test_constant_makers(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(4, 10), NULL);
+	gu_tensor(&g, 'c', "two", 1, GU_DIMS(1), GU_DIMS(2));
+	gu_tensor(&g, 'c', "r0", 0, NULL, GU_DIMS(2));
+	gu_tensor(&g, 'c', "r1", 0, NULL, GU_DIMS(9));
+	gu_tensor(&g, 'c', "r2", 0, NULL, GU_DIMS(3));
+	gu_tensor(&g, 'c', "s0", 1, GU_DIMS(1), GU_DIMS(1));
+	gu_tensor(&g, 'c', "s1", 1, GU_DIMS(1), GU_DIMS(3));
+	gu_node(&g, "ConstantOfShape", "fill", GU_IN("two"), "f");
+	gu_node(&g, "Range", "range", GU_IN("r0", "r1", "r2"), "r"); /* 2, 5, 8 */
+	gu_node(&g, "Slice", "tail", GU_IN("r", "s0", "s1"), "rt");  /* 5, 8 */
+	gu_node(&g, "Reshape", "reshape", GU_IN("x", "rt"), "y");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "f", 1, GU_DIMS(2));
+	gu_assert_dims(&g, "r", 1, GU_DIMS(3));
+	gu_assert_dims(&g, "rt", 1, GU_DIMS(2));
+	gu_assert_dims(&g, "y", 2, GU_DIMS(5, 8));
+	om_free(&g);
+}
+
+/* Elementwise ops on shape tensors are evaluated: Mul of two gathered
+ * dims, then Equal and Where choosing between two shapes. */
+static void test_constant_folding(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 3, GU_DIMS(3, 8, 4), NULL);
+	gu_tensor(&g, 'c', "i0", 1, GU_DIMS(1), GU_DIMS(0));
+	gu_tensor(&g, 'c', "i1", 0, NULL, GU_DIMS(1));
+	gu_tensor(&g, 'c', "i2", 0, NULL, GU_DIMS(2));
+	gu_tensor(&g, 'c', "axes", 1, GU_DIMS(1), GU_DIMS(0));
+	gu_tensor(&g, 'c', "probe", 1, GU_DIMS(2), GU_DIMS(3, 0));
+	gu_tensor(&g, 'c', "sevens", 1, GU_DIMS(2), GU_DIMS(7, 7));
+	gu_node(&g, "Shape", "shape", GU_IN("x"), "s");
+	gu_node(&g, "Gather", "b", GU_IN("s", "i0"), "b");
+	gu_node(&g, "Gather", "h", GU_IN("s", "i1"), "h");
+	gu_node(&g, "Gather", "w", GU_IN("s", "i2"), "w");
+	gu_node(&g, "Mul", "hw", GU_IN("h", "w"), "hw");
+	gu_node(&g, "Unsqueeze", "hw1", GU_IN("hw", "axes"), "hw1");
+	om_node_add_int(gu_node(&g, "Concat", "target", GU_IN("b", "hw1"), "target"), "axis", 0);
+	gu_node(&g, "Reshape", "reshape", GU_IN("x", "target"), "y");
+	gu_node(&g, "Equal", "eq", GU_IN("target", "probe"), "eq");
+	gu_node(&g, "Where", "pick", GU_IN("eq", "target", "sevens"), "pick");
+	gu_node(&g, "ConstantOfShape", "fill", GU_IN("pick"), "f");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "y", 2, GU_DIMS(3, 32));
+	gu_assert_dims(&g, "f", 2, GU_DIMS(3, 7)); /* 3 == 3 kept, 32 != 0 replaced by 7 */
+	om_free(&g);
+}
+
+static void test_inputs_and_graph_errors(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 3, 8, 8), NULL);
+	gu_node(&g, "Relu", "relu", GU_IN("x"), "y");
+	struct si_override ov = {.name = "x", .ndim = 2, .dims = {5, 7}};
+	struct si_opts o = {.batch = 9, .overrides = &ov, .noverrides = 1};
+	assert_int_equal(gu_infer(&g, &o, &e), 0);
+	gu_assert_dims(&g, "y", 2, GU_DIMS(5, 7)); /* the override wins over --batch */
+	ov.name = "nope";
+	expect_error(&g, &o, "--input-shape: t.onnx has no graph input 'nope'");
+	om_free(&g);
+
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 1, GU_DIMS(4), NULL);
+	gu_node(&g, "Add", "first", GU_IN("x", "b"), "a");
+	gu_node(&g, "Relu", "second", GU_IN("a"), "b");
+	expect_error(&g, &plain, "t.onnx: the graph has a cycle through node 'first' (Add)");
+	om_free(&g);
+
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 1, GU_DIMS(4), NULL);
+	gu_node(&g, "Add", "add", GU_IN("x", "ghost"), "a");
+	expect_error(&g, &plain, "node 'add' (Add): input 'ghost' is never produced");
+	om_free(&g);
+
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 1, GU_DIMS(4), NULL);
+	gu_node(&g, "Frobnicate", "frob", GU_IN("x"), "a");
+	expect_error(&g, &plain, "node 'frob' (Frobnicate): no shape rule for this op");
+	struct si_opts allow = {.allow_unknown = 1};
+	size_t order[1];
+	unsigned char unknown[1];
+	assert_int_equal(shape_infer(&g, &allow, order, unknown, &e), 0);
+	assert_int_equal(unknown[0], 1);
+	assert_false(si_knows_op("Frobnicate"));
+	assert_true(si_knows_op("Conv"));
+	om_free(&g);
+}
+
+static void test_parse_dims(void **state)
+{
+	int ndim;
+	int64_t dims[OM_MAX_DIMS];
+	struct sp_err e;
+	assert_int_equal(si_parse_dims("1x3x224x224", "--input-shape", &ndim, dims, &e), 0);
+	assert_int_equal(ndim, 4);
+	assert_int_equal(dims[3], 224);
+	assert_int_equal(si_parse_dims("7", "--x", &ndim, dims, &e), 0);
+	assert_int_equal(ndim, 1);
+	for (const char *const *bad = GU_IN("", "1x", "x1", "1x0", "1x-2", "1xx2", "2y3",
+					    "1x1x1x1x1x1x1x1x1");
+	     *bad; bad++) {
+		assert_int_equal(si_parse_dims(*bad, "--input-shape", &ndim, dims, &e), -1);
+		assert_non_null(strstr(e.msg, "--input-shape: "));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_conv),
+		cmocka_unit_test(test_conv_transpose),
+		cmocka_unit_test(test_gemm_and_matmul),
+		cmocka_unit_test(test_elementwise),
+		cmocka_unit_test(test_pools),
+		cmocka_unit_test(test_layout),
+		cmocka_unit_test(test_shape_arithmetic),
+		cmocka_unit_test(test_slice_split_pad_expand),
+		cmocka_unit_test(test_constant_makers),
+		cmocka_unit_test(test_constant_folding),
+		cmocka_unit_test(test_inputs_and_graph_errors),
+		cmocka_unit_test(test_parse_dims),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
