@@ -35,3 +35,14 @@ if "$bin/macko-spmv" bench --rows 8 --cols 8 --reps 1 --warmup 0 >/dev/null 2>&1
 else
 	echo "(no usable GPU: skipping macko-spmv bench)"
 fi
+
+echo
+echo "== graph-partition: a small ViT-style block (data/vit_block.onnx, written by"
+echo "   tests/bats/ref/onnx_models.py with python3-onnx): shapes, FLOPs, bytes, stages"
+"$bin/graph-partition" data/vit_block.onnx --format table
+models=../shared/models
+if [ -f "$models/resnet18.onnx" ]; then
+	echo
+	echo "== graph-partition: ResNet-18 (torchvision export, weights stripped), the summary"
+	"$bin/graph-partition" "$models/resnet18.onnx" --format table | sed -n '/^model /,$p'
+fi
