@@ -85,7 +85,6 @@ int graph_spec_parse(const char *text, struct graph_spec *s, struct sp_err *err)
 
 struct degree_job {
 	const struct graph_spec *s;
-	double mu;
 	double *weight;
 };
 
@@ -96,7 +95,7 @@ static void draw_weights(void *ctx, int64_t block)
 	rng_init(&r, j->s->seed, 2 * (uint64_t)block);
 	int64_t end = (block + 1) * BLOCK_ROWS < j->s->nodes ? (block + 1) * BLOCK_ROWS : j->s->nodes;
 	for (int64_t i = block * BLOCK_ROWS; i < end; i++)
-		j->weight[i] = exp(j->mu + j->s->sigma * rng_normal(&r));
+		j->weight[i] = exp(j->s->sigma * rng_normal(&r));
 }
 
 static double capped_sum(const double *w, int64_t n, double scale, double cap)
@@ -118,16 +117,20 @@ int graph_gen_indptr(const struct graph_spec *s, int64_t **out, struct sp_err *e
 		return sp_fail(err, "--synthetic: out of memory for %lld nodes", (long long)n);
 	}
 	/* The log-normal's scale does not matter: weights are normalised to E below. */
-	struct degree_job job = {s, 0.0, weight};
+	struct degree_job job = {s, weight};
 	parallel_for((n + BLOCK_ROWS - 1) / BLOCK_ROWS, draw_weights, &job);
 	/* Degrees are scale * weight, capped at n - 1 (no self-loops, no
 	 * repeats); the scale is the one at which they sum to E (water-filling,
 	 * by bisection: the capped sum grows with the scale). */
-	double cap = (double)(n - 1), total = 0, lo = 0, hi;
-	for (int64_t i = 0; i < n; i++)
+	double cap = (double)(n - 1), total = 0, wmax = 0, lo = 0, hi;
+	for (int64_t i = 0; i < n; i++) {
 		total += weight[i];
+		wmax = fmax(wmax, weight[i]);
+	}
 	hi = total > 0 ? (double)s->edges / total : 0;
-	if (capped_sum(weight, n, hi, cap) < (double)s->edges) {
+	/* Only when some degree reaches the cap is there a scale to search for;
+	 * otherwise rounding alone could send the search over every node. */
+	if (hi * wmax > cap && capped_sum(weight, n, hi, cap) < (double)s->edges) {
 		lo = hi;
 		while (capped_sum(weight, n, hi, cap) < (double)s->edges)
 			hi *= 2;
