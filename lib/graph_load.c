@@ -1,11 +1,10 @@
 #include "graph_load.h"
 
-#include <errno.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "csr_npz.h"
+#include "infile.h"
 #include "mtx.h"
 
 enum graph_format { FORMAT_UNKNOWN, FORMAT_NPZ, FORMAT_MTX, FORMAT_EDGELIST };
@@ -30,11 +29,10 @@ static enum graph_format format_of(const char *path)
 /* A missing file or a folder is reported as such, before its name's format. */
 static int check_input(const char *path, struct sp_err *err)
 {
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return sp_fail_errno(err, "%s", path);
-	if (S_ISDIR(st.st_mode))
-		return sp_fail(err, "%s: is a directory", path);
+	FILE *fp;
+	if (infile_open(path, &fp, NULL, err))
+		return -1;
+	fclose(fp);
 	return 0;
 }
 

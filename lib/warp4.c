@@ -2,9 +2,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "afile.h"
+#include "infile.h"
 
 int64_t warp4_count(const int64_t *indptr, int64_t nrows, int warp_max_nz)
 {
@@ -67,29 +67,28 @@ int warp4_write(const char *path, const int32_t *records, int64_t count, struct 
 
 int warp4_read(const char *path, int32_t **records, int64_t *count, struct sp_err *err)
 {
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return sp_fail_errno(err, "%s", path);
-	if (S_ISDIR(st.st_mode))
-		return sp_fail(err, "%s: is a directory", path);
-	if (st.st_size % 16 != 0)
-		return sp_fail(err, "%s: size %lld is not a multiple of 16 bytes (4 int32 per record)",
-			       path, (long long)st.st_size);
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return sp_fail_errno(err, "%s", path);
-	*count = st.st_size / 16;
-	*records = malloc(st.st_size ? (size_t)st.st_size : 1);
+	FILE *fp;
+	uint64_t size;
+	if (infile_open(path, &fp, &size, err))
+		return -1;
+	if (size % 16 != 0) {
+		fclose(fp);
+		return sp_fail(err, "%s: size %llu is not a multiple of 16 bytes (4 int32 per record)",
+			       path, (unsigned long long)size);
+	}
+	*count = (int64_t)(size / 16);
+	*records = malloc(size ? (size_t)size : 1);
 	if (!*records) {
 		fclose(fp);
 		return sp_fail(err, "%s: out of memory for %lld records", path, (long long)*count);
 	}
-	size_t got = fread(*records, 1, (size_t)st.st_size, fp);
+	size_t got = fread(*records, 1, (size_t)size, fp);
 	fclose(fp);
-	if (got != (size_t)st.st_size) {
+	if (got != (size_t)size) {
 		free(*records);
 		*records = NULL;
-		return sp_fail(err, "%s: short read (%zu of %lld bytes)", path, got, (long long)st.st_size);
+		return sp_fail(err, "%s: short read (%zu of %llu bytes)", path, got,
+			       (unsigned long long)size);
 	}
 	return 0;
 }
