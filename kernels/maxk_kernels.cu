@@ -23,6 +23,15 @@
 
 enum { WARPS = 8, BLOCK = 32 * WARPS };
 
+/* Blocks for `items` work items taken `per_block` at a time, capped: every
+ * kernel here loops over its items with a grid stride, so the cap only
+ * bounds the launch, and at least one block runs. */
+static unsigned grid_for(int64_t items, int per_block, int64_t cap)
+{
+	const int64_t b = (items + per_block - 1) / per_block;
+	return (unsigned)(b < 1 ? 1 : b < cap ? b : cap);
+}
+
 /* A float's order as an unsigned key; NaN above everything, like the CPU
  * reference, so it is kept and propagates. */
 __device__ __forceinline__ uint32_t order_key(float f)
@@ -87,8 +96,7 @@ template <int M>
 static int launch_topk(const float *x, int64_t n, int h, int k, float *values, uint16_t *index,
 		       struct sp_err *err)
 {
-	const int64_t blocks = (n + WARPS - 1) / WARPS;
-	topk_kernel<M><<<(unsigned)(blocks < 65535 * 8 ? blocks : 65535 * 8), BLOCK>>>(
+	topk_kernel<M><<<grid_for(n, WARPS, 65535 * 8), BLOCK>>>(
 		x, (int)n, h, k, values, index);
 	GPU_CHECK_LAUNCH(err, "topk_kernel");
 	return 0;
@@ -130,11 +138,6 @@ __global__ void gather_kernel(const float *__restrict__ dense, const uint16_t *_
 		out[e] = dense[(e / k) * h + index[e]];
 }
 
-static unsigned elementwise_blocks(int64_t n)
-{
-	const int64_t b = (n + 255) / 256;
-	return (unsigned)(b < 132 * 32 ? (b > 0 ? b : 1) : 132 * 32);
-}
 
 extern "C" int maxk_scatter_gpu(const float *values, const uint16_t *index, int64_t n, int h, int k,
 				float *dense, struct sp_err *err)
@@ -142,7 +145,7 @@ extern "C" int maxk_scatter_gpu(const float *values, const uint16_t *index, int6
 	GPU_CHECK(err, cudaMemsetAsync(dense, 0, (size_t)n * h * sizeof(float)));
 	if (n * k == 0)
 		return 0;
-	scatter_kernel<<<elementwise_blocks(n * k), 256>>>(values, index, n * k, h, k, dense);
+	scatter_kernel<<<grid_for(n * k, 256, 132 * 32), 256>>>(values, index, n * k, h, k, dense);
 	GPU_CHECK_LAUNCH(err, "scatter_kernel");
 	return 0;
 }
@@ -152,7 +155,7 @@ extern "C" int maxk_gather_gpu(const float *dense, const uint16_t *index, int64_
 {
 	if (n * k == 0)
 		return 0;
-	gather_kernel<<<elementwise_blocks(n * k), 256>>>(dense, index, n * k, h, k, out);
+	gather_kernel<<<grid_for(n * k, 256, 132 * 32), 256>>>(dense, index, n * k, h, k, out);
 	GPU_CHECK_LAUNCH(err, "gather_kernel");
 	return 0;
 }
@@ -200,8 +203,7 @@ extern "C" int maxk_forward_gpu(const struct maxk_dev_graph *g, const float *val
 							  cudaFuncAttributeMaxDynamicSharedMemorySize,
 							  (int)smem)))
 			goto out;
-		const int64_t blocks = (g->records + WARPS - 1) / WARPS;
-		forward_kernel<<<(unsigned)(blocks < 132 * 64 ? blocks : 132 * 64), BLOCK, smem>>>(
+		forward_kernel<<<grid_for(g->records, WARPS, 132 * 64), BLOCK, smem>>>(
 			(const int4 *)g->warp4, g->records, g->indices, g->vals, values, index, h, k, y);
 		if (gpu_check_status(cudaGetLastError(), "launch of forward_kernel", __FILE__, __LINE__,
 				     err))
@@ -274,8 +276,7 @@ extern "C" int maxk_backward_scatter_gpu(const struct maxk_dev_graph *g, const u
 		GPU_CHECK(err, cudaFuncSetAttribute(backward_scatter_kernel,
 						    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
 	gpu_range_push("maxk_backward_scatter");
-	const int64_t blocks = (g->records + WARPS - 1) / WARPS;
-	backward_scatter_kernel<<<(unsigned)(blocks < 132 * 64 ? blocks : 132 * 64), BLOCK, smem>>>(
+	backward_scatter_kernel<<<grid_for(g->records, WARPS, 132 * 64), BLOCK, smem>>>(
 		(const int4 *)g->warp4, g->records, g->indices, g->vals, index, h, k, dy, dx);
 	gpu_range_pop();
 	GPU_CHECK_LAUNCH(err, "backward_scatter_kernel");
@@ -290,8 +291,7 @@ extern "C" int maxk_backward_gpu(const struct maxk_dev_graph *g, const uint16_t 
 	if (g->n <= 0)
 		return 0;
 	gpu_range_push("maxk_backward");
-	const int64_t blocks = (g->n + WARPS - 1) / WARPS;
-	backward_kernel<<<(unsigned)(blocks < 132 * 64 ? blocks : 132 * 64), BLOCK>>>(
+	backward_kernel<<<grid_for(g->n, WARPS, 132 * 64), BLOCK>>>(
 		g->n, g->t_indptr, g->t_indices, g->t_vals, index, h, k, dy, dx);
 	gpu_range_pop();
 	GPU_CHECK_LAUNCH(err, "backward_kernel");
