@@ -4,6 +4,7 @@
 #ifndef SPKIT_CUDA
 #include <string.h>
 
+#include "gnn_backend.h"
 #include "gpu.h"
 
 static int no_cuda(struct sp_err *err, const char *what)
@@ -93,5 +94,10 @@ void gpu_range_push(const char *name)
 
 void gpu_range_pop(void)
 {
+}
+int gnn_cuda_backend(struct gnn_backend **out, struct sp_err *err)
+{
+	*out = NULL;
+	return no_cuda(err, "--kernel-mode");
 }
 #endif
