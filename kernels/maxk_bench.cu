@@ -23,7 +23,7 @@ struct bench {
 	struct maxk_dev_graph g;
 	int64_t n;
 	int h, k;
-	float *x, *dy, *vals, *dense, *y, *y_ref, *dx, *dx2, *tmp, *dx_ref;
+	float *x, *dy, *vals, *dense, *y, *y_ref, *dx, *tmp, *dx_ref;
 	uint16_t *idx;
 	cusparseHandle_t sp;
 	cusparseSpMatDescr_t a;
@@ -47,16 +47,28 @@ static int run_forward(void *ctx, struct sp_err *err)
 	return maxk_forward_gpu(&b->g, b->vals, b->idx, b->h, b->k, b->y, err);
 }
 
+static int run_forward_records(void *ctx, struct sp_err *err)
+{
+	struct bench *b = (struct bench *)ctx;
+	return maxk_forward_records_gpu(&b->g, b->vals, b->idx, b->h, b->k, b->y, err);
+}
+
 static int run_backward(void *ctx, struct sp_err *err)
 {
 	struct bench *b = (struct bench *)ctx;
 	return maxk_backward_gpu(&b->g, b->idx, b->h, b->k, b->dy, b->dx, err);
 }
 
-static int run_backward_scatter(void *ctx, struct sp_err *err)
+static int run_backward_records(void *ctx, struct sp_err *err)
 {
 	struct bench *b = (struct bench *)ctx;
-	return maxk_backward_scatter_gpu(&b->g, b->idx, b->h, b->k, b->dy, b->dx2, err);
+	return maxk_backward_records_gpu(&b->g, b->idx, b->h, b->k, b->dy, b->dx, err);
+}
+
+static int run_backward_gather(void *ctx, struct sp_err *err)
+{
+	struct bench *b = (struct bench *)ctx;
+	return maxk_backward_gather_gpu(&b->g, b->idx, b->h, b->k, b->dy, b->dx, err);
 }
 
 static int run_topk(void *ctx, struct sp_err *err)
@@ -117,7 +129,7 @@ static void teardown(struct bench *b)
 		cusparseDestroyDnMat(b->c);
 	if (b->sp)
 		cusparseDestroy(b->sp);
-	float *bufs[] = {b->x, b->dy, b->vals, b->dense, b->y, b->y_ref, b->dx, b->dx2, b->tmp, b->dx_ref};
+	float *bufs[] = {b->x, b->dy, b->vals, b->dense, b->y, b->y_ref, b->dx, b->tmp, b->dx_ref};
 	for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
 		gpu_free(bufs[i]);
 	gpu_free(b->idx);
@@ -154,7 +166,6 @@ extern "C" int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o,
 	    gpu_malloc((void **)&b.dense, nh * 4, "dense features", err) ||
 	    gpu_malloc((void **)&b.y, nh * 4, "y", err) || gpu_malloc((void **)&b.y_ref, nh * 4, "y", err) ||
 	    gpu_malloc((void **)&b.dx, nk * 4, "dx", err) ||
-	    gpu_malloc((void **)&b.dx2, nk * 4, "dx", err) ||
 	    gpu_malloc((void **)&b.tmp, nh * 4, "A^T dY", err) ||
 	    gpu_malloc((void **)&b.dx_ref, nk * 4, "dx", err))
 		goto out;
@@ -194,40 +205,44 @@ extern "C" int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o,
 						       CUSPARSE_SPMM_ALG_DEFAULT, b.buf));
 		cusparseDestroyDnMat(dy_m);
 		cusparseDestroyDnMat(tmp_m);
-		if (bad || maxk_gather_gpu(b.tmp, b.idx, b.n, b.h, b.k, b.dx_ref, err) ||
-		    run_forward(&b, err) || run_backward(&b, err) || run_backward_scatter(&b, err) ||
-		    gpu_sync(err))
+		if (bad || maxk_gather_gpu(b.tmp, b.idx, b.n, b.h, b.k, b.dx_ref, err))
 			goto out;
 	}
 	{
 		const double n = (double)b.n, nnz = (double)g->nnz, h = b.h, k = b.k;
-		static const char *const names[] = {"cusparse_spmm", "maxk_forward", "maxk_backward",
-						    "maxk_topk", "maxk_backward_scatter"};
-		gpu_enqueue_fn runs[] = {run_cusparse, run_forward, run_backward, run_topk,
-					 run_backward_scatter};
 		/* The least each must move: the graph once, its inputs and output once. */
-		const double bytes_of[] = {
-			4 * (n + 1) + 8 * nnz + 4 * n * h + 4 * n * h,          /* CSR, X dense, Y */
-			16.0 * records + 8 * nnz + 6 * n * k + 4 * n * h,       /* records, edges, CBSR X, Y */
-			4 * (n + 1) + 8 * nnz + 2 * n * k + 4 * n * h + 4 * n * k, /* A^T, index, dY, dX */
-			4 * n * h + 6 * n * k,                                  /* X, kept values and index */
-			16.0 * records + 8 * nnz + 2 * n * k + 4 * n * h + 4 * n * k, /* records, edges, index, dY, dX */
+		const double csr = 4 * (n + 1) + 8 * nnz, cbsr = 6 * n * k, dense = 4 * n * h;
+		const double fwd = 8 * nnz + cbsr + dense, bwd = 8 * nnz + 2 * n * k + dense + 4 * n * k;
+		const struct {
+			const char *name;
+			gpu_enqueue_fn run;
+			double bytes;
+			const float *out, *ref; /* checked after the timed runs */
+			size_t count;
+		} kernels[MAXK_BENCH_KERNELS] = {
+			{"cusparse_spmm", run_cusparse, csr + 2 * dense, NULL, NULL, 0},
+			{"maxk_forward", run_forward, 16.0 * b.g.nchunks + fwd, b.y, b.y_ref, nh},
+			{"maxk_forward_records", run_forward_records, 16.0 * records + fwd, b.y, b.y_ref, nh},
+			{"maxk_backward", run_backward, 16.0 * b.g.nchunks + bwd, b.dx, b.dx_ref, nk},
+			{"maxk_backward_records", run_backward_records, 16.0 * records + bwd, b.dx,
+			 b.dx_ref, nk},
+			{"maxk_backward_gather", run_backward_gather, csr + 2 * n * k + dense + 4 * n * k,
+			 b.dx, b.dx_ref, nk},
+			{"maxk_topk", run_topk, dense + cbsr, NULL, NULL, 0},
 		};
-		if (max_err(b.y, b.y_ref, nh, &res[1].max_err, err) ||
-		    max_err(b.dx, b.dx_ref, nk, &res[2].max_err, err) ||
-		    max_err(b.dx2, b.dx_ref, nk, &res[4].max_err, err))
-			goto out;
-		res[0].max_err = 0;
-		res[3].max_err = 0; /* top-k is checked exactly against the CPU by make test-gpu */
 		for (int i = 0; i < MAXK_BENCH_KERNELS; i++) {
-			res[i].kernel = names[i];
-			gpu_range_push(names[i]);
-			int failed = gpu_time(runs[i], &b, o->warmup, o->reps, o->flush_l2, &res[i].t, err);
+			res[i].kernel = kernels[i].name;
+			res[i].max_err = 0; /* cuSPARSE is the reference; top-k is checked exactly by
+					     * make test-gpu */
+			gpu_range_push(kernels[i].name);
+			int failed = gpu_time(kernels[i].run, &b, o->warmup, o->reps, o->flush_l2,
+					      &res[i].t, err);
 			gpu_range_pop();
-			if (failed)
+			if (failed || (kernels[i].out && max_err(kernels[i].out, kernels[i].ref,
+								 kernels[i].count, &res[i].max_err, err)))
 				goto out;
-			res[i].bytes = bytes_of[i];
-			res[i].gbs = bytes_of[i] / (res[i].t.median_ms * 1e6);
+			res[i].bytes = kernels[i].bytes;
+			res[i].gbs = kernels[i].bytes / (res[i].t.median_ms * 1e6);
 		}
 	}
 	rc = 0;

@@ -20,15 +20,16 @@ struct maxk_bench_opts {
 };
 
 struct maxk_bench_result {
-	const char *kernel; /* "cusparse_spmm", "maxk_forward", "maxk_backward", "maxk_topk",
-			     * "maxk_backward_scatter" */
+	/* cusparse_spmm, maxk_forward, maxk_forward_records, maxk_backward,
+	 * maxk_backward_records, maxk_backward_gather, maxk_topk */
+	const char *kernel;
 	struct gpu_timing t;
 	double bytes;   /* the least the kernel must move */
 	double gbs;
 	double max_err; /* max |ours - cuSPARSE| / max |cuSPARSE| (0 for cuSPARSE itself) */
 };
 
-#define MAXK_BENCH_KERNELS 5
+#define MAXK_BENCH_KERNELS 7
 
 /* MAXK_BENCH_KERNELS results, in the order above. */
 int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o, struct maxk_bench_result *res,

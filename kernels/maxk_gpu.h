@@ -1,6 +1,5 @@
-/* MaxK-GNN kernels on the GPU, as plain C (first version: correct for every
- * k and graph; speed work is issue 4's). lib/maxk_ref.h is the reference
- * and says what each computes. */
+/* MaxK-GNN kernels on the GPU, as plain C, correct for every k and graph.
+ * lib/maxk_ref.h is the reference and says what each computes. */
 #ifndef SPKIT_MAXK_GPU_H
 #define SPKIT_MAXK_GPU_H
 
@@ -16,17 +15,23 @@ extern "C" {
 /* Hidden widths the top-k kernel keeps in registers (32 columns a lane). */
 #define MAXK_GPU_MAX_WIDTH 1024
 
-/* A graph on the device: CSR with edge values, its .warp4 records (the
- * forward pass's work items) and its transpose (the backward pass gathers
- * through it instead of scattering with atomics). */
+/* A graph on the device: CSR with edge values; two lists of work items
+ * (int4 {row, first edge, edges, 0}): the .warp4 records it was given
+ * (MaxK-GNN's, rows cut at warp_max_nz) and its own, rows cut at
+ * MAXK_CHUNK edges, which the kernels use (measured faster: a row in one
+ * item is stored without atomics); and its transpose for the gather form
+ * of the backward and for cuSPARSE. */
 struct maxk_dev_graph {
-	int64_t n, nnz, records;
+	int64_t n, nnz, records, nchunks;
 	int32_t *indptr, *indices; /* CSR, for cuSPARSE */
 	float *vals;
-	int32_t *warp4; /* records x 4 */
+	int32_t *warp4;  /* records x 4 */
+	int32_t *chunks; /* nchunks x 4 */
 	int32_t *t_indptr, *t_indices;
 	float *t_vals;
 };
+
+#define MAXK_CHUNK 2048
 
 int maxk_dev_graph_upload(const struct csr *g, const float *vals, const int32_t *warp4,
 			  int64_t records, struct maxk_dev_graph *d, struct sp_err *err);
@@ -47,15 +52,20 @@ int maxk_gather_gpu(const float *dense, const uint16_t *index, int64_t n, int h,
 /* y (n x h) = A X, X given as values/index (n x k). */
 int maxk_forward_gpu(const struct maxk_dev_graph *g, const float *values, const uint16_t *index,
 		     int h, int k, float *y, struct sp_err *err);
-/* dx (n x k) = the gradient of X's kept values from dy (n x h). */
+/* dx (n x k) = the gradient of X's kept values from dy (n x h), by
+ * scattering with atomics from the work items (no transpose needed). */
 int maxk_backward_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h, int k,
 		      const float *dy, float *dx, struct sp_err *err);
 
-/* The same gradient by scattering with atomics from the .warp4 records
- * (MaxK-GNN's published design); kept beside the gather form so the
- * benchmark measures both. */
-int maxk_backward_scatter_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h, int k,
+/* The same two over the .warp4 records instead of the graph's own items
+ * (MaxK-GNN's work split), and the backward as a gather through the
+ * cached transpose: kept so the benchmark measures the choices. */
+int maxk_forward_records_gpu(const struct maxk_dev_graph *g, const float *values,
+			     const uint16_t *index, int h, int k, float *y, struct sp_err *err);
+int maxk_backward_records_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h, int k,
 			      const float *dy, float *dx, struct sp_err *err);
+int maxk_backward_gather_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h, int k,
+			     const float *dy, float *dx, struct sp_err *err);
 
 #ifdef __cplusplus
 }

@@ -1,22 +1,24 @@
-/* MaxK-GNN kernels, first version: right for every k (1..h), every graph
- * (empty rows, rows of any degree) and any n; not yet tuned.
+/* MaxK-GNN kernels: right for every k (1..h), every graph (empty rows,
+ * rows of any degree) and any n.
  *
  * top-k: one warp per row, the row's keys in registers (32 columns a
- *   lane); a radix select over the 32 key bits (one warp reduction a bit)
- *   finds the k-th largest key, then the row is written in column order:
- *   every key above it, and of the keys equal to it the first ones by
- *   column. Bytes: the matrix once, the k kept values and indices once.
- * forward: one warp per .warp4 record (row r, up to warp_max_nz
- *   neighbours): each neighbour's k kept values are added into a row
- *   accumulator in shared memory (lanes take distinct columns, so plain
- *   adds, a __syncwarp between neighbours), then added into y with
- *   atomics, since a row may span several records.
- * backward: dX[j][t] = sum over the transpose's row j of A[r][j] *
- *   dY[r][index[j][t]]: a warp per j, lanes over t, a gather with no
- *   atomics. */
+ *   lane); a radix select over the key bits (one warp reduction a bit,
+ *   stopping at the first bit after which exactly k keys are at or above
+ *   the prefix) finds the threshold, then the row is written in column
+ *   order: every key above it, and of the keys equal to it the first ones
+ *   by column. Bytes: the matrix once, the k kept values and indices once.
+ * forward: one warp per work item (a row, or a piece of a long row): the
+ *   neighbours' kept values are added into a row accumulator in shared
+ *   memory and the row is stored once. The kept values (n x k) stay in L2,
+ *   so the gathers are L2 traffic; the loop keeps several in flight.
+ * backward: the same items, dY's row staged in shared memory, each
+ *   neighbour's k gradients added into dX with atomics (dX, n x k, stays
+ *   in L2). A gather through the cached transpose is kept to be measured
+ *   beside it: it reads dY scattered, from DRAM. */
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "gpu_check.cuh"
 #include "maxk_gpu.h"
@@ -65,8 +67,11 @@ __global__ void __launch_bounds__(BLOCK) topk_kernel(const float *__restrict__ x
 #pragma unroll
 			for (int m = 0; m < M; m++)
 				cnt += key[m] >= cand;
-			if (__reduce_add_sync(0xffffffffu, cnt) >= (unsigned)k)
+			const unsigned at_or_above = __reduce_add_sync(0xffffffffu, cnt);
+			if (at_or_above >= (unsigned)k)
 				kth = cand;
+			if (at_or_above == (unsigned)k)
+				break; /* exactly the k keys at or above kth: no ties to settle */
 		}
 		unsigned above = 0;
 #pragma unroll
@@ -160,62 +165,389 @@ extern "C" int maxk_gather_gpu(const float *dense, const uint16_t *index, int64_
 	return 0;
 }
 
+/* How a warp's lanes share the edges of a work item (row r, edges
+ * [first, first + count)): G groups of KP = 32/G lanes, each group on its
+ * own neighbour j, lane `sub` of a group on V consecutive kept slots
+ * t = (part * KP + sub) * V .. + V - 1 (one vector load of values, one of
+ * indices). A neighbour with more than KP * V kept values takes `parts`
+ * turns. Groups keep lanes busy when k is small; the forward then needs a
+ * row accumulator per group, since two neighbours may keep the same
+ * column. U turns are loaded before any is used, so several gathers a
+ * lane are in flight. The kernels are bound by shared memory: the
+ * accumulator's (or the staged row's) bank conflicts, about 3.5-way for k
+ * random columns of 256, and every other instruction is kept out of the
+ * way (vector loads, 32-bit offsets). */
+struct layout {
+	int V, G, parts;
+};
+
+/* V: as wide as k's divisibility allows, then narrowed while the forward's
+ * G accumulators would pass max_floats a warp; G capped at 8. */
+static layout layout_for(int k, int h, int max_floats)
+{
+	int V = k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1, KP, G;
+	for (;;) {
+		const int lanes = (k + V - 1) / V;
+		KP = 1;
+		while (KP < lanes && KP < 32)
+			KP *= 2;
+		G = 32 / KP;
+		if (G * h <= max_floats || V == 1)
+			break;
+		V /= 2;
+	}
+	while (G > 8 || (G > 1 && G * h > max_floats))
+		G /= 2;
+	KP = 32 / G;
+	return layout{V, G, (k + KP * V - 1) / (KP * V)};
+}
+
+template <int V> struct slots {
+	float v[V];
+	int c[V];
+};
+
+/* Kept column indices of V consecutive slots at offset `at` (a multiple of
+ * V, so the vector load is aligned). */
+template <int V>
+__device__ __forceinline__ void load_index(const uint16_t *__restrict__ xi, uint32_t at, int *c)
+{
+	if constexpr (V == 4) {
+		const uint2 i = *(const uint2 *)(xi + at);
+		c[0] = i.x & 0xffff, c[1] = i.x >> 16, c[2] = i.y & 0xffff, c[3] = i.y >> 16;
+	} else if constexpr (V == 2) {
+		const uint32_t i = *(const uint32_t *)(xi + at);
+		c[0] = i & 0xffff, c[1] = i >> 16;
+	} else {
+		c[0] = xi[at];
+	}
+}
+
+/* ... and their values. */
+template <int V>
+__device__ __forceinline__ void load_values(const float *__restrict__ xv, uint32_t at, float *v)
+{
+	if constexpr (V == 4) {
+		const float4 f = *(const float4 *)(xv + at);
+		v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+	} else if constexpr (V == 2) {
+		const float2 f = *(const float2 *)(xv + at);
+		v[0] = f.x, v[1] = f.y;
+	} else {
+		v[0] = xv[at];
+	}
+}
+
+struct turn {
+	uint32_t at; /* j * k + t */
+	float a;     /* A[r][j] */
+	bool ok;
+};
+
+/* Turn q of a batch of cnt edges whose neighbours and edge values sit in
+ * lanes (my_j, my_a). */
+template <int V, int G, bool ONE_PART>
+__device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, int k, int my_j,
+					float my_a)
+{
+	const int nb = ONE_PART ? q : q / parts;
+	const int t = ((ONE_PART ? 0 : q - nb * parts) * (32 / G) + sub) * V;
+	const int j = __shfl_sync(0xffffffffu, my_j, nb & 31);
+	const float a = __shfl_sync(0xffffffffu, my_a, nb & 31);
+	return turn{(uint32_t)j * (uint32_t)k + (uint32_t)t, a, q < steps && t < k};
+}
+
+/* y[r] = sum over the item's edges of A[r][j] X[j]: each kept value of a
+ * neighbour is added into its group's row accumulator in shared memory
+ * (within a group every column is taken by one lane at most, so plain adds
+ * with a __syncwarp between turns); the accumulators are summed and the
+ * row stored, or added with atomics when the row is cut into several
+ * items. */
+template <int V, int G, bool ONE_PART, int U>
 __global__ void __launch_bounds__(BLOCK) forward_kernel(
-	const int4 *__restrict__ warp4, int64_t records, const int32_t *__restrict__ indices,
-	const float *__restrict__ vals, const float *__restrict__ xv, const uint16_t *__restrict__ xi,
-	int h, int k, float *__restrict__ y)
+	const int4 *__restrict__ items, int64_t nitems, const int32_t *__restrict__ indptr,
+	const int32_t *__restrict__ indices, const float *__restrict__ vals,
+	const float *__restrict__ xv, const uint16_t *__restrict__ xi, int h, int k, int parts,
+	float *__restrict__ y)
 {
 	extern __shared__ float acc_all[];
-	const int lane = threadIdx.x & 31;
-	float *acc = acc_all + (threadIdx.x >> 5) * h;
-	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < records;
+	const int lane = threadIdx.x & 31, grp = lane / (32 / G), sub = lane % (32 / G);
+	float *acc = acc_all + (threadIdx.x >> 5) * G * h;
+	float *mine = acc + grp * h;
+	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < nitems;
 	     w += (int64_t)gridDim.x * WARPS) {
-		const int4 rec = warp4[w];
-		for (int c = lane; c < h; c += 32)
+		const int4 it = items[w];
+		for (int c = lane; c < G * h; c += 32)
 			acc[c] = 0.0f;
 		__syncwarp();
-		for (int e = rec.y; e < rec.y + rec.z; e++) {
-			const int64_t j = indices[e];
-			const float a = vals[e];
-			for (int t = lane; t < k; t += 32)
-				acc[xi[j * k + t]] += a * xv[j * k + t];
-			__syncwarp(); /* the next neighbour may add to a column another lane just did */
+		for (int base = it.y; base < it.y + it.z; base += 32) {
+			const int cnt = min(32, it.y + it.z - base);
+			const int my_j = lane < cnt ? indices[base + lane] : 0;
+			const float my_a = lane < cnt ? vals[base + lane] : 0.0f;
+			const int steps = cnt * parts;
+			for (int q0 = 0; q0 < steps; q0 += U * G) {
+				slots<V> x[U];
+				float a[U];
+				bool ok[U];
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					const turn tr = turn_at<V, G, ONE_PART>(q0 + u * G + grp, steps,
+										parts, sub, k, my_j, my_a);
+					ok[u] = tr.ok;
+					a[u] = tr.a;
+					if (tr.ok) {
+						load_values<V>(xv, tr.at, x[u].v);
+						load_index<V>(xi, tr.at, x[u].c);
+					}
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					if (ok[u]) {
+#pragma unroll
+						for (int i = 0; i < V; i++)
+							mine[x[u].c[i]] += a[u] * x[u].v[i];
+					}
+					__syncwarp();
+				}
+			}
 		}
-		for (int c = lane; c < h; c += 32)
-			atomicAdd(y + (size_t)rec.x * h + c, acc[c]);
+		const bool sole = it.z == indptr[it.x + 1] - indptr[it.x];
+		float *out = y + (size_t)it.x * h;
+		for (int c = lane; c < h; c += 32) {
+			float s = acc[c];
+#pragma unroll
+			for (int g = 1; g < G; g++)
+				s += acc[g * h + c];
+			if (sole)
+				out[c] = s;
+			else
+				atomicAdd(out + c, s);
+		}
 		__syncwarp();
 	}
+}
+
+/* dX[j][t] += A[r][j] dY[r][index[j][t]] for the item's edges (r, j): dY's
+ * row r is staged in shared memory once an item, and each neighbour's k
+ * results are added with (vector) atomics into dX, which stays in L2. */
+template <int V, int G, bool ONE_PART, int U>
+__global__ void __launch_bounds__(BLOCK) backward_kernel(
+	const int4 *__restrict__ items, int64_t nitems, const int32_t *__restrict__ indices,
+	const float *__restrict__ vals, const uint16_t *__restrict__ xi, int h, int k, int parts,
+	const float *__restrict__ dy, float *__restrict__ dx)
+{
+	extern __shared__ float row_all[];
+	const int lane = threadIdx.x & 31, sub = lane % (32 / G), grp = lane / (32 / G);
+	float *row = row_all + (threadIdx.x >> 5) * h;
+	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < nitems;
+	     w += (int64_t)gridDim.x * WARPS) {
+		const int4 it = items[w];
+		__syncwarp(); /* the last item's reads of row are done */
+		for (int c = lane; c < h; c += 32)
+			row[c] = dy[(size_t)it.x * h + c];
+		__syncwarp();
+		for (int base = it.y; base < it.y + it.z; base += 32) {
+			const int cnt = min(32, it.y + it.z - base);
+			const int my_j = lane < cnt ? indices[base + lane] : 0;
+			const float my_a = lane < cnt ? vals[base + lane] : 0.0f;
+			const int steps = cnt * parts;
+			for (int q0 = 0; q0 < steps; q0 += U * G) {
+				turn tr[U];
+				int c[U][V];
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					tr[u] = turn_at<V, G, ONE_PART>(q0 + u * G + grp, steps, parts, sub,
+									k, my_j, my_a);
+					if (tr[u].ok)
+						load_index<V>(xi, tr[u].at, c[u]);
+				}
+#pragma unroll
+				for (int u = 0; u < U; u++) {
+					if (!tr[u].ok)
+						continue;
+					float g[V];
+#pragma unroll
+					for (int i = 0; i < V; i++)
+						g[i] = tr[u].a * row[c[u][i]];
+					float *d = dx + tr[u].at;
+#if __CUDA_ARCH__ >= 900
+					if constexpr (V == 4)
+						atomicAdd((float4 *)d, make_float4(g[0], g[1], g[2], g[3]));
+					else if constexpr (V == 2)
+						atomicAdd((float2 *)d, make_float2(g[0], g[1]));
+					else
+						atomicAdd(d, g[0]);
+#else
+#pragma unroll
+					for (int i = 0; i < V; i++)
+						atomicAdd(d + i, g[i]);
+#endif
+				}
+			}
+		}
+	}
+}
+
+enum { TURNS = 4 };
+
+typedef void (*forward_fn)(const int4 *, int64_t, const int32_t *, const int32_t *, const float *,
+			   const float *, const uint16_t *, int, int, int, float *);
+typedef void (*backward_fn)(const int4 *, int64_t, const int32_t *, const float *,
+			    const uint16_t *, int, int, int, const float *, float *);
+
+/* The instantiation for a layout. */
+template <int V, int G>
+static void pick(const layout &l, forward_fn *f, backward_fn *b)
+{
+	if (l.V == V && l.G == G) {
+		*f = l.parts == 1 ? forward_kernel<V, G, true, TURNS> : forward_kernel<V, G, false, TURNS>;
+		*b = l.parts == 1 ? backward_kernel<V, G, true, TURNS>
+				  : backward_kernel<V, G, false, TURNS>;
+	}
+}
+
+template <int V>
+static void pick_g(const layout &l, forward_fn *f, backward_fn *b)
+{
+	pick<V, 1>(l, f, b);
+	pick<V, 2>(l, f, b);
+	pick<V, 4>(l, f, b);
+	pick<V, 8>(l, f, b);
+}
+
+static void kernels_for(const layout &l, forward_fn *f, backward_fn *b)
+{
+	*f = NULL;
+	*b = NULL;
+	pick_g<1>(l, f, b);
+	pick_g<2>(l, f, b);
+	pick_g<4>(l, f, b);
+}
+
+/* Shared memory a block, raising the kernel's limit when it passes 48 KiB. */
+static int set_smem(const void *kernel, size_t smem, struct sp_err *err)
+{
+	if (smem > 48 * 1024)
+		GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    (int)smem));
+	return 0;
+}
+
+/* Blocks for a kernel that takes its items round-robin: as many as are
+ * resident at once (more only queue behind them, and a block holds its
+ * slot until its slowest warp is done), fewer when items are few. */
+static int resident_grid(const void *kernel, size_t smem, int64_t nitems, unsigned *grid,
+			 struct sp_err *err)
+{
+	int device, sms, per_sm;
+	GPU_CHECK(err, cudaGetDevice(&device));
+	GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+	GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK, smem));
+	*grid = grid_for(nitems, WARPS, (int64_t)sms * (per_sm > 0 ? per_sm : 1));
+	return 0;
+}
+
+/* The kernels index kept values with 32-bit offsets. */
+static int check_sizes(const struct maxk_dev_graph *g, int h, int k, const char *what,
+		       struct sp_err *err)
+{
+	if (k < 1 || k > h)
+		return sp_fail(err, "%s: k = %d is outside 1..%d (the feature width)", what, k, h);
+	if ((uint64_t)g->n * (uint64_t)k > UINT32_MAX)
+		return sp_fail(err, "%s: %lld rows x k = %d kept values pass 2^32", what,
+			       (long long)g->n, k);
+	return 0;
+}
+
+static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
+			 const float *values, const uint16_t *index, int h, int k, float *y,
+			 struct sp_err *err)
+{
+	if (check_sizes(g, h, k, "forward", err))
+		return -1;
+	gpu_range_push("maxk_forward");
+	int rc = GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float)));
+	if (!rc && nitems > 0) {
+		const layout l = layout_for(k, h, 1024);
+		forward_fn f;
+		backward_fn unused;
+		kernels_for(l, &f, &unused);
+		const size_t smem = (size_t)WARPS * l.G * h * sizeof(float);
+		unsigned grid;
+		rc = set_smem((const void *)f, smem, err) ||
+		     resident_grid((const void *)f, smem, nitems, &grid, err);
+		if (!rc) {
+			f<<<grid, BLOCK, smem>>>(
+				(const int4 *)items, nitems, g->indptr, g->indices, g->vals, values, index,
+				h, k, l.parts, y);
+			rc = gpu_check_status(cudaGetLastError(), "launch of forward_kernel", __FILE__,
+					      __LINE__, err);
+		}
+	}
+	gpu_range_pop();
+	return rc;
 }
 
 extern "C" int maxk_forward_gpu(const struct maxk_dev_graph *g, const float *values,
 				const uint16_t *index, int h, int k, float *y, struct sp_err *err)
 {
-	if (k < 1 || k > h)
-		return sp_fail(err, "forward: k = %d is outside 1..%d (the feature width)", k, h);
-	gpu_range_push("maxk_forward");
-	int rc = -1;
-	if (GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float))))
-		goto out;
-	if (g->records > 0) {
+	return forward_items(g, g->chunks, g->nchunks, values, index, h, k, y, err);
+}
+
+extern "C" int maxk_forward_records_gpu(const struct maxk_dev_graph *g, const float *values,
+					const uint16_t *index, int h, int k, float *y,
+					struct sp_err *err)
+{
+	return forward_items(g, g->warp4, g->records, values, index, h, k, y, err);
+}
+
+static int backward_items(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
+			  const uint16_t *index, int h, int k, const float *dy, float *dx,
+			  struct sp_err *err)
+{
+	if (check_sizes(g, h, k, "backward", err))
+		return -1;
+	gpu_range_push("maxk_backward");
+	int rc = GPU_FAILED(err, cudaMemsetAsync(dx, 0, (size_t)g->n * k * sizeof(float)));
+	if (!rc && nitems > 0) {
+		/* No accumulators here: any number of groups fits. */
+		const layout l = layout_for(k, h, 1 << 30);
+		forward_fn unused;
+		backward_fn b;
+		kernels_for(l, &unused, &b);
 		const size_t smem = (size_t)WARPS * h * sizeof(float);
-		if (smem > 48 * 1024 &&
-		    GPU_FAILED(err, cudaFuncSetAttribute(forward_kernel,
-							  cudaFuncAttributeMaxDynamicSharedMemorySize,
-							  (int)smem)))
-			goto out;
-		forward_kernel<<<grid_for(g->records, WARPS, 132 * 64), BLOCK, smem>>>(
-			(const int4 *)g->warp4, g->records, g->indices, g->vals, values, index, h, k, y);
-		if (gpu_check_status(cudaGetLastError(), "launch of forward_kernel", __FILE__, __LINE__,
-				     err))
-			goto out;
+		unsigned grid;
+		rc = set_smem((const void *)b, smem, err) ||
+		     resident_grid((const void *)b, smem, nitems, &grid, err);
+		if (!rc) {
+			b<<<grid, BLOCK, smem>>>(
+				(const int4 *)items, nitems, g->indices, g->vals, index, h, k, l.parts,
+				dy, dx);
+			rc = gpu_check_status(cudaGetLastError(), "launch of backward_kernel", __FILE__,
+					      __LINE__, err);
+		}
 	}
-	rc = 0;
-out:
 	gpu_range_pop();
 	return rc;
 }
 
-__global__ void __launch_bounds__(BLOCK) backward_kernel(
+extern "C" int maxk_backward_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h,
+				 int k, const float *dy, float *dx, struct sp_err *err)
+{
+	return backward_items(g, g->chunks, g->nchunks, index, h, k, dy, dx, err);
+}
+
+extern "C" int maxk_backward_records_gpu(const struct maxk_dev_graph *g, const uint16_t *index,
+					 int h, int k, const float *dy, float *dx,
+					 struct sp_err *err)
+{
+	return backward_items(g, g->warp4, g->records, index, h, k, dy, dx, err);
+}
+
+/* The gather form through the cached transpose: a warp per j, lanes over
+ * t, no atomics; but each edge reads k scattered floats of dY's row r,
+ * which touch most of the row's sectors, and dY does not fit in L2. */
+__global__ void __launch_bounds__(BLOCK) backward_gather_kernel(
 	int64_t n, const int32_t *__restrict__ t_indptr, const int32_t *__restrict__ t_indices,
 	const float *__restrict__ t_vals, const uint16_t *__restrict__ xi, int h, int k,
 	const float *__restrict__ dy, float *__restrict__ dx)
@@ -234,68 +566,51 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 	}
 }
 
-/* The scatter form of the backward: per .warp4 record (row r and some of
- * its neighbours j), dY's row r is staged in shared memory once and each
- * neighbour's k results get A[r][j] dY[r][index[j][t]] added atomically
- * (k contiguous floats: coalesced atomics). dx must start at zero. */
-__global__ void __launch_bounds__(BLOCK) backward_scatter_kernel(
-	const int4 *__restrict__ warp4, int64_t records, const int32_t *__restrict__ indices,
-	const float *__restrict__ vals, const uint16_t *__restrict__ xi, int h, int k,
-	const float *__restrict__ dy, float *__restrict__ dx)
-{
-	extern __shared__ float row_all[];
-	const int lane = threadIdx.x & 31;
-	float *row = row_all + (threadIdx.x >> 5) * h;
-	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < records;
-	     w += (int64_t)gridDim.x * WARPS) {
-		const int4 rec = warp4[w];
-		__syncwarp(); /* the last record's reads of row are done */
-		for (int c = lane; c < h; c += 32)
-			row[c] = dy[(size_t)rec.x * h + c];
-		__syncwarp();
-		for (int e = rec.y; e < rec.y + rec.z; e++) {
-			const int64_t j = indices[e];
-			const float a = vals[e];
-			for (int t = lane; t < k; t += 32)
-				atomicAdd(dx + j * k + t, a * row[xi[j * k + t]]);
-		}
-	}
-}
-
-extern "C" int maxk_backward_scatter_gpu(const struct maxk_dev_graph *g, const uint16_t *index,
-					 int h, int k, const float *dy, float *dx,
-					 struct sp_err *err)
-{
-	if (k < 1 || k > h)
-		return sp_fail(err, "backward: k = %d is outside 1..%d (the feature width)", k, h);
-	GPU_CHECK(err, cudaMemsetAsync(dx, 0, (size_t)g->n * k * sizeof(float)));
-	if (g->records == 0)
-		return 0;
-	const size_t smem = (size_t)WARPS * h * sizeof(float);
-	if (smem > 48 * 1024)
-		GPU_CHECK(err, cudaFuncSetAttribute(backward_scatter_kernel,
-						    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-	gpu_range_push("maxk_backward_scatter");
-	backward_scatter_kernel<<<grid_for(g->records, WARPS, 132 * 64), BLOCK, smem>>>(
-		(const int4 *)g->warp4, g->records, g->indices, g->vals, index, h, k, dy, dx);
-	gpu_range_pop();
-	GPU_CHECK_LAUNCH(err, "backward_scatter_kernel");
-	return 0;
-}
-
-extern "C" int maxk_backward_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h,
-				 int k, const float *dy, float *dx, struct sp_err *err)
+extern "C" int maxk_backward_gather_gpu(const struct maxk_dev_graph *g, const uint16_t *index,
+					int h, int k, const float *dy, float *dx,
+					struct sp_err *err)
 {
 	if (k < 1 || k > h)
 		return sp_fail(err, "backward: k = %d is outside 1..%d (the feature width)", k, h);
 	if (g->n <= 0)
 		return 0;
-	gpu_range_push("maxk_backward");
-	backward_kernel<<<grid_for(g->n, WARPS, 132 * 64), BLOCK>>>(
+	gpu_range_push("maxk_backward_gather");
+	backward_gather_kernel<<<grid_for(g->n, WARPS, 132 * 64), BLOCK>>>(
 		g->n, g->t_indptr, g->t_indices, g->t_vals, index, h, k, dy, dx);
 	gpu_range_pop();
-	GPU_CHECK_LAUNCH(err, "backward_kernel");
+	GPU_CHECK_LAUNCH(err, "backward_gather_kernel");
 	return 0;
+}
+
+/* Longest first, then by row. */
+static int by_length_descending(const void *pa, const void *pb)
+{
+	const int32_t *a = (const int32_t *)pa, *b = (const int32_t *)pb;
+	if (a[2] != b[2])
+		return a[2] > b[2] ? -1 : 1;
+	return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* Rows cut into items of at most MAXK_CHUNK edges (records as .warp4's):
+ * most rows are one item, written without atomics. Items are sorted
+ * longest first, so warps taking them round-robin end together. */
+static int64_t chunk_rows(const struct csr *g, int32_t *items)
+{
+	int64_t m = 0;
+	for (int64_t r = 0; r < g->nrows; r++)
+		for (int64_t e = g->indptr[r]; e < g->indptr[r + 1]; e += MAXK_CHUNK) {
+			const int64_t len = g->indptr[r + 1] - e;
+			if (items) {
+				items[4 * m] = (int32_t)r;
+				items[4 * m + 1] = (int32_t)e;
+				items[4 * m + 2] = (int32_t)(len < MAXK_CHUNK ? len : MAXK_CHUNK);
+				items[4 * m + 3] = 0;
+			}
+			m++;
+		}
+	if (items)
+		qsort(items, (size_t)m, 4 * sizeof *items, by_length_descending);
+	return m;
 }
 
 extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, const int32_t *warp4,
@@ -310,12 +625,15 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 		return -1;
 	int32_t *t_ptr32 = (int32_t *)malloc((size_t)(t.nrows + 1) * sizeof *t_ptr32);
 	int32_t *ptr32 = (int32_t *)malloc((size_t)(g->nrows + 1) * sizeof *ptr32);
+	d->nchunks = chunk_rows(g, NULL);
+	int32_t *chunks = (int32_t *)malloc((size_t)(d->nchunks ? d->nchunks : 1) * 16);
 	int rc = -1;
 	const size_t nnz = (size_t)(g->nnz ? g->nnz : 1);
-	if (!t_ptr32 || !ptr32) {
+	if (!t_ptr32 || !ptr32 || !chunks) {
 		sp_fail(err, "out of memory");
 		goto out;
 	}
+	chunk_rows(g, chunks);
 	for (int64_t j = 0; j <= t.nrows; j++)
 		t_ptr32[j] = (int32_t)t.indptr[j];
 	for (int64_t r = 0; r <= g->nrows; r++)
@@ -324,6 +642,8 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 	    gpu_malloc((void **)&d->indices, nnz * 4, "graph indices", err) ||
 	    gpu_malloc((void **)&d->vals, nnz * 4, "edge values", err) ||
 	    gpu_malloc((void **)&d->warp4, (size_t)(records ? records : 1) * 16, "warp4 records", err) ||
+	    gpu_malloc((void **)&d->chunks, (size_t)(d->nchunks ? d->nchunks : 1) * 16, "row items",
+		       err) ||
 	    gpu_malloc((void **)&d->t_indptr, (size_t)(t.nrows + 1) * 4, "transpose indptr", err) ||
 	    gpu_malloc((void **)&d->t_indices, nnz * 4, "transpose indices", err) ||
 	    gpu_malloc((void **)&d->t_vals, nnz * 4, "transpose values", err) ||
@@ -331,6 +651,7 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 	    gpu_upload(d->indices, g->indices, (size_t)g->nnz * 4, err) ||
 	    gpu_upload(d->vals, vals, (size_t)g->nnz * 4, err) ||
 	    gpu_upload(d->warp4, warp4, (size_t)records * 16, err) ||
+	    gpu_upload(d->chunks, chunks, (size_t)d->nchunks * 16, err) ||
 	    gpu_upload(d->t_indptr, t_ptr32, (size_t)(t.nrows + 1) * 4, err) ||
 	    gpu_upload(d->t_indices, t.indices, (size_t)g->nnz * 4, err) ||
 	    gpu_upload(d->t_vals, t.values, (size_t)g->nnz * 4, err))
@@ -339,6 +660,7 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 out:
 	free(t_ptr32);
 	free(ptr32);
+	free(chunks);
 	csr_free(&t);
 	if (rc)
 		maxk_dev_graph_free(d);
@@ -351,6 +673,7 @@ extern "C" void maxk_dev_graph_free(struct maxk_dev_graph *d)
 	gpu_free(d->indices);
 	gpu_free(d->vals);
 	gpu_free(d->warp4);
+	gpu_free(d->chunks);
 	gpu_free(d->t_indptr);
 	gpu_free(d->t_indices);
 	gpu_free(d->t_vals);

@@ -15,8 +15,8 @@ awk -F, 'NR > 1 { t[$1, $5, $6] = $7; e[$1, $5, $6] = $13; if (!(($1, $5) in see
 END {
 	for (i = 1; i <= n; i++) {
 		split(order[i], p, SUBSEP); g = p[1]; k = p[2]
-		printf "SUMMARY %-14s k=%-3s cusparse %7.3f ms  forward %7.3f ms (%5.2fx, err %.1e)  backward gather %7.3f / scatter %7.3f ms (err %.1e / %.1e)  topk %6.3f ms\n",
-			g, k, t[g, k, "cusparse_spmm"], t[g, k, "maxk_forward"], t[g, k, "cusparse_spmm"] / t[g, k, "maxk_forward"], e[g, k, "maxk_forward"],
-			t[g, k, "maxk_backward"], t[g, k, "maxk_backward_scatter"], e[g, k, "maxk_backward"], e[g, k, "maxk_backward_scatter"], t[g, k, "maxk_topk"]
+		printf "SUMMARY %-14s k=%-3s cusparse %7.3f ms  forward %7.3f ms (%5.2fx, err %.1e; records %7.3f)  backward %7.3f ms (err %.1e; records %7.3f, gather %7.3f)  topk %6.3f ms\n",
+			g, k, t[g, k, "cusparse_spmm"], t[g, k, "maxk_forward"], t[g, k, "cusparse_spmm"] / t[g, k, "maxk_forward"], e[g, k, "maxk_forward"], t[g, k, "maxk_forward_records"],
+			t[g, k, "maxk_backward"], e[g, k, "maxk_backward"], t[g, k, "maxk_backward_records"], t[g, k, "maxk_backward_gather"], t[g, k, "maxk_topk"]
 	}
 }' "$csv"
