@@ -182,7 +182,8 @@ struct layout {
 };
 
 /* V: as wide as k's divisibility allows, then narrowed while the forward's
- * G accumulators would pass max_floats a warp; G capped at 8. */
+ * G accumulators would pass max_floats a warp; G capped at 8, and to a
+ * width h is a multiple of (acc_at's bank groups). */
 static layout layout_for(int k, int h, int max_floats)
 {
 	int V = k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1, KP, G;
@@ -196,7 +197,7 @@ static layout layout_for(int k, int h, int max_floats)
 			break;
 		V /= 2;
 	}
-	while (G > 8 || (G > 1 && G * h > max_floats))
+	while (G > 8 || (G > 1 && (G * h > max_floats || h % (32 / G) != 0)))
 		G /= 2;
 	KP = 32 / G;
 	return layout{V, G, (k + KP * V - 1) / (KP * V)};
@@ -257,6 +258,18 @@ __device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, in
 	return turn{(uint32_t)j * (uint32_t)k + (uint32_t)t, a, q < steps && t < k};
 }
 
+/* Where group g's accumulator keeps column c: each group has its own
+ * 32/G banks, so lanes of different groups never conflict, and a group's
+ * 32/G lanes meet in 32/G banks (2.5-way conflicts for 8 random columns
+ * against 3.5-way for 32 in one accumulator). h is a multiple of 32/G when
+ * G > 1 (layout_for keeps it so). */
+template <int G>
+__device__ __forceinline__ int acc_at(int c, int g)
+{
+	constexpr int W = 32 / G;
+	return (c / W) * 32 + g * W + c % W;
+}
+
 /* y[r] = sum over the item's edges of A[r][j] X[j]: each kept value of a
  * neighbour is added into its group's row accumulator in shared memory
  * (within a group every column is taken by one lane at most, so plain adds
@@ -273,7 +286,6 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 	extern __shared__ float acc_all[];
 	const int lane = threadIdx.x & 31, grp = lane / (32 / G), sub = lane % (32 / G);
 	float *acc = acc_all + (threadIdx.x >> 5) * G * h;
-	float *mine = acc + grp * h;
 	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < nitems;
 	     w += (int64_t)gridDim.x * WARPS) {
 		const int4 it = items[w];
@@ -305,7 +317,8 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 					if (ok[u]) {
 #pragma unroll
 						for (int i = 0; i < V; i++)
-							mine[x[u].c[i]] += a[u] * x[u].v[i];
+							acc[acc_at<G>(x[u].c[i], grp)] +=
+								a[u] * x[u].v[i];
 					}
 					__syncwarp();
 				}
@@ -314,10 +327,10 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 		const bool sole = it.z == indptr[it.x + 1] - indptr[it.x];
 		float *out = y + (size_t)it.x * h;
 		for (int c = lane; c < h; c += 32) {
-			float s = acc[c];
+			float s = 0.0f;
 #pragma unroll
-			for (int g = 1; g < G; g++)
-				s += acc[g * h + c];
+			for (int g = 0; g < G; g++)
+				s += acc[acc_at<G>(c, g)];
 			if (sole)
 				out[c] = s;
 			else
