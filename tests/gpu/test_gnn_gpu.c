@@ -4,7 +4,7 @@
  * both backends, each operation runs on both, and the outputs are compared
  * (2-norm relative error): 1e-5 for fp32 elementwise work and sums, 1e-4
  * for gemm and LayerNorm's backward, 1e-2 for gemm in TF32; top-k,
- * scatter, gather and ReLU exactly, dropout's kept positions exactly. Pure
+ * scatter, gather, ReLU and dropout exactly. Pure
  * outputs start as NaN on both sides, so an entry left unwritten shows.
  * Shapes are odd on purpose: row counts that are not multiples of a block,
  * widths 64, 100, 256, 512 and 1024, k of 1, 17, 32 and h, graphs with an
@@ -210,15 +210,16 @@ static double check_gemm(int64_t m, int64_t n, int64_t k, int ta, int tb, int tf
 static void test_gemm(void **state)
 {
 	static const int64_t shapes[][3] = {
-		{1, 1, 1}, {37, 100, 64}, {1001, 256, 100}, {64, 47, 256}, {300, 41, 1001}, {5, 602, 3},
+		{1, 1, 1}, {37, 100, 64}, {1001, 256, 100}, {64, 47, 256}, {300, 41, 1001},
+		{5, 602, 3},
 	};
 	double fp32 = 0, tf32 = 0;
 	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
 		for (int t = 0; t < 4; t++) {
-			fp32 = worse(fp32, check_gemm(shapes[i][0], shapes[i][1], shapes[i][2], t & 1,
-						      t >> 1, 0));
-			tf32 = worse(tf32, check_gemm(shapes[i][0], shapes[i][1], shapes[i][2], t & 1,
-						      t >> 1, 1));
+			fp32 = worse(fp32, check_gemm(shapes[i][0], shapes[i][1], shapes[i][2],
+						      t & 1, t >> 1, 0));
+			tf32 = worse(tf32, check_gemm(shapes[i][0], shapes[i][1], shapes[i][2],
+						      t & 1, t >> 1, 1));
 		}
 	printf("# gemm: worst relative error %.2e (fp32), %.2e (tf32)\n", fp32, tf32);
 }
@@ -232,7 +233,8 @@ static void test_bias_and_col_sum(void **state)
 		for (int j = 0; j < 6; j++) {
 			const int64_t m = ms[i], n = ns[j];
 			struct twin y = twin_randn((size_t)(m * n), 1, 20);
-			struct twin bias = twin_randn((size_t)n, 1, 21), db = twin_randn((size_t)n, 1, 22);
+			struct twin bias = twin_randn((size_t)n, 1, 21),
+				    db = twin_randn((size_t)n, 1, 22);
 			for (int s = 0; s < 2; s++)
 				ok(be[s]->bias_add(be[s], y.p[s], bias.p[s], m, n, &e), s, &e);
 			worst = worse(worst, expect_close("bias_add", &y, 1e-5));
@@ -305,8 +307,10 @@ static void test_relu_and_dropout(void **state)
 	for (int r = 0; r < 4; r++) {
 		struct twin in = twin_randn((size_t)n, 1, 42 + (uint64_t)r);
 		for (int s = 0; s < 2; s++) {
-			ok(be[s]->dropout(be[s], in.p[s], y.p[s], n, rates[r], seed + 7, &e), s, &e);
-			ok(be[s]->dropout(be[s], in.p[s], in.p[s], n, rates[r], seed + 8, &e), s, &e);
+			ok(be[s]->dropout(be[s], in.p[s], y.p[s], n, rates[r], seed + 7, &e), s,
+			   &e);
+			ok(be[s]->dropout(be[s], in.p[s], in.p[s], n, rates[r], seed + 8, &e), s,
+			   &e);
 		}
 		for (int pass = 0; pass < 2; pass++) {
 			const struct twin *t = pass ? &in : &y;
@@ -323,7 +327,7 @@ static void test_relu_and_dropout(void **state)
 			assert_true(fabs(dropped - n * p) <= 6 * sd + 1);
 			free(c);
 			free(g);
-			expect_close("dropout", t, 1e-6);
+			expect_equal("dropout", t); /* both divide in double */
 		}
 		twin_free(&in);
 	}
@@ -334,14 +338,16 @@ static void test_relu_and_dropout(void **state)
 
 static void test_layernorm(void **state)
 {
-	static const int64_t shapes[][2] = {{1001, 64}, {33, 100}, {500, 256}, {17, 1024},
-					    {9, 3000},  {5, 1}};
+	static const int64_t shapes[][2] = {{1001, 64}, {33, 100}, {500, 256},
+					    {17, 1024}, {9, 3000}, {5, 1}};
 	struct sp_err e;
 	double fwd = 0, bwd = 0;
 	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
 		const int64_t m = shapes[i][0], n = shapes[i][1];
-		struct twin x = twin_randn((size_t)(m * n), 3, 50), dy = twin_randn((size_t)(m * n), 1, 51);
-		struct twin gamma = twin_randn((size_t)n, 1, 52), beta = twin_randn((size_t)n, 1, 53);
+		struct twin x = twin_randn((size_t)(m * n), 3, 50),
+			    dy = twin_randn((size_t)(m * n), 1, 51);
+		struct twin gamma = twin_randn((size_t)n, 1, 52),
+			    beta = twin_randn((size_t)n, 1, 53);
 		struct twin y = twin_nan((size_t)(m * n), 4), mean = twin_nan((size_t)m, 4);
 		struct twin rstd = twin_nan((size_t)m, 4), dx = twin_nan((size_t)(m * n), 4);
 		struct twin dgamma = twin_nan((size_t)n, 4), dbeta = twin_nan((size_t)n, 4);
@@ -360,7 +366,8 @@ static void test_layernorm(void **state)
 		bwd = worse(bwd, expect_close("layernorm dx", &dx, 1e-4));
 		bwd = worse(bwd, expect_close("layernorm dgamma", &dgamma, 1e-4));
 		bwd = worse(bwd, expect_close("layernorm dbeta", &dbeta, 1e-5));
-		struct twin *all[] = {&x, &dy, &gamma, &beta, &y, &mean, &rstd, &dx, &dgamma, &dbeta};
+		struct twin *all[] = {&x, &dy, &gamma, &beta, &y,
+				      &mean, &rstd, &dx, &dgamma, &dbeta};
 		for (size_t j = 0; j < sizeof all / sizeof *all; j++)
 			twin_free(all[j]);
 	}
@@ -414,12 +421,15 @@ static void test_maxk_ops(void **state)
 			const int k = ks[j];
 			struct twin vi[2];
 			topk_both(&x, m, h, k, vi);
-			struct twin dense = twin_nan((size_t)(m * h), 4), kept = twin_nan((size_t)(m * k), 4);
+			struct twin dense = twin_nan((size_t)(m * h), 4),
+				    kept = twin_nan((size_t)(m * k), 4);
 			for (int s = 0; s < 2; s++) {
-				ok(be[s]->scatter(be[s], vi[0].p[s], vi[1].p[s], m, h, k, dense.p[s], &e),
+				ok(be[s]->scatter(be[s], vi[0].p[s], vi[1].p[s], m, h, k,
+						  dense.p[s], &e),
 				   s, &e);
-				ok(be[s]->gather(be[s], dy.p[s], vi[1].p[s], m, h, k, kept.p[s], &e), s,
-				   &e);
+				ok(be[s]->gather(be[s], dy.p[s], vi[1].p[s], m, h, k, kept.p[s],
+						 &e),
+				   s, &e);
 			}
 			expect_equal("scatter", &dense);
 			expect_equal("gather", &kept);
@@ -474,7 +484,8 @@ static double check_aggregate(const struct csr *g, enum edge_norm norm, int with
 		topk_both(&x, n, h, k, vi);
 		struct twin ym = twin_nan((size_t)(n * h), 4), dv = twin_nan((size_t)(n * k), 4);
 		for (int s = 0; s < 2; s++) {
-			ok(be[s]->aggregate_maxk(be[s], gg[s], vi[0].p[s], vi[1].p[s], h, k, ym.p[s], &e),
+			ok(be[s]->aggregate_maxk(be[s], gg[s], vi[0].p[s], vi[1].p[s], h, k,
+						 ym.p[s], &e),
 			   s, &e);
 			ok(be[s]->aggregate_maxk_backward(be[s], gg[s], vi[1].p[s], h, k, dy.p[s],
 							  dv.p[s], &e),
@@ -515,8 +526,8 @@ static void test_aggregate(void **state)
 	for (int i = 0; i < 3; i++) {
 		const int ks[] = {1, 17, 32, hs[i]};
 		for (int norm = EDGE_ONES; norm <= EDGE_GCN; norm++)
-			worst = worse(worst, check_aggregate(&g, (enum edge_norm)norm, norm != EDGE_MEAN,
-							     hs[i], ks, 4));
+			worst = worse(worst, check_aggregate(&g, (enum edge_norm)norm,
+							     norm != EDGE_MEAN, hs[i], ks, 4));
 	}
 	csr_free(&g);
 	const int k17[] = {17};
@@ -556,14 +567,14 @@ static void test_losses(void **state)
 		struct twin dz = twin_nan((size_t)(m * c), 4), loss = twin_nan(1, 4);
 		for (int which = GNN_TRAIN; which <= GNN_TEST; which += 2) {
 			for (int s = 0; s < 2; s++)
-				ok(be[s]->softmax_xent(be[s], z.p[s], tl.p[s], tmask.p[s], which, m, c,
-						       dz.p[s], loss.p[s], &e),
+				ok(be[s]->softmax_xent(be[s], z.p[s], tl.p[s], tmask.p[s], which, m,
+						       c, dz.p[s], loss.p[s], &e),
 				   s, &e);
 			worst = worse(worst, expect_close("softmax_xent loss", &loss, 1e-5));
 			worst = worse(worst, expect_close("softmax_xent dlogits", &dz, 1e-5));
 			for (int s = 0; s < 2; s++)
-				ok(be[s]->bce(be[s], z.p[s], tt.p[s], tmask.p[s], which, m, c, dz.p[s],
-					      loss.p[s], &e),
+				ok(be[s]->bce(be[s], z.p[s], tt.p[s], tmask.p[s], which, m, c,
+					      dz.p[s], loss.p[s], &e),
 				   s, &e);
 			worst = worse(worst, expect_close("bce loss", &loss, 1e-5));
 			worst = worse(worst, expect_close("bce dlogits", &dz, 1e-5));
@@ -596,8 +607,8 @@ static void test_adam(void **state)
 		for (int64_t t = 1; t <= 3; t++) {
 			struct twin grad = twin_randn((size_t)n, 1, 91 + (uint64_t)t);
 			for (int s = 0; s < 2; s++)
-				ok(be[s]->adam(be[s], param.p[s], grad.p[s], m1.p[s], m2.p[s], n, 0.01f,
-					       0.9f, 0.999f, 1e-8f, 5e-4f, t, &e),
+				ok(be[s]->adam(be[s], param.p[s], grad.p[s], m1.p[s], m2.p[s], n,
+					       0.01f, 0.9f, 0.999f, 1e-8f, 5e-4f, t, &e),
 				   s, &e);
 			worst = worse(worst, expect_close("adam param", &param, 1e-5));
 			worst = worse(worst, expect_close("adam m1", &m1, 1e-5));
@@ -618,8 +629,8 @@ static void test_errors(void **state)
 	assert_int_equal(g->topk(g, NULL, 10, 64, 0, NULL, NULL, &e), -1);
 	assert_msg_has(&e, "k = 0", NULL);
 	assert_int_equal(g->topk(g, NULL, 10, 64, 65, NULL, NULL, &e), -1);
-	assert_int_equal(g->adam(g, NULL, NULL, NULL, NULL, 10, 0.01f, 0.9f, 0.999f, 1e-8f, 0, 0, &e),
-			 -1);
+	assert_int_equal(
+		g->adam(g, NULL, NULL, NULL, NULL, 10, 0.01f, 0.9f, 0.999f, 1e-8f, 0, 0, &e), -1);
 	assert_msg_has(&e, "adam", "step 0", NULL);
 	struct csr rect;
 	assert_int_equal(csr_alloc(&rect, 3, 4, 0, 0, "rect", &e), 0);
@@ -632,16 +643,13 @@ static void test_errors(void **state)
 	assert_msg_has(&e, "cudaMalloc", NULL);
 }
 
+/* Without a usable GPU the CUDA backend says why ("no usable CUDA device:
+ * no NVIDIA driver found") and the group is not run. */
 static int setup(void **state)
 {
 	struct sp_err e = {""};
-	if (gpu_count() < 1) {
-		gpu_probe(&e);
-		printf("# no usable CUDA device: %s\n", e.msg);
-		return -1;
-	}
-	if (gpu_select(0, &e) || gnn_cpu_backend(&be[0], &e) || gnn_cuda_backend(&be[1], &e)) {
-		printf("# backends: %s\n", e.msg);
+	if (gnn_cuda_backend(&be[1], &e) || gnn_cpu_backend(&be[0], &e)) {
+		printf("# %s\n", e.msg);
 		return -1;
 	}
 	seed = (uint64_t)time(NULL);
