@@ -24,7 +24,6 @@
 
 #include "gnn_backend.h"
 #include "gnn_data.h"
-#include "gpu.h"
 #include "graph_gen.h"
 #include "rng.h"
 #include "../unit/testutil.h"
