@@ -666,10 +666,13 @@ struct softmax_xent_row {
 		for (int j = lane; j < c; j += 32)
 			se += expf(z[j] - mx);
 		se = warp_sum(se);
+		/* Labels are checked when the data is loaded (the CPU backend checks
+		 * again); one out of range here reads nothing and makes the loss NaN. */
 		const int y = labels[i];
+		const float zy = y >= 0 && y < c ? z[y] : NAN;
 		for (int j = lane; j < c; j += 32)
 			g[j] = (expf(z[j] - mx) / se - (j == y ? 1.0f : 0.0f)) * scale;
-		return lane == 0 ? (double)(mx + logf(se) - z[y]) : 0.0;
+		return lane == 0 ? (double)(mx + logf(se) - zy) : 0.0;
 	}
 };
 
