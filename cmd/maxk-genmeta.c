@@ -69,7 +69,7 @@ static struct options parse_options(int argc, char **argv)
 		{"json", no_argument, NULL, OPT_JSON},
 		CLI_COMMON_LONGOPTS,
 	};
-	struct options o = {.warp_max_nz = 64};
+	struct options o = {.warp_max_nz = WARP4_DEFAULT_MAX_NZ};
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:w:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {

@@ -12,6 +12,8 @@
 #include "err.h"
 
 #define WARP4_MAX_NZ_LIMIT 65536
+/* maxk-genmeta's default, and what a backend builds when given no records. */
+#define WARP4_DEFAULT_MAX_NZ 64
 
 struct warp4_stats {
 	int64_t rows, edges, records, empty_rows, max_degree;
