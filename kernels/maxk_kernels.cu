@@ -3,8 +3,9 @@
  *
  * top-k: one warp per row, the row's keys in registers (32 columns a
  *   lane); a radix select over the key bits (one warp reduction a bit,
- *   stopping at the first bit after which exactly k keys are at or above
- *   the prefix) finds the threshold, then the row is written in column
+ *   starting below the bits the answer must share with bounds taken from
+ *   the lanes' largest keys, and stopping at the first bit after which
+ *   exactly k keys are at or above the prefix) finds the threshold, then the row is written in column
  *   order: every key above it, and of the keys equal to it the first ones
  *   by column. Bytes: the matrix once, the k kept values and indices once.
  * forward: one warp per work item (a row, or a piece of a long row): the
@@ -35,10 +36,11 @@ static unsigned grid_for(int64_t items, int per_block, int64_t cap)
 }
 
 /* A float's order as an unsigned key; NaN above everything, like the CPU
- * reference, so it is kept and propagates. */
+ * reference, so it is kept and propagates; -0 equal to +0 (a tie, settled
+ * by column as the reference does). */
 __device__ __forceinline__ uint32_t order_key(float f)
 {
-	uint32_t b = __float_as_uint(f);
+	uint32_t b = f == 0.0f ? 0u : __float_as_uint(f);
 	if (f != f)
 		return 0xffffffffu;
 	return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
@@ -60,8 +62,21 @@ __global__ void __launch_bounds__(BLOCK) topk_kernel(const float *__restrict__ x
 			val[m] = c < h ? row[c] : 0.0f;
 			key[m] = c < h ? order_key(val[m]) : 0; /* real keys are never 0 */
 		}
-		uint32_t kth = 0;
-		for (int bit = 31; bit >= 0; bit--) {
+		/* The k-th largest key lies between lo and hi, so it shares their
+		 * common leading bits, and the select starts below them: the 32
+		 * lanes' largest keys (two largest when k <= 64) are k keys at or
+		 * above their minimum. A lane without real keys gives lo = 0. */
+		uint32_t first = 0, second = 0;
+#pragma unroll
+		for (int m = 0; m < M; m++) {
+			second = max(second, min(first, key[m]));
+			first = max(first, key[m]);
+		}
+		const uint32_t lo = __reduce_min_sync(0xffffffffu, k <= 32 ? first : k <= 64 ? second : 0);
+		const uint32_t hi = __reduce_max_sync(0xffffffffu, first);
+		const int top = lo == hi ? -1 : 31 - __clz(lo ^ hi);
+		uint32_t kth = top < 0 ? lo : lo & ~((2u << top) - 1);
+		for (int bit = top; bit >= 0; bit--) {
 			const uint32_t cand = kth | (1u << bit);
 			unsigned cnt = 0;
 #pragma unroll
@@ -181,9 +196,17 @@ struct layout {
 	int V, G, parts;
 };
 
+static int pow2_at_least(int x)
+{
+	int p = 1;
+	while (p < x)
+		p *= 2;
+	return p;
+}
+
 /* V: as wide as k's divisibility allows, then narrowed while the forward's
- * G accumulators would pass max_floats a warp; G capped at 8, and to a
- * width h is a multiple of (acc_at's bank groups). */
+ * G accumulators (h rounded up to a power of two) would pass max_floats a
+ * warp; G capped at 8. */
 static layout layout_for(int k, int h, int max_floats)
 {
 	int V = k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1, KP, G;
@@ -193,11 +216,11 @@ static layout layout_for(int k, int h, int max_floats)
 		while (KP < lanes && KP < 32)
 			KP *= 2;
 		G = 32 / KP;
-		if (G * h <= max_floats || V == 1)
+		if (G * pow2_at_least(h) <= max_floats || V == 1)
 			break;
 		V /= 2;
 	}
-	while (G > 8 || (G > 1 && (G * h > max_floats || h % (32 / G) != 0)))
+	while (G > 8 || (G > 1 && G * pow2_at_least(h) > max_floats))
 		G /= 2;
 	KP = 32 / G;
 	return layout{V, G, (k + KP * V - 1) / (KP * V)};
@@ -258,16 +281,20 @@ __device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, in
 	return turn{(uint32_t)j * (uint32_t)k + (uint32_t)t, a, q < steps && t < k};
 }
 
-/* Where group g's accumulator keeps column c: each group has its own
- * 32/G banks, so lanes of different groups never conflict, and a group's
- * 32/G lanes meet in 32/G banks (2.5-way conflicts for 8 random columns
- * against 3.5-way for 32 in one accumulator). h is a multiple of 32/G when
- * G > 1 (layout_for keeps it so). */
+/* Where group g's accumulator keeps column c. The accumulators are P
+ * columns wide (h rounded up to a power of two) and G of them share the 32
+ * banks: group g has banks g*W .. g*W + W - 1 (W = 32/G), so lanes of
+ * different groups never conflict, and column c goes to bank c >> shift
+ * (shift = log2(P / W)) of those. A group's lanes hold consecutive kept
+ * slots of one neighbour, whose columns are sorted and spread over the
+ * row, so lane sub's columns fall near the sub-th W-th of the row: near
+ * its own bank. Conflicts fall from 3.4-way (k random columns in 32 banks)
+ * to well under that. */
 template <int G>
-__device__ __forceinline__ int acc_at(int c, int g)
+__device__ __forceinline__ int acc_at(int c, int g, int shift)
 {
 	constexpr int W = 32 / G;
-	return (c / W) * 32 + g * W + c % W;
+	return ((c & ((1 << shift) - 1)) << 5) + g * W + (c >> shift);
 }
 
 /* y[r] = sum over the item's edges of A[r][j] X[j]: each kept value of a
@@ -281,15 +308,16 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 	const int4 *__restrict__ items, int64_t nitems, const int32_t *__restrict__ indptr,
 	const int32_t *__restrict__ indices, const float *__restrict__ vals,
 	const float *__restrict__ xv, const uint16_t *__restrict__ xi, int h, int k, int parts,
-	float *__restrict__ y)
+	int shift, float *__restrict__ y)
 {
 	extern __shared__ float acc_all[];
 	const int lane = threadIdx.x & 31, grp = lane / (32 / G), sub = lane % (32 / G);
-	float *acc = acc_all + (threadIdx.x >> 5) * G * h;
+	const int size = 32 << shift; /* G accumulators of P columns */
+	float *acc = acc_all + (threadIdx.x >> 5) * size;
 	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < nitems;
 	     w += (int64_t)gridDim.x * WARPS) {
 		const int4 it = items[w];
-		for (int c = lane; c < G * h; c += 32)
+		for (int c = lane; c < size; c += 32)
 			acc[c] = 0.0f;
 		__syncwarp();
 		for (int base = it.y; base < it.y + it.z; base += 32) {
@@ -317,32 +345,34 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 					if (ok[u]) {
 #pragma unroll
 						for (int i = 0; i < V; i++)
-							acc[acc_at<G>(x[u].c[i], grp)] +=
+							acc[acc_at<G>(x[u].c[i], grp, shift)] +=
 								a[u] * x[u].v[i];
 					}
 					__syncwarp();
 				}
 			}
 		}
+		/* Out in address order (no conflicts): a row of 32 addresses holds,
+		 * in lanes sub, sub + W, ..., one column's G partial sums. */
 		const bool sole = it.z == indptr[it.x + 1] - indptr[it.x];
 		float *out = y + (size_t)it.x * h;
-		for (int c = lane; c < h; c += 32) {
-			float s = 0.0f;
+		for (int a = lane; a < size; a += 32) {
+			float s = acc[a];
 #pragma unroll
-			for (int g = 0; g < G; g++)
-				s += acc[acc_at<G>(c, g)];
-			if (sole)
-				out[c] = s;
-			else
-				atomicAdd(out + c, s);
+			for (int off = 32 / G; off < 32; off *= 2)
+				s += __shfl_xor_sync(0xffffffffu, s, off);
+			const int c = ((lane % (32 / G)) << shift) | (a >> 5);
+			if (lane < 32 / G && c < h) {
+				if (sole)
+					out[c] = s;
+				else
+					atomicAdd(out + c, s);
+			}
 		}
 		__syncwarp();
 	}
 }
 
-/* dX[j][t] += A[r][j] dY[r][index[j][t]] for the item's edges (r, j): dY's
- * row r is staged in shared memory once an item, and each neighbour's k
- * results are added with (vector) atomics into dX, which stays in L2. */
 template <int V, int G, bool ONE_PART, int U>
 __global__ void __launch_bounds__(BLOCK) backward_kernel(
 	const int4 *__restrict__ items, int64_t nitems, const int32_t *__restrict__ indices,
@@ -404,7 +434,7 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 enum { TURNS = 4 };
 
 typedef void (*forward_fn)(const int4 *, int64_t, const int32_t *, const int32_t *, const float *,
-			   const float *, const uint16_t *, int, int, int, float *);
+			   const float *, const uint16_t *, int, int, int, int, float *);
 typedef void (*backward_fn)(const int4 *, int64_t, const int32_t *, const float *,
 			    const uint16_t *, int, int, int, const float *, float *);
 
@@ -437,9 +467,13 @@ static void kernels_for(const layout &l, forward_fn *f, backward_fn *b)
 	pick_g<4>(l, f, b);
 }
 
-/* Shared memory a block, raising the kernel's limit when it passes 48 KiB. */
+/* Shared memory a block, raising the kernel's limit when it passes 48 KiB,
+ * and the largest carveout, so that shared memory does not cap the blocks
+ * an SM holds (the driver's default gave the forward 4 blocks of 8). */
 static int set_smem(const void *kernel, size_t smem, struct sp_err *err)
 {
+	GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+					    cudaSharedmemCarveoutMaxShared));
 	if (smem > 48 * 1024)
 		GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
 						    (int)smem));
@@ -485,14 +519,18 @@ static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, i
 		forward_fn f;
 		backward_fn unused;
 		kernels_for(l, &f, &unused);
-		const size_t smem = (size_t)WARPS * l.G * h * sizeof(float);
+		const int P = pow2_at_least(h) < 32 / l.G ? 32 / l.G : pow2_at_least(h);
+		int shift = 0;
+		while ((32 / l.G) << shift < P)
+			shift++;
+		const size_t smem = (size_t)WARPS * (32 << shift) * sizeof(float);
 		unsigned grid;
 		rc = set_smem((const void *)f, smem, err) ||
 		     resident_grid((const void *)f, smem, nitems, &grid, err);
 		if (!rc) {
 			f<<<grid, BLOCK, smem>>>(
 				(const int4 *)items, nitems, g->indptr, g->indices, g->vals, values, index,
-				h, k, l.parts, y);
+				h, k, l.parts, shift, y);
 			rc = gpu_check_status(cudaGetLastError(), "launch of forward_kernel", __FILE__,
 					      __LINE__, err);
 		}

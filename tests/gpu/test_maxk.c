@@ -216,6 +216,56 @@ static void test_star_of_degree_100000(void **state)
 	csr_free(&g);
 }
 
+/* Rows the bounds of the select must not fool: all equal, all zero, all
+ * negative, a NaN, -0 beside +0, infinities, and a few distinct values. */
+static void test_topk_special_rows(void **state)
+{
+	const int64_t n = 9;
+	const int hs[] = {33, 256, 512};
+	const int ks[] = {1, 5, 32, 33, 64, 65, 200};
+	for (int hi = 0; hi < 3; hi++) {
+		const int h = hs[hi];
+		float *x = malloc((size_t)(n * h) * sizeof *x);
+		for (int c = 0; c < h; c++) {
+			x[0 * h + c] = 1.5f;
+			x[1 * h + c] = 0.0f;
+			x[2 * h + c] = -1.0f - c;
+			x[3 * h + c] = c == 7 ? NAN : (float)(c % 13);
+			x[4 * h + c] = c % 2 ? -0.0f : 0.0f;
+			x[5 * h + c] = c == 3 ? INFINITY : c == 4 ? -INFINITY : (float)c / 1024;
+			x[6 * h + c] = (float)(c % 3);
+			x[7 * h + c] = c == h - 1 ? 2.0f : 1.0f;
+			x[8 * h + c] = (float)(h - c) * 1e-30f;
+		}
+		struct sp_err e;
+		float *x_d;
+		assert_int_equal(gpu_malloc((void **)&x_d, (size_t)(n * h) * 4, "x", &e), 0);
+		assert_int_equal(gpu_upload(x_d, x, (size_t)(n * h) * 4, &e), 0);
+		for (int ki = 0; ki < 7 && ks[ki] <= h; ki++) {
+			const int k = ks[ki];
+			struct cbsr c;
+			assert_int_equal(maxk_topk_ref(x, n, h, k, &c, &e), 0);
+			float *vals_d = dev_poisoned((size_t)(n * k) * 4);
+			uint16_t *idx_d = dev_poisoned((size_t)(n * k) * 2);
+			if (maxk_topk_gpu(x_d, n, h, k, vals_d, idx_d, &e) || gpu_sync(&e))
+				fail_msg("top-k: %s", e.msg);
+			float *vals = malloc((size_t)(n * k) * 4);
+			uint16_t *idx = malloc((size_t)(n * k) * 2);
+			assert_int_equal(gpu_download(vals, vals_d, (size_t)(n * k) * 4, &e), 0);
+			assert_int_equal(gpu_download(idx, idx_d, (size_t)(n * k) * 2, &e), 0);
+			assert_memory_equal(idx, c.index, (size_t)(n * k) * 2);
+			assert_memory_equal(vals, c.values, (size_t)(n * k) * 4);
+			free(vals);
+			free(idx);
+			gpu_free(vals_d);
+			gpu_free(idx_d);
+			cbsr_free(&c);
+		}
+		gpu_free(x_d);
+		free(x);
+	}
+}
+
 static void test_bad_k(void **state)
 {
 	struct sp_err e;
@@ -238,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_all_k_and_widths),
 		cmocka_unit_test(test_odd_graphs),
 		cmocka_unit_test(test_star_of_degree_100000),
+		cmocka_unit_test(test_topk_special_rows),
 		cmocka_unit_test(test_bad_k),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
