@@ -1,6 +1,7 @@
 /* GNN datasets: the dataset folder and the OGB raw layout loaded value for
- * value, every bad input with its one-line message naming the file, and
- * self-loops added without repeats. */
+ * value, every bad input with its one-line message naming the file, the
+ * --synthetic generators (csbm's structure, determinism for seeds and
+ * thread counts, power-law data) and self-loops added without repeats. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -449,6 +450,179 @@ static void test_add_selfloops(void **state)
 	gnn_data_free(&d);
 }
 
+/* ---- --synthetic ---- */
+
+static int is_symmetric(const struct csr *g)
+{
+	struct csr t;
+	struct sp_err e;
+	assert_int_equal(csr_transpose(g, NULL, &t, &e), 0);
+	int same = t.nnz == g->nnz &&
+		   !memcmp(t.indptr, g->indptr, (size_t)(g->nrows + 1) * sizeof *g->indptr) &&
+		   !memcmp(t.indices, g->indices, (size_t)g->nnz * sizeof *g->indices);
+	csr_free(&t);
+	return same;
+}
+
+static int same_data(const struct gnn_dataset *a, const struct gnn_dataset *b)
+{
+	return a->n == b->n && a->nfeat == b->nfeat && a->graph.nnz == b->graph.nnz &&
+	       !memcmp(a->graph.indptr, b->graph.indptr, (size_t)(a->n + 1) * sizeof(int64_t)) &&
+	       !memcmp(a->graph.indices, b->graph.indices, (size_t)a->graph.nnz * 4) &&
+	       !memcmp(a->features, b->features, (size_t)(a->n * a->nfeat) * 4) &&
+	       !memcmp(a->labels, b->labels, (size_t)a->n * 4) &&
+	       !memcmp(a->split, b->split, (size_t)a->n);
+}
+
+/* Generate spec: it must work, give these sizes and a graph without
+ * repeated edges, single-label. */
+static void synthesize(const char *spec, struct gnn_dataset *d, const char *name, int64_t n,
+		       int nfeat, int nclass)
+{
+	struct sp_err e;
+	if (gnn_data_synthetic(spec, d, &e))
+		fail_msg("%s", e.msg);
+	assert_string_equal(d->name, name);
+	assert_int_equal(d->n, n);
+	assert_int_equal(d->nfeat, nfeat);
+	assert_int_equal(d->nclass, nclass);
+	assert_int_equal(d->multilabel, 0);
+	assert_int_equal(csr_validate(&d->graph, CSR_CHECK_UNIQUE, spec, &e), 0);
+}
+
+static void test_csbm_defaults(void **state)
+{
+	struct gnn_dataset d;
+	synthesize("csbm", &d, "csbm", 3000, 32, 5);
+	assert_true(is_symmetric(&d.graph));
+	int64_t inside = 0, per_class[5] = {0};
+	for (int64_t i = 0; i < d.n; i++) {
+		assert_int_equal(d.labels[i], i % 5);
+		per_class[d.labels[i]]++;
+		for (int64_t j = d.graph.indptr[i]; j < d.graph.indptr[i + 1]; j++) {
+			assert_int_not_equal(d.graph.indices[j], i);
+			inside += d.labels[d.graph.indices[j]] == d.labels[i];
+		}
+	}
+	for (int c = 0; c < 5; c++)
+		assert_int_equal(per_class[c], 600);
+	/* Mean degree 10 less the few repeats; 70% of edges inside a class. */
+	double degree = (double)d.graph.nnz / (double)d.n, in = (double)inside / (double)d.graph.nnz;
+	if (degree < 9.7 || degree > 10.0 || fabs(in - 0.7) > 0.02)
+		fail_msg("mean degree %.3f, fraction inside %.3f", degree, in);
+	assert_int_equal(gnn_data_count(&d, GNN_TRAIN), 1800);
+	assert_int_equal(gnn_data_count(&d, GNN_VAL), 600);
+	assert_int_equal(gnn_data_count(&d, GNN_TEST), 600);
+	gnn_data_free(&d);
+}
+
+/* snr is the distance of each class mean from the origin in noise
+ * deviations: the features' class averages sit there. */
+static void test_csbm_options(void **state)
+{
+	struct gnn_dataset d;
+	synthesize("csbm:nodes=4000,classes=4,feat=8,deg=6,p_in=1,snr=5,seed=3", &d, "csbm", 4000,
+		   8, 4);
+	double mean[4][8] = {{0}};
+	for (int64_t i = 0; i < d.n; i++) {
+		for (int k = 0; k < 8; k++)
+			mean[d.labels[i]][k] += d.features[i * 8 + k] / 1000.0;
+		for (int64_t j = d.graph.indptr[i]; j < d.graph.indptr[i + 1]; j++)
+			assert_int_equal(d.labels[d.graph.indices[j]], d.labels[i]);
+	}
+	for (int c = 0; c < 4; c++) {
+		double norm = 0;
+		for (int k = 0; k < 8; k++)
+			norm += mean[c][k] * mean[c][k];
+		if (fabs(sqrt(norm) - 5) > 0.2)
+			fail_msg("class %d's mean lies %.3f from the origin, expected 5", c, sqrt(norm));
+	}
+	gnn_data_free(&d);
+}
+
+static void test_synthetic_is_deterministic(void **state)
+{
+	static const char *const specs[][2] = {
+		{"csbm:nodes=20000,seed=4", "csbm:nodes=20000,seed=5"},
+		{"powerlaw:nodes=9000,edges=50000,feat=5", "powerlaw:nodes=9000,edges=50000,feat=5,seed=2"},
+	};
+	struct gnn_dataset a, b, c;
+	struct sp_err e;
+	for (int s = 0; s < 2; s++) {
+		/* Several row and edge blocks, so threads share the work. */
+		setenv("SPKIT_THREADS", "1", 1);
+		if (gnn_data_synthetic(specs[s][0], &a, &e))
+			fail_msg("%s", e.msg);
+		setenv("SPKIT_THREADS", "3", 1);
+		assert_int_equal(gnn_data_synthetic(specs[s][0], &b, &e), 0);
+		assert_int_equal(gnn_data_synthetic(specs[s][1], &c, &e), 0);
+		unsetenv("SPKIT_THREADS");
+		assert_true(same_data(&a, &b));
+		assert_false(same_data(&a, &c));
+		assert_true(memcmp(a.features, c.features, 4 * 100) != 0);
+		gnn_data_free(&a);
+		gnn_data_free(&b);
+		gnn_data_free(&c);
+	}
+}
+
+/* The power-law path at a small size (reddit_like takes seconds, the same
+ * code): features N(0, 1), labels uniform over the classes. */
+static void test_powerlaw(void **state)
+{
+	struct gnn_dataset d;
+	synthesize("powerlaw:nodes=2000,edges=30000,feat=9,classes=4,seed=3", &d, "powerlaw", 2000,
+		   9, 4);
+	assert_int_equal(d.graph.nnz, 30000);
+	double sum = 0, sq = 0;
+	for (int64_t i = 0; i < d.n * 9; i++) {
+		sum += d.features[i];
+		sq += (double)d.features[i] * d.features[i];
+	}
+	double mean = sum / 18000, var = sq / 18000 - mean * mean;
+	if (fabs(mean) > 0.03 || fabs(var - 1) > 0.05)
+		fail_msg("features: mean %.4f, variance %.4f", mean, var);
+	int64_t per_class[4] = {0};
+	for (int64_t i = 0; i < d.n; i++) {
+		assert_in_range(d.labels[i], 0, 3);
+		per_class[d.labels[i]]++;
+	}
+	for (int c = 0; c < 4; c++)
+		assert_in_range(per_class[c], 400, 600);
+	assert_int_equal(gnn_data_count(&d, GNN_TRAIN), 1200);
+	assert_int_equal(gnn_data_count(&d, GNN_VAL), 400);
+	assert_int_equal(gnn_data_count(&d, GNN_TEST), 400);
+	gnn_data_free(&d);
+}
+
+static void test_synthetic_errors(void **state)
+{
+	static const char *const cases[][2] = {
+		{"cora", "unknown dataset 'cora' (csbm, reddit_like"},
+		{"csbm:nodes=9", "9 nodes are too few for 5 classes"},
+		{"csbm:p_in=1.5", "p_in=1.5: expected a number in [0, 1]"},
+		{"csbm:feat=1.5", "feat=1.5: expected an integer in [1, 1048576]"},
+		{"csbm:classes=1", "classes=1: expected an integer in [2, 65536]"},
+		{"csbm:colour=3", "unknown key 'colour' (csbm: nodes, classes"},
+		{"csbm:deg", "'deg' is not key=value"},
+		{"csbm:nodes=10,deg=20", "mean degree 20 exceeds the 9 other nodes"},
+		{"reddit_like:feat=0", "feat=0: expected an integer in [1, 1048576]"},
+		{"reddit_like:size=3", "unknown key 'size'"},
+		{"powerlaw:nodes=5,edges=100", "do not fit"},
+		{"powerlaw:nodes=2,edges=1", "2 nodes leave a split empty"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		struct gnn_dataset d;
+		struct sp_err e;
+		if (gnn_data_synthetic(cases[c][0], &d, &e) == 0)
+			fail_msg("'%s' was accepted", cases[c][0]);
+		assert_null(d.features);
+		assert_null(d.graph.indptr);
+		assert_int_equal(strncmp(e.msg, "--synthetic: ", 13), 0);
+		assert_msg_has(&e, cases[c][1], NULL);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +635,11 @@ int main(void)
 		cmocka_unit_test(test_ogb_bad_files),
 		cmocka_unit_test(test_ogb_bad_folders),
 		cmocka_unit_test(test_add_selfloops),
+		cmocka_unit_test(test_csbm_defaults),
+		cmocka_unit_test(test_csbm_options),
+		cmocka_unit_test(test_synthetic_is_deterministic),
+		cmocka_unit_test(test_powerlaw),
+		cmocka_unit_test(test_synthetic_errors),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }
