@@ -53,13 +53,14 @@ void gztext_close(struct gztext *t)
 
 static int grow(struct gztext *t, struct sp_err *err)
 {
+	/* scan points into buf: keep its place across the move. */
+	size_t p = (size_t)(t->scan.p - t->buf), end = (size_t)(t->scan.end - t->buf);
 	char *bigger = realloc(t->buf, t->cap * 2);
 	if (!bigger)
 		return sp_fail(err, "%s: out of memory for %zu bytes of text", t->scan.name,
 			       t->cap * 2);
-	/* scan points into the old buffer; callers rescan after reading. */
-	t->scan.p = bigger + (t->scan.p - t->buf);
-	t->scan.end = bigger + (t->scan.end - t->buf);
+	t->scan.p = bigger + p;
+	t->scan.end = bigger + end;
 	t->buf = bigger;
 	t->cap *= 2;
 	return 0;
