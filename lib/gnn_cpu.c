@@ -33,7 +33,7 @@ struct cpu_state {
 };
 
 struct gnn_graph {
-	struct csr a;  /* the graph, values the edge values */
+	struct csr a; /* the graph, values the edge values */
 	struct csr at; /* its transpose, so the backward gathers without atomics */
 	size_t bytes;
 };
@@ -267,7 +267,8 @@ static void gemm_pack(double *dst, const float *src, int64_t sx, int64_t sp, int
  * Fully unrolled, the accumulators live in registers and the compiler
  * vectorises across a row of NR. Each c element adds its products in
  * order of p, so C's sums are the plain left-to-right double sums. */
-GEMM_KERNEL_CLONES static void gemm_kernel(int64_t kc, const double *a, const double *b, double *c, int64_t ldc)
+GEMM_KERNEL_CLONES static void gemm_kernel(int64_t kc, const double *a, const double *b, double *c,
+					   int64_t ldc)
 {
 	double acc[GEMM_MR][GEMM_NR];
 #pragma GCC unroll 4
@@ -361,7 +362,8 @@ static void ew_range(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
 	switch (j->op) {
 	case EW_AXPBY: /* y = alpha x + beta y */
 		for (int64_t i = lo; i < hi; i++)
-			j->y[i] = (float)(j->alpha * j->x[i] + (j->beta != 0 ? j->beta * j->y[i] : 0));
+			j->y[i] = (float)(j->alpha * j->x[i] +
+					  (j->beta != 0 ? j->beta * j->y[i] : 0));
 		break;
 	case EW_AXPY_EPS: /* y += (1 + eps) x, alpha holding 1 + eps */
 		for (int64_t i = lo; i < hi; i++)
@@ -441,8 +443,8 @@ static int cpu_dropout(struct gnn_backend *b, const float *x, float *y, int64_t 
 }
 
 static int cpu_adam(struct gnn_backend *b, float *param, const float *grad, float *m1, float *m2,
-		    int64_t count, float lr, float beta1, float beta2, float eps, float weight_decay,
-		    int64_t t, struct sp_err *err)
+		    int64_t count, float lr, float beta1, float beta2, float eps,
+		    float weight_decay, int64_t t, struct sp_err *err)
 {
 	if (t < 1)
 		return sp_fail(err, "adam: step %lld is not positive", (long long)t);
@@ -552,8 +554,8 @@ static void layernorm_rows(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
 }
 
 static int cpu_layernorm(struct gnn_backend *b, const float *x, const float *gamma,
-			 const float *beta, int64_t m, int64_t n, float *y, float *mean, float *rstd,
-			 struct sp_err *err)
+			 const float *beta, int64_t m, int64_t n, float *y, float *mean,
+			 float *rstd, struct sp_err *err)
 {
 	if (negative_size(err, "layernorm", m, n))
 		return -1;
