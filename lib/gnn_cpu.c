@@ -356,6 +356,18 @@ struct ew_job {
 	double lr, beta1, beta2, eps, wd, bc1, bc2;
 };
 
+/* v where keep, else +0, by masking v's bits: a branch on a random sign
+ * or dropout mask mispredicts half the time, and made ReLU four times
+ * slower than axpby. */
+static inline float keep_or_zero(float v, int keep)
+{
+	uint32_t u;
+	memcpy(&u, &v, sizeof u);
+	u &= -(uint32_t)(keep != 0);
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
 static void ew_range(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
 {
 	const struct ew_job *j = ctx;
@@ -371,17 +383,16 @@ static void ew_range(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
 		break;
 	case EW_RELU: /* x < 0 is false for NaN, which passes through */
 		for (int64_t i = lo; i < hi; i++)
-			j->y[i] = j->x[i] < 0 ? 0.0f : j->x[i];
+			j->y[i] = keep_or_zero(j->x[i], !(j->x[i] < 0));
 		break;
 	case EW_RELU_BACKWARD: /* x is y, y_in is dy */
 		for (int64_t i = lo; i < hi; i++)
-			j->y[i] = j->x[i] > 0 ? j->y_in[i] : 0.0f;
+			j->y[i] = keep_or_zero(j->y_in[i], j->x[i] > 0);
 		break;
 	case EW_DROPOUT:
 		for (int64_t i = lo; i < hi; i++)
-			j->y[i] = gnn_dropout_keep(j->seed, (uint64_t)i, j->p)
-					  ? (float)(j->x[i] / (1.0 - j->p))
-					  : 0.0f;
+			j->y[i] = keep_or_zero((float)(j->x[i] / (1.0 - j->p)),
+					       gnn_dropout_keep(j->seed, (uint64_t)i, j->p));
 		break;
 	case EW_ADAM: /* y is the parameter, x the gradient */
 		for (int64_t i = lo; i < hi; i++) {
@@ -655,8 +666,9 @@ static int cpu_gather(struct gnn_backend *b, const float *dense, const uint16_t 
 
 /* ---- aggregation ---- */
 
-/* Columns a row's double accumulator covers at once (on the stack). */
-enum { SPMM_COLS = 256 };
+/* Columns a row's double accumulator covers at once (on the stack), and
+ * the run of them one call of add_scaled takes. */
+enum { SPMM_COLS = 256, SPMM_RUN = 16 };
 
 struct spmm_job {
 	const struct csr *a; /* values: the edge values */
@@ -664,6 +676,15 @@ struct spmm_job {
 	int64_t h;
 	float *y;
 };
+
+/* acc += v x over w entries. Called with w = SPMM_RUN where it can be:
+ * inlined with a constant count the compiler vectorises it (at -O2 only
+ * loops whose count it knows), three times the speed of the plain loop. */
+static inline void add_scaled(double *acc, double v, const float *x, int64_t w)
+{
+	for (int64_t c = 0; c < w; c++)
+		acc[c] += v * x[c];
+}
 
 /* y = A x for the rows lo..hi of A, in column blocks of SPMM_COLS. */
 static void spmm_rows(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
@@ -677,8 +698,10 @@ static void spmm_rows(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
 			for (int64_t e = j->a->indptr[r]; e < j->a->indptr[r + 1]; e++) {
 				const float *xr = j->x + j->a->indices[e] * j->h + c0;
 				double v = j->a->values[e];
-				for (int64_t c = 0; c < w; c++)
-					acc[c] += v * xr[c];
+				int64_t c = 0;
+				for (; c + SPMM_RUN <= w; c += SPMM_RUN)
+					add_scaled(acc + c, v, xr + c, SPMM_RUN);
+				add_scaled(acc + c, v, xr + c, w - c);
 			}
 			for (int64_t c = 0; c < w; c++)
 				j->y[r * j->h + c0 + c] = (float)acc[c];
