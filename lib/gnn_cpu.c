@@ -291,11 +291,12 @@ static void gemm_tile(void *ctx, int64_t chunk)
 	int64_t i0 = chunk / j->tiles_n * GEMM_MC, j0 = chunk % j->tiles_n * GEMM_NC;
 	int64_t mc = j->m - i0 < GEMM_MC ? j->m - i0 : GEMM_MC;
 	int64_t nc = j->n - j0 < GEMM_NC ? j->n - j0 : GEMM_NC;
-	double *acc = calloc(GEMM_MC * GEMM_NC + (GEMM_MC + GEMM_NC) * GEMM_KC, sizeof *acc);
+	double *acc = malloc((GEMM_MC * GEMM_NC + (GEMM_MC + GEMM_NC) * GEMM_KC) * sizeof *acc);
 	if (!acc) {
 		atomic_store(&j->failed, 1);
 		return;
 	}
+	memset(acc, 0, GEMM_MC * GEMM_NC * sizeof *acc); /* the panels are written by packing */
 	double *ap = acc + GEMM_MC * GEMM_NC, *bp = ap + GEMM_MC * GEMM_KC;
 	for (int64_t p0 = 0; j->alpha != 0 && p0 < j->k; p0 += GEMM_KC) {
 		int64_t kc = j->k - p0 < GEMM_KC ? j->k - p0 : GEMM_KC;
@@ -322,8 +323,9 @@ static int cpu_gemm(struct gnn_backend *b, int ta, int tb, int64_t m, int64_t n,
 		    float alpha, const float *A, const float *B, float beta, float *C,
 		    struct sp_err *err)
 {
-	if (negative_size(err, "gemm", m, n) || negative_size(err, "gemm", k, 0))
-		return -1;
+	if (m < 0 || n < 0 || k < 0)
+		return sp_fail(err, "gemm: size %lld x %lld x %lld is negative", (long long)m,
+			       (long long)n, (long long)k);
 	if (m == 0 || n == 0)
 		return 0;
 	struct gemm_job j = {

@@ -1067,7 +1067,9 @@ static void test_bad_arguments(void **state)
 	float *x = floats(64), *y = floats(64);
 	uint16_t *index = hold(64 * sizeof *index);
 	assert_int_equal(be->gemm(be, 0, 0, -1, 2, 2, 1, x, x, 0, y, &err), -1);
-	assert_msg_has(&err, "gemm: size -1 x 2 is negative", NULL);
+	assert_msg_has(&err, "gemm: size -1 x 2 x 2 is negative", NULL);
+	assert_int_equal(be->gemm(be, 0, 0, 2, 2, -5, 1, x, x, 0, y, &err), -1);
+	assert_msg_has(&err, "gemm: size 2 x 2 x -5 is negative", NULL);
 	assert_int_equal(be->topk(be, x, 4, 8, 0, y, index, &err), -1);
 	assert_msg_has(&err, "topk: k = 0 is outside 1..8", NULL);
 	assert_int_equal(be->topk(be, x, 1, 8, 9, y, index, &err), -1);
