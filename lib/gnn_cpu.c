@@ -229,8 +229,6 @@ static int cpu_graph_create(struct gnn_backend *b, const struct csr *g, enum edg
  * the packing. */
 enum { GEMM_MR = 4, GEMM_NR = 8, GEMM_MC = 64, GEMM_NC = 64, GEMM_KC = 256 };
 
-typedef double v4d __attribute__((vector_size(4 * sizeof(double))));
-
 struct gemm_job {
 	int64_t m, n, k;
 	float alpha, beta;
