@@ -33,7 +33,7 @@ struct cpu_state {
 };
 
 struct gnn_graph {
-	struct csr a;  /* the graph, values the edge values */
+	struct csr a; /* the graph, values the edge values */
 	struct csr at; /* its transpose, so the backward gathers without atomics */
 	size_t bytes;
 };
@@ -229,8 +229,6 @@ static int cpu_graph_create(struct gnn_backend *b, const struct csr *g, enum edg
  * the packing. */
 enum { GEMM_MR = 4, GEMM_NR = 8, GEMM_MC = 64, GEMM_NC = 64, GEMM_KC = 256 };
 
-typedef double v4d __attribute__((vector_size(4 * sizeof(double))));
-
 struct gemm_job {
 	int64_t m, n, k;
 	float alpha, beta;
@@ -267,7 +265,8 @@ static void gemm_pack(double *dst, const float *src, int64_t sx, int64_t sp, int
  * Fully unrolled, the accumulators live in registers and the compiler
  * vectorises across a row of NR. Each c element adds its products in
  * order of p, so C's sums are the plain left-to-right double sums. */
-GEMM_KERNEL_CLONES static void gemm_kernel(int64_t kc, const double *a, const double *b, double *c, int64_t ldc)
+GEMM_KERNEL_CLONES static void gemm_kernel(int64_t kc, const double *a, const double *b, double *c,
+					   int64_t ldc)
 {
 	double acc[GEMM_MR][GEMM_NR];
 #pragma GCC unroll 4
@@ -290,11 +289,12 @@ static void gemm_tile(void *ctx, int64_t chunk)
 	int64_t i0 = chunk / j->tiles_n * GEMM_MC, j0 = chunk % j->tiles_n * GEMM_NC;
 	int64_t mc = j->m - i0 < GEMM_MC ? j->m - i0 : GEMM_MC;
 	int64_t nc = j->n - j0 < GEMM_NC ? j->n - j0 : GEMM_NC;
-	double *acc = calloc(GEMM_MC * GEMM_NC + (GEMM_MC + GEMM_NC) * GEMM_KC, sizeof *acc);
+	double *acc = malloc((GEMM_MC * GEMM_NC + (GEMM_MC + GEMM_NC) * GEMM_KC) * sizeof *acc);
 	if (!acc) {
 		atomic_store(&j->failed, 1);
 		return;
 	}
+	memset(acc, 0, GEMM_MC * GEMM_NC * sizeof *acc); /* the panels are written by packing */
 	double *ap = acc + GEMM_MC * GEMM_NC, *bp = ap + GEMM_MC * GEMM_KC;
 	for (int64_t p0 = 0; j->alpha != 0 && p0 < j->k; p0 += GEMM_KC) {
 		int64_t kc = j->k - p0 < GEMM_KC ? j->k - p0 : GEMM_KC;
@@ -321,8 +321,9 @@ static int cpu_gemm(struct gnn_backend *b, int ta, int tb, int64_t m, int64_t n,
 		    float alpha, const float *A, const float *B, float beta, float *C,
 		    struct sp_err *err)
 {
-	if (negative_size(err, "gemm", m, n) || negative_size(err, "gemm", k, 0))
-		return -1;
+	if (m < 0 || n < 0 || k < 0)
+		return sp_fail(err, "gemm: size %lld x %lld x %lld is negative", (long long)m,
+			       (long long)n, (long long)k);
 	if (m == 0 || n == 0)
 		return 0;
 	struct gemm_job j = {
@@ -355,13 +356,26 @@ struct ew_job {
 	double lr, beta1, beta2, eps, wd, bc1, bc2;
 };
 
+/* v where keep, else +0, by masking v's bits: a branch on a random sign
+ * or dropout mask mispredicts half the time, and made ReLU four times
+ * slower than axpby. */
+static inline float keep_or_zero(float v, int keep)
+{
+	uint32_t u;
+	memcpy(&u, &v, sizeof u);
+	u &= -(uint32_t)(keep != 0);
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
 static void ew_range(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
 {
 	const struct ew_job *j = ctx;
 	switch (j->op) {
 	case EW_AXPBY: /* y = alpha x + beta y */
 		for (int64_t i = lo; i < hi; i++)
-			j->y[i] = (float)(j->alpha * j->x[i] + (j->beta != 0 ? j->beta * j->y[i] : 0));
+			j->y[i] = (float)(j->alpha * j->x[i] +
+					  (j->beta != 0 ? j->beta * j->y[i] : 0));
 		break;
 	case EW_AXPY_EPS: /* y += (1 + eps) x, alpha holding 1 + eps */
 		for (int64_t i = lo; i < hi; i++)
@@ -369,17 +383,16 @@ static void ew_range(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
 		break;
 	case EW_RELU: /* x < 0 is false for NaN, which passes through */
 		for (int64_t i = lo; i < hi; i++)
-			j->y[i] = j->x[i] < 0 ? 0.0f : j->x[i];
+			j->y[i] = keep_or_zero(j->x[i], !(j->x[i] < 0));
 		break;
 	case EW_RELU_BACKWARD: /* x is y, y_in is dy */
 		for (int64_t i = lo; i < hi; i++)
-			j->y[i] = j->x[i] > 0 ? j->y_in[i] : 0.0f;
+			j->y[i] = keep_or_zero(j->y_in[i], j->x[i] > 0);
 		break;
 	case EW_DROPOUT:
 		for (int64_t i = lo; i < hi; i++)
-			j->y[i] = gnn_dropout_keep(j->seed, (uint64_t)i, j->p)
-					  ? (float)(j->x[i] / (1.0 - j->p))
-					  : 0.0f;
+			j->y[i] = keep_or_zero((float)(j->x[i] / (1.0 - j->p)),
+					       gnn_dropout_keep(j->seed, (uint64_t)i, j->p));
 		break;
 	case EW_ADAM: /* y is the parameter, x the gradient */
 		for (int64_t i = lo; i < hi; i++) {
@@ -441,8 +454,8 @@ static int cpu_dropout(struct gnn_backend *b, const float *x, float *y, int64_t 
 }
 
 static int cpu_adam(struct gnn_backend *b, float *param, const float *grad, float *m1, float *m2,
-		    int64_t count, float lr, float beta1, float beta2, float eps, float weight_decay,
-		    int64_t t, struct sp_err *err)
+		    int64_t count, float lr, float beta1, float beta2, float eps,
+		    float weight_decay, int64_t t, struct sp_err *err)
 {
 	if (t < 1)
 		return sp_fail(err, "adam: step %lld is not positive", (long long)t);
@@ -552,8 +565,8 @@ static void layernorm_rows(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
 }
 
 static int cpu_layernorm(struct gnn_backend *b, const float *x, const float *gamma,
-			 const float *beta, int64_t m, int64_t n, float *y, float *mean, float *rstd,
-			 struct sp_err *err)
+			 const float *beta, int64_t m, int64_t n, float *y, float *mean,
+			 float *rstd, struct sp_err *err)
 {
 	if (negative_size(err, "layernorm", m, n))
 		return -1;
@@ -653,8 +666,9 @@ static int cpu_gather(struct gnn_backend *b, const float *dense, const uint16_t 
 
 /* ---- aggregation ---- */
 
-/* Columns a row's double accumulator covers at once (on the stack). */
-enum { SPMM_COLS = 256 };
+/* Columns a row's double accumulator covers at once (on the stack), and
+ * the run of them one call of add_scaled takes. */
+enum { SPMM_COLS = 256, SPMM_RUN = 16 };
 
 struct spmm_job {
 	const struct csr *a; /* values: the edge values */
@@ -662,6 +676,15 @@ struct spmm_job {
 	int64_t h;
 	float *y;
 };
+
+/* acc += v x over w entries. Called with w = SPMM_RUN where it can be:
+ * inlined with a constant count the compiler vectorises it (at -O2 only
+ * loops whose count it knows), three times the speed of the plain loop. */
+static inline void add_scaled(double *acc, double v, const float *x, int64_t w)
+{
+	for (int64_t c = 0; c < w; c++)
+		acc[c] += v * x[c];
+}
 
 /* y = A x for the rows lo..hi of A, in column blocks of SPMM_COLS. */
 static void spmm_rows(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
@@ -675,8 +698,10 @@ static void spmm_rows(void *ctx, int64_t chunk, int64_t lo, int64_t hi)
 			for (int64_t e = j->a->indptr[r]; e < j->a->indptr[r + 1]; e++) {
 				const float *xr = j->x + j->a->indices[e] * j->h + c0;
 				double v = j->a->values[e];
-				for (int64_t c = 0; c < w; c++)
-					acc[c] += v * xr[c];
+				int64_t c = 0;
+				for (; c + SPMM_RUN <= w; c += SPMM_RUN)
+					add_scaled(acc + c, v, xr + c, SPMM_RUN);
+				add_scaled(acc + c, v, xr + c, w - c);
 			}
 			for (int64_t c = 0; c < w; c++)
 				j->y[r * j->h + c0 + c] = (float)acc[c];
