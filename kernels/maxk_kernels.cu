@@ -226,25 +226,36 @@ static layout layout_for(int k, int h, int max_floats)
 	return layout{V, G, (k + KP * V - 1) / (KP * V)};
 }
 
+/* V kept column indices, two to a register as stored (unpacked at use:
+ * the forward holds U turns of them in flight). */
+template <int V> struct packed_index {
+	uint32_t w[(V + 1) / 2];
+	__device__ __forceinline__ int operator[](int i) const
+	{
+		return (int)((w[i / 2] >> (16 * (i & 1))) & 0xffffu);
+	}
+};
+
 template <int V> struct slots {
 	float v[V];
-	int c[V];
+	packed_index<V> c;
 };
 
 /* Kept column indices of V consecutive slots at offset `at` (a multiple of
  * V, so the vector load is aligned). */
 template <int V>
-__device__ __forceinline__ void load_index(const uint16_t *__restrict__ xi, uint32_t at, int *c)
+__device__ __forceinline__ packed_index<V> load_index(const uint16_t *__restrict__ xi, uint32_t at)
 {
+	packed_index<V> c;
 	if constexpr (V == 4) {
 		const uint2 i = *(const uint2 *)(xi + at);
-		c[0] = i.x & 0xffff, c[1] = i.x >> 16, c[2] = i.y & 0xffff, c[3] = i.y >> 16;
+		c.w[0] = i.x, c.w[1] = i.y;
 	} else if constexpr (V == 2) {
-		const uint32_t i = *(const uint32_t *)(xi + at);
-		c[0] = i & 0xffff, c[1] = i >> 16;
+		c.w[0] = *(const uint32_t *)(xi + at);
 	} else {
-		c[0] = xi[at];
+		c.w[0] = xi[at];
 	}
+	return c;
 }
 
 /* ... and their values. */
@@ -322,8 +333,10 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 		__syncwarp();
 		for (int base = it.y; base < it.y + it.z; base += 32) {
 			const int cnt = min(32, it.y + it.z - base);
-			const int my_j = lane < cnt ? indices[base + lane] : 0;
-			const float my_a = lane < cnt ? vals[base + lane] : 0.0f;
+			/* The edges, y and dY stream through once: evict them first, so
+			 * the kept values (gathered again and again) keep L2. */
+			const int my_j = lane < cnt ? __ldcs(indices + base + lane) : 0;
+			const float my_a = lane < cnt ? __ldcs(vals + base + lane) : 0.0f;
 			const int steps = cnt * parts;
 			for (int q0 = 0; q0 < steps; q0 += U * G) {
 				slots<V> x[U];
@@ -337,7 +350,7 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 					a[u] = tr.a;
 					if (tr.ok) {
 						load_values<V>(xv, tr.at, x[u].v);
-						load_index<V>(xi, tr.at, x[u].c);
+						x[u].c = load_index<V>(xi, tr.at);
 					}
 				}
 #pragma unroll
@@ -364,7 +377,7 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 			const int c = ((lane % (32 / G)) << shift) | (a >> 5);
 			if (lane < 32 / G && c < h) {
 				if (sole)
-					out[c] = s;
+					__stcs(out + c, s);
 				else
 					atomicAdd(out + c, s);
 			}
@@ -387,22 +400,22 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 		const int4 it = items[w];
 		__syncwarp(); /* the last item's reads of row are done */
 		for (int c = lane; c < h; c += 32)
-			row[c] = dy[(size_t)it.x * h + c];
+			row[c] = __ldcs(dy + (size_t)it.x * h + c);
 		__syncwarp();
 		for (int base = it.y; base < it.y + it.z; base += 32) {
 			const int cnt = min(32, it.y + it.z - base);
-			const int my_j = lane < cnt ? indices[base + lane] : 0;
-			const float my_a = lane < cnt ? vals[base + lane] : 0.0f;
+			const int my_j = lane < cnt ? __ldcs(indices + base + lane) : 0;
+			const float my_a = lane < cnt ? __ldcs(vals + base + lane) : 0.0f;
 			const int steps = cnt * parts;
 			for (int q0 = 0; q0 < steps; q0 += U * G) {
 				turn tr[U];
-				int c[U][V];
+				packed_index<V> c[U];
 #pragma unroll
 				for (int u = 0; u < U; u++) {
 					tr[u] = turn_at<V, G, ONE_PART>(q0 + u * G + grp, steps, parts, sub,
 									k, my_j, my_a);
 					if (tr[u].ok)
-						load_index<V>(xi, tr[u].at, c[u]);
+						c[u] = load_index<V>(xi, tr[u].at);
 				}
 #pragma unroll
 				for (int u = 0; u < U; u++) {
