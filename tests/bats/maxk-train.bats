@@ -378,3 +378,26 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 		[ ! -e "$T/log.csv" ]
 	done
 }
+
+@test "the predictions equal a NumPy forward pass of the saved weights, for every model" {
+	dataset "$T/ds"
+	local args nl sl
+	while read -r args; do
+		"$BIN/$G" "$T/ds" "${SMALL[@]}" --epochs 3 $args --save-model "$T/m.npz" \
+			--predict "$T/p.npy" -q > /dev/null
+		nl=maxk sl=
+		[[ $args == *relu* ]] && nl=relu
+		[[ $args == *selfloop* ]] && sl=selfloop
+		run "$PY" "$REPO/tests/bats/ref/gnn_forward.py" "$T/ds" "$T/m.npz" "$T/p.npy" $nl 4 $sl
+		[ "$status" -eq 0 ] || { echo "$args: $output"; return 1; }
+	done <<-EOF
+	--model sage --nonlinear relu
+	--model sage --norm
+	--model gcn
+	--model gcn --nonlinear relu --norm --selfloop
+	--model gin --nonlinear relu
+	--model gin --norm --layers 3
+	--layers 0
+	--layers 0 --nonlinear relu
+	EOF
+}
