@@ -157,6 +157,26 @@ int csr_sort_rows(struct csr *g, const char *name, struct sp_err *err)
 	return 0;
 }
 
+void csr_drop_duplicates(struct csr *g)
+{
+	int64_t out = 0, begin = 0;
+	for (int64_t r = 0; r < g->nrows; r++) {
+		int64_t end = g->indptr[r + 1], row_out = out;
+		for (int64_t j = begin; j < end; j++) {
+			/* Sorted: a repeat equals the entry kept last in this row. */
+			if (out > row_out && g->indices[j] == g->indices[out - 1])
+				continue;
+			g->indices[out] = g->indices[j];
+			if (g->values)
+				g->values[out] = g->values[j];
+			out++;
+		}
+		begin = end;
+		g->indptr[r + 1] = out;
+	}
+	g->nnz = out;
+}
+
 int csr_transpose(const struct csr *g, const float *vals, struct csr *at, struct sp_err *err)
 {
 	if (!vals)

@@ -45,6 +45,11 @@ int csr_from_coo(struct csr *g, int64_t nrows, int64_t ncols, int64_t nnz, const
  * columns keep their order. Fails only for want of memory. */
 int csr_sort_rows(struct csr *g, const char *name, struct sp_err *err);
 
+/* Keep one entry of each repeated column within a row (the first, with its
+ * value), in place; rows must be sorted (csr_sort_rows). nnz and indptr
+ * shrink to what is left; the arrays keep their size. */
+void csr_drop_duplicates(struct csr *g);
+
 /* at = g's transpose (ncols x nrows), values carried along when g has them
  * (or taken from vals when given, for edge values kept beside a pattern
  * graph). Stable: each row of at lists its columns in ascending order. */

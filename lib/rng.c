@@ -56,9 +56,22 @@ double rng_uniform(struct rng *r)
 	return (double)(rng_u64(r) >> 11) * 0x1.0p-53;
 }
 
-double rng_normal(struct rng *r)
+/* Box-Muller's radius from the first uniform; the angle takes the second. */
+static double normal_radius(struct rng *r)
 {
 	double u1 = 1.0 - rng_uniform(r); /* (0, 1]: log is finite */
-	double u2 = rng_uniform(r);
-	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+	return sqrt(-2.0 * log(u1));
+}
+
+double rng_normal(struct rng *r)
+{
+	double rad = normal_radius(r);
+	return rad * cos(6.283185307179586 * rng_uniform(r));
+}
+
+void rng_normal2(struct rng *r, double *a, double *b)
+{
+	double rad = normal_radius(r), t = 6.283185307179586 * rng_uniform(r);
+	*a = rad * cos(t);
+	*b = rad * sin(t);
 }

@@ -1,6 +1,6 @@
 /* The CSR type's own functions: every csr_validate failure and its
  * message, csr_from_coo (stable, duplicates kept, range checked),
- * csr_sort_rows and csr_alloc's size checks. */
+ * csr_sort_rows, csr_drop_duplicates and csr_alloc's size checks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -162,6 +162,14 @@ static void test_from_coo(void **state)
 	const float vs[] = {4, 2, 6, 3, 1, 5}; /* stable: repeated columns keep their order */
 	assert_csr(&g, 3, 4, 6, p, is, vs);
 	assert_int_equal(csr_validate(&g, CSR_CHECK_SORTED, "c", &e), 0);
+	/* Repeats dropped, each first one kept with its value; the empty row
+	 * and a row of one repeat stay right. */
+	csr_drop_duplicates(&g);
+	const int64_t pu[] = {0, 2, 2, 4};
+	const int32_t iu[] = {0, 2, 0, 3};
+	const float vu[] = {4, 2, 3, 1};
+	assert_csr(&g, 3, 4, 4, pu, iu, vu);
+	assert_int_equal(csr_validate(&g, CSR_CHECK_UNIQUE, "c", &e), 0);
 	csr_free(&g);
 	assert_null(g.indptr);
 

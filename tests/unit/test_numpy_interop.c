@@ -2,8 +2,10 @@
  * they write, we read and check the values against formulas both sides
  * compute; we write, they read and compare with their own files.
  * tests/interop/make_inputs.py makes the inputs, check_outputs.py checks
- * ours. Run from the repository root (as `make test` does). Without NumPy
- * or SciPy the tests fail: CI must install python3-numpy and python3-scipy. */
+ * ours; make_gnn_dataset.py writes GNN datasets (a folder and OGB's raw
+ * layout, gzipped by Python) for gnn_data_load. Run from the repository
+ * root (as `make test` does). Without NumPy or SciPy the tests fail: CI
+ * must install python3-numpy and python3-scipy. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "csr_npz.h"
+#include "gnn_data.h"
 #include "half.h"
 #include "npy.h"
 #include "npz.h"
@@ -232,6 +235,55 @@ static void test_scipy_matrices_both_ways(void **state)
 	python("check_outputs.py", "sparse");
 }
 
+/* What make_gnn_dataset.py writes, by its formulas: node i's edges go to
+ * (7i + 3) mod 50 and, in the folder, to (13i + 1) mod 50; the OGB folder's
+ * are made symmetric. */
+static void expect_gnn_dataset(const struct gnn_dataset *d, int ogb)
+{
+	enum { N = 50 };
+	static unsigned char adj[N][N];
+	memset(adj, 0, sizeof adj);
+	for (int i = 0; i < N; i++) {
+		adj[i][(7 * i + 3) % N] = 1;
+		if (ogb)
+			adj[(7 * i + 3) % N][i] = 1;
+		else
+			adj[i][(13 * i + 1) % N] = 1;
+	}
+	assert_int_equal(d->n, N);
+	for (int i = 0, j = 0; i < N; i++) {
+		int64_t e = d->graph.indptr[i];
+		for (j = 0; j < N; j++)
+			if (adj[i][j])
+				assert_int_equal(d->graph.indices[e++], j);
+		assert_int_equal(d->graph.indptr[i + 1], e);
+	}
+	assert_int_equal(d->nfeat, 6);
+	for (int i = 0; i < N; i++)
+		for (int k = 0; k < 6; k++)
+			assert_true(d->features[i * 6 + k] == (float)((i - 25) / 4.0 + k / 8.0));
+	assert_int_equal(d->nclass, 7);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(d->labels[i], i % 7);
+		assert_int_equal(d->split[i], i % 10 < 6 ? GNN_TRAIN : i % 10 < 8 ? GNN_VAL : GNN_TEST);
+	}
+}
+
+static void test_gnn_datasets_from_python(void **state)
+{
+	struct gnn_dataset d;
+	struct sp_err e;
+	python("make_gnn_dataset.py", "");
+	if (gnn_data_load(test_path("gnn_folder"), &d, &e))
+		fail_msg("%s", e.msg);
+	expect_gnn_dataset(&d, 0);
+	gnn_data_free(&d);
+	if (gnn_data_load(test_path("gnn_ogb"), &d, &e))
+		fail_msg("%s", e.msg);
+	expect_gnn_dataset(&d, 1);
+	gnn_data_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_npy_both_ways),
 		cmocka_unit_test(test_npz_both_ways),
 		cmocka_unit_test(test_scipy_matrices_both_ways),
+		cmocka_unit_test(test_gnn_datasets_from_python),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

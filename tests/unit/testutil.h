@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "csr.h"
 #include "err.h"
 
@@ -132,6 +134,18 @@ static inline const char *test_write(const char *name, const char *text)
 {
 	const char *path = test_path("%s", name);
 	test_spit(path, text, strlen(text));
+	return path;
+}
+
+/* Write len bytes of text gzip-compressed (zlib's gzwrite) to NAME in the
+ * scratch folder; returns the path (test_path's). */
+static inline const char *test_write_gz(const char *name, const char *text, size_t len)
+{
+	const char *path = test_path("%s", name);
+	gzFile f = gzopen(path, "wb1"); /* level 1: quick, and every level reads alike */
+	assert_non_null(f);
+	assert_int_equal(gzwrite(f, text, (unsigned)len), (int)len);
+	assert_int_equal(gzclose(f), Z_OK);
 	return path;
 }
 
