@@ -9,7 +9,9 @@
  * ends in _host. Every operation returns 0, or -1 with err set (the GPU
  * backend reports CUDA/cuBLAS/cuSPARSE failures with their message).
  * Operations may run asynchronously; to_host and sync wait. Counts are
- * element counts. */
+ * element counts. Where an operation scales its output's old contents by
+ * beta (gemm, col_sum, axpby, dot), beta = 0 ignores them, as BLAS does:
+ * a NaN there does not survive. */
 #ifndef SPKIT_GNN_BACKEND_H
 #define SPKIT_GNN_BACKEND_H
 
@@ -51,7 +53,8 @@ struct gnn_backend {
 
 	/* g (pattern CSR, n x n) with edge values of the given normalisation;
 	 * warp4 (records x 4 int32, maxk-genmeta's work items of g) may be
-	 * NULL for backends that do not use them. */
+	 * NULL for backends that do not use them. The backend keeps its own
+	 * copy: g may be freed afterwards. */
 	int (*graph_create)(struct gnn_backend *b, const struct csr *g, enum edge_norm norm,
 			    const int32_t *warp4_host, int64_t records, struct gnn_graph **out,
 			    struct sp_err *err);
@@ -80,20 +83,22 @@ struct gnn_backend {
 	int (*dot)(struct gnn_backend *b, const float *x, const float *y, int64_t count, float beta,
 		   float *out, struct sp_err *err);
 
-	/* Nonlinearities. relu: y = max(x, 0) (y may be x). relu_backward:
-	 * dx = dy where y > 0, else 0 (dx may be dy). */
+	/* Nonlinearities. relu: y = max(x, 0), a NaN staying NaN (y may be x).
+	 * relu_backward: dx = dy where y > 0, else 0 (dx may be dy). */
 	int (*relu)(struct gnn_backend *b, const float *x, float *y, int64_t count,
 		    struct sp_err *err);
 	int (*relu_backward)(struct gnn_backend *b, const float *y, const float *dy, float *dx,
 			     int64_t count, struct sp_err *err);
-	/* Inverted dropout with rate p: y[i] = x[i] / (1 - p) if
-	 * gnn_dropout_keep(seed, i, p), else 0. Its backward is the same call
-	 * on dy with the same seed. y may be x. */
+	/* Inverted dropout with rate p in [0, 1): y[i] = x[i] / (1 - p) if
+	 * gnn_dropout_keep(seed, i, p), else 0; i is the flat element index,
+	 * and p = 0 copies. Its backward is the same call on dy with the same
+	 * seed. y may be x. */
 	int (*dropout)(struct gnn_backend *b, const float *x, float *y, int64_t count, float p,
 		       uint64_t seed, struct sp_err *err);
-	/* LayerNorm over rows of n (epsilon 1e-5, biased variance, as PyTorch):
-	 * y = (x - mean) * rstd * gamma + beta; mean and rstd (m each) are
-	 * saved for the backward, which writes dx and overwrites dgamma/dbeta. */
+	/* LayerNorm over rows of n >= 1 (epsilon 1e-5, biased variance, as
+	 * PyTorch): y = (x - mean) * rstd * gamma + beta, rstd =
+	 * 1 / sqrt(var + 1e-5); mean and rstd (m each) are saved for the
+	 * backward, which writes dx and overwrites dgamma/dbeta. */
 	int (*layernorm)(struct gnn_backend *b, const float *x, const float *gamma,
 			 const float *beta, int64_t m, int64_t n, float *y, float *mean, float *rstd,
 			 struct sp_err *err);
@@ -102,7 +107,10 @@ struct gnn_backend {
 				  int64_t m, int64_t n, float *dx, float *dgamma, float *dbeta,
 				  struct sp_err *err);
 
-	/* MaxK (lib/maxk_ref.h says exactly what each computes). */
+	/* MaxK (lib/maxk_ref.h says exactly what each computes): topk is
+	 * maxk_topk_ref into values/index (m x k; k in 1..h, h at most
+	 * MAXK_MAX_WIDTH), scatter is cbsr_to_dense, gather is
+	 * maxk_backward_ref (out[i][t] = dense[i][index[i][t]]). */
 	int (*topk)(struct gnn_backend *b, const float *x, int64_t m, int h, int k, float *values,
 		    uint16_t *index, struct sp_err *err);
 	int (*scatter)(struct gnn_backend *b, const float *values, const uint16_t *index,
@@ -129,7 +137,9 @@ struct gnn_backend {
 	 * gnn_split), averaged over those rows: softmax cross-entropy against
 	 * class ids, or binary cross-entropy with logits against 0/1 targets
 	 * (averaged over rows x classes). Write the loss to *loss (a 1-element
-	 * buffer) and the gradient of it to dlogits (zero on other rows). */
+	 * buffer) and the gradient of it to dlogits (zero on other rows). No
+	 * such rows: loss 0 and dlogits 0. The labels of the counted rows are
+	 * in 0..c-1 (the CPU backend fails otherwise). */
 	int (*softmax_xent)(struct gnn_backend *b, const float *logits, const int32_t *labels,
 			    const uint8_t *mask, int which, int64_t m, int c, float *dlogits,
 			    float *loss, struct sp_err *err);
@@ -138,7 +148,10 @@ struct gnn_backend {
 		   struct sp_err *err);
 
 	/* Adam as PyTorch's (L2 weight decay added to the gradient, bias
-	 * correction with step t >= 1) over count parameters at once. */
+	 * correction with step t >= 1) over count parameters at once:
+	 *   g = grad + weight_decay param (grad itself is not changed)
+	 *   m1 = beta1 m1 + (1 - beta1) g;  m2 = beta2 m2 + (1 - beta2) g^2
+	 *   param -= lr (m1 / (1 - beta1^t)) / (sqrt(m2 / (1 - beta2^t)) + eps) */
 	int (*adam)(struct gnn_backend *b, float *param, const float *grad, float *m1, float *m2,
 		    int64_t count, float lr, float beta1, float beta2, float eps, float weight_decay,
 		    int64_t t, struct sp_err *err);

@@ -8,15 +8,22 @@
 
 enum { ROWS_PER_CHUNK = 1024 };
 
-int cbsr_alloc(struct cbsr *c, int64_t n, int h, int k, struct sp_err *err)
+int cbsr_check(int64_t n, int h, int k, struct sp_err *err)
 {
-	memset(c, 0, sizeof *c);
 	if (h < 1 || h > MAXK_MAX_WIDTH)
 		return sp_fail(err, "feature width %d is outside 1..%d", h, MAXK_MAX_WIDTH);
 	if (k < 1 || k > h)
 		return sp_fail(err, "k = %d is outside 1..%d (the feature width)", k, h);
 	if (n < 0 || n > CSR_MAX_DIM)
 		return sp_fail(err, "%lld rows is out of range", (long long)n);
+	return 0;
+}
+
+int cbsr_alloc(struct cbsr *c, int64_t n, int h, int k, struct sp_err *err)
+{
+	memset(c, 0, sizeof *c);
+	if (cbsr_check(n, h, k, err))
+		return -1;
 	c->n = n;
 	c->h = h;
 	c->k = k;
@@ -127,12 +134,17 @@ static void topk_rows(void *ctx, int64_t chunk)
 	}
 }
 
+void maxk_topk_fill(const float *x, struct cbsr *out)
+{
+	struct topk_job j = {x, out};
+	parallel_for((out->n + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, topk_rows, &j);
+}
+
 int maxk_topk_ref(const float *x, int64_t n, int h, int k, struct cbsr *out, struct sp_err *err)
 {
 	if (cbsr_alloc(out, n, h, k, err))
 		return -1;
-	struct topk_job j = {x, out};
-	parallel_for((n + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, topk_rows, &j);
+	maxk_topk_fill(x, out);
 	return 0;
 }
 
@@ -169,11 +181,16 @@ void edge_values(const struct csr *g, enum edge_norm norm, float *vals)
 	}
 }
 
+/* The SpGEMM and SSpMM write double (the references the GPU is tested
+ * against) or float (the CPU training backend): one of y/yf is set. Each
+ * row's sums are in double either way, so the float result is the double
+ * one rounded once. */
 struct spgemm_job {
 	const struct csr *a;
 	const float *a_vals;
 	const struct cbsr *x;
 	double *y;
+	float *yf;
 };
 
 static void spgemm_rows(void *ctx, int64_t chunk)
@@ -182,8 +199,9 @@ static void spgemm_rows(void *ctx, int64_t chunk)
 	const struct cbsr *x = j->x;
 	int64_t end = (chunk + 1) * ROWS_PER_CHUNK < j->a->nrows ? (chunk + 1) * ROWS_PER_CHUNK
 								  : j->a->nrows;
+	double acc[MAXK_MAX_WIDTH];
 	for (int64_t r = chunk * ROWS_PER_CHUNK; r < end; r++) {
-		double *yr = j->y + r * x->h;
+		double *yr = j->y ? j->y + r * x->h : acc;
 		memset(yr, 0, (size_t)x->h * sizeof *yr);
 		for (int64_t e = j->a->indptr[r]; e < j->a->indptr[r + 1]; e++) {
 			int64_t src = j->a->indices[e];
@@ -191,12 +209,21 @@ static void spgemm_rows(void *ctx, int64_t chunk)
 			for (int t = 0; t < x->k; t++)
 				yr[x->index[src * x->k + t]] += w * x->values[src * x->k + t];
 		}
+		if (j->yf)
+			for (int c = 0; c < x->h; c++)
+				j->yf[r * x->h + c] = (float)yr[c];
 	}
 }
 
 void maxk_spgemm_ref(const struct csr *a, const float *a_vals, const struct cbsr *x, double *y)
 {
-	struct spgemm_job j = {a, a_vals, x, y};
+	struct spgemm_job j = {a, a_vals, x, y, NULL};
+	parallel_for((a->nrows + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, spgemm_rows, &j);
+}
+
+void maxk_spgemm_float(const struct csr *a, const float *a_vals, const struct cbsr *x, float *y)
+{
+	struct spgemm_job j = {a, a_vals, x, NULL, y};
 	parallel_for((a->nrows + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, spgemm_rows, &j);
 }
 
@@ -206,6 +233,7 @@ struct sspmm_job {
 	const struct cbsr *x;
 	const float *dy;
 	double *dx;
+	float *dxf;
 };
 
 static void sspmm_rows(void *ctx, int64_t chunk)
@@ -213,18 +241,25 @@ static void sspmm_rows(void *ctx, int64_t chunk)
 	const struct sspmm_job *s = ctx;
 	const struct cbsr *x = s->x;
 	int64_t end = (chunk + 1) * ROWS_PER_CHUNK < x->n ? (chunk + 1) * ROWS_PER_CHUNK : x->n;
+	double acc[MAXK_MAX_WIDTH];
 	for (int64_t j = chunk * ROWS_PER_CHUNK; j < end; j++) {
-		double *dxj = s->dx + j * x->k;
+		double *dxj = s->dx ? s->dx + j * x->k : acc;
 		for (int t = 0; t < x->k; t++)
 			dxj[t] = 0;
-		if (j >= s->at->nrows)
-			continue;
-		for (int64_t e = s->at->indptr[j]; e < s->at->indptr[j + 1]; e++) {
+		int64_t lo = 0, hi = 0; /* a node past at's rows has no in-edges */
+		if (j < s->at->nrows) {
+			lo = s->at->indptr[j];
+			hi = s->at->indptr[j + 1];
+		}
+		for (int64_t e = lo; e < hi; e++) {
 			const float *dyr = s->dy + (int64_t)s->at->indices[e] * x->h;
 			double w = s->at_vals[e];
 			for (int t = 0; t < x->k; t++)
 				dxj[t] += w * dyr[x->index[j * x->k + t]];
 		}
+		if (s->dxf)
+			for (int t = 0; t < x->k; t++)
+				s->dxf[j * x->k + t] = (float)dxj[t];
 	}
 }
 
@@ -234,8 +269,14 @@ int maxk_sspmm_ref(const struct csr *a, const float *a_vals, const struct cbsr *
 	struct csr at;
 	if (csr_transpose(a, a_vals, &at, err))
 		return -1;
-	struct sspmm_job s = {&at, at.values, x, dy, dx};
+	struct sspmm_job s = {&at, at.values, x, dy, dx, NULL};
 	parallel_for((x->n + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, sspmm_rows, &s);
 	csr_free(&at);
 	return 0;
+}
+
+void maxk_sspmm_transposed(const struct csr *at, const struct cbsr *x, const float *dy, float *dx)
+{
+	struct sspmm_job s = {at, at->values, x, dy, NULL, dx};
+	parallel_for((x->n + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, sspmm_rows, &s);
 }

@@ -31,11 +31,15 @@ struct cbsr {
 
 #define MAXK_MAX_WIDTH 4096
 
+/* Fails unless h is in 1..MAXK_MAX_WIDTH, k in 1..h and n a valid row count. */
+int cbsr_check(int64_t n, int h, int k, struct sp_err *err);
 int cbsr_alloc(struct cbsr *c, int64_t n, int h, int k, struct sp_err *err);
 void cbsr_free(struct cbsr *c);
 
 /* Top-k of each row of x (n x h). k in 1..h. */
 int maxk_topk_ref(const float *x, int64_t n, int h, int k, struct cbsr *out, struct sp_err *err);
+/* The same into out's own arrays (shape set and checked by the caller). */
+void maxk_topk_fill(const float *x, struct cbsr *out);
 /* The kept entries scattered back into a dense n x h matrix of zeros. */
 void cbsr_to_dense(const struct cbsr *c, float *dense);
 /* Backward of MaxK: grad_kept[i][t] = grad[i][index[i][t]] (n x k). */
@@ -53,9 +57,14 @@ void edge_values(const struct csr *g, enum edge_norm norm, float *vals);
 
 /* Y = A X: y is n x h. a_vals holds A's nnz edge values. */
 void maxk_spgemm_ref(const struct csr *a, const float *a_vals, const struct cbsr *x, double *y);
+/* The same rounded to float (sums still in double). */
+void maxk_spgemm_float(const struct csr *a, const float *a_vals, const struct cbsr *x, float *y);
 /* dX[j][t] = sum over rows r with an edge (r, j) of A[r][j] dY[r][index[j][t]]:
  * dy is n x h, dx is n x k. Works through A's transpose (built here). */
 int maxk_sspmm_ref(const struct csr *a, const float *a_vals, const struct cbsr *x, const float *dy,
 		   double *dx, struct sp_err *err);
+/* The same from A's transpose at (its values the edge values, as
+ * csr_transpose carries them), built once by the caller; rounded to float. */
+void maxk_sspmm_transposed(const struct csr *at, const struct cbsr *x, const float *dy, float *dx);
 
 #endif
