@@ -1,6 +1,6 @@
 /* A tiny GNN dataset for the model and training tests: a random symmetric
  * graph (some nodes isolated), Gaussian features with a class signal, a
- * 60/20/20 split. Include after cmocka.h. */
+ * 60/20/20 split; gnn_data_free frees it. Include after cmocka.h. */
 #ifndef SPKIT_GNNUTIL_H
 #define SPKIT_GNNUTIL_H
 
@@ -54,15 +54,6 @@ static inline void gu_dataset(struct gnn_dataset *d, int64_t n, int nfeat, int n
 		int64_t at = i * 10 / n;
 		d->split[i] = at < 6 ? GNN_TRAIN : at < 8 ? GNN_VAL : GNN_TEST;
 	}
-}
-
-static inline void gu_dataset_free(struct gnn_dataset *d)
-{
-	csr_free(&d->graph);
-	free(d->features);
-	free(d->labels);
-	free(d->targets);
-	free(d->split);
 }
 
 #endif

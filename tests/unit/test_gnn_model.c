@@ -103,7 +103,6 @@ static void check_gradients(const struct gnn_dataset *d, const struct gnn_model_
 			checked++;
 		}
 	}
-	print_message("%d checked, %d skipped\n", checked, skipped);
 	if (skipped * 5 > checked)
 		fail_msg("%d samples checked, %d skipped at kinks", checked, skipped);
 	free(p);
@@ -128,12 +127,11 @@ static void test_gradients_all_models(void **state)
 				c.conv = conv;
 				c.nonlinear = nl;
 				c.norm = norm;
-				print_message("conv %d nonlinear %d norm %d\n", conv, nl, norm);
 				check_gradients(&d, &c);
 			}
 		}
 	}
-	gu_dataset_free(&d);
+	gnn_data_free(&d);
 }
 
 /* Dropout (its masks fixed by the epoch), the dense aggregation of MaxK
@@ -158,7 +156,7 @@ static void test_gradients_dropout_and_dense(void **state)
 		c.norm = 1;
 		check_gradients(&d, &c);
 	}
-	gu_dataset_free(&d);
+	gnn_data_free(&d);
 }
 
 static void test_gradients_baseline_and_bce(void **state)
@@ -176,8 +174,8 @@ static void test_gradients_baseline_and_bce(void **state)
 		c.conv = GNN_GIN;
 		check_gradients(&ml, &c);
 	}
-	gu_dataset_free(&d);
-	gu_dataset_free(&ml);
+	gnn_data_free(&d);
+	gnn_data_free(&ml);
 }
 
 static void forward_logits(struct gnn_model *m, int train, float *out)
@@ -234,7 +232,7 @@ static void test_aggregation_paths_agree(void **state)
 		gnn_model_free(dense);
 	}
 	b->destroy(b);
-	gu_dataset_free(&d);
+	gnn_data_free(&d);
 }
 
 static void test_validate(void **state)
@@ -256,7 +254,7 @@ static void test_validate(void **state)
 	assert_non_null(strstr(e.msg, "MaxK"));
 	gnn_model_free(m);
 	b->destroy(b);
-	gu_dataset_free(&d);
+	gnn_data_free(&d);
 }
 
 static void test_bad_config(void **state)
@@ -277,7 +275,7 @@ static void test_bad_config(void **state)
 	assert_int_equal(gnn_model_create(b, &d, &c, &m, &e), -1);
 	assert_non_null(strstr(e.msg, "dropout"));
 	b->destroy(b);
-	gu_dataset_free(&d);
+	gnn_data_free(&d);
 }
 
 /* The saved .npz holds PyTorch's names and shapes, and the initial values
@@ -344,7 +342,7 @@ static void test_save_names_and_init(void **state)
 	unlink(path);
 	gnn_model_free(m);
 	b->destroy(b);
-	gu_dataset_free(&d);
+	gnn_data_free(&d);
 }
 
 int main(void)

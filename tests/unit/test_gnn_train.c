@@ -97,7 +97,7 @@ static void test_loss_falls_and_runs_repeat(void **state)
 	assert_int_equal(a.t.logits_epoch, 12);
 	cleanup(&a);
 	cleanup(&b);
-	gu_dataset_free(&d);
+	gnn_data_free(&d);
 }
 
 static int stop_at_7(void *ctx)
@@ -167,7 +167,7 @@ static void test_resume_equals_uninterrupted(void **state)
 	unlink(log_a);
 	unlink(log_b);
 	rmdir(dir);
-	gu_dataset_free(&d);
+	gnn_data_free(&d);
 }
 
 static void test_resume_refuses_other_settings(void **state)
@@ -215,7 +215,7 @@ static void test_resume_refuses_other_settings(void **state)
 	assert_int_equal(b.t.epoch, 3);
 	cleanup(&b);
 	unlink(path);
-	gu_dataset_free(&d);
+	gnn_data_free(&d);
 }
 
 int main(void)
