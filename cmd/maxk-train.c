@@ -4,13 +4,11 @@
  * Options are parsed here; the work is in lib/ and kernels/. */
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "afile.h"
 #include "cli.h"
 #include "csr.h"
 #include "csvw.h"
@@ -413,34 +411,9 @@ static void check_output_folder(const char *option, const char *path)
 		cli_die("%s %s: cannot write in folder '%s'", option, path, dir);
 }
 
-static volatile sig_atomic_t stop_signal;
-
-/* With --checkpoint, a first SIGTERM/SIGINT/SIGUSR1 stops the run after the
- * current epoch and its checkpoint; a second one kills as usual. */
-static void on_stop_signal(int sig)
-{
-	if (stop_signal) {
-		afile_remove_all_unfinished();
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
-	stop_signal = sig;
-}
-
 static int stop_requested(void *ctx)
 {
-	return stop_signal != 0;
-}
-
-static void catch_stop_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGUSR1, &sa, NULL);
+	return cli_stop_signal() != 0;
 }
 
 struct run {
@@ -604,13 +577,13 @@ static void train(struct options *o)
 	struct gnn_train_hooks hooks = {.ctx = &run, .epoch_done = on_epoch,
 					.stop = stop_requested};
 	if (o->train.checkpoint)
-		catch_stop_signals();
+		cli_catch_stop_signals();
 	int rc = gnn_train_run(&t, &hooks, &err);
 	if (rc < 0)
 		cli_fatal(&err);
 	if (rc > 0)
 		cli_die("stopped by signal %d after epoch %lld; checkpoint %s written (continue "
-			"with --resume %s)", (int)stop_signal, (long long)t.epoch,
+			"with --resume %s)", cli_stop_signal(), (long long)t.epoch,
 			o->train.checkpoint, o->train.checkpoint);
 	write_outputs(o, &t);
 	report(o, &t, metric);

@@ -5,6 +5,7 @@
 #include "gnn_model.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,18 +53,24 @@ static void *balloc(struct gnn_model *m, size_t bytes, struct sp_err *err)
 	return p;
 }
 
-static int64_t add_param(struct gnn_model *m, const char *name, int ndim, int64_t rows,
-			 int64_t cols, enum init init, int64_t fan_in)
+/* A tensor named by fmt: a rows x cols matrix, or a vector of cols when
+ * rows is 0. */
+__attribute__((format(printf, 6, 7)))
+static int64_t add_param(struct gnn_model *m, int64_t rows, int64_t cols, enum init init,
+			 int64_t fan_in, const char *fmt, ...)
 {
 	struct gnn_param *p = &m->params[m->nparam_tensors++];
-	snprintf(p->name, sizeof p->name, "%s", name);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->name, sizeof p->name, fmt, ap);
+	va_end(ap);
 	p->offset = m->nparams;
-	p->ndim = ndim;
-	p->rows = rows;
+	p->ndim = rows ? 2 : 1;
+	p->rows = rows ? rows : 1;
 	p->cols = cols;
 	p->init = init;
 	p->fan_in = fan_in;
-	m->nparams += (rows * cols + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
+	m->nparams += (p->rows * cols + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
 	return p->offset;
 }
 
@@ -76,45 +83,36 @@ static int layout_params(struct gnn_model *m, struct sp_err *err)
 	m->lp = calloc((size_t)(c->layers + 1), sizeof *m->lp);
 	if (!m->params || !m->lp)
 		return sp_fail(err, "out of memory");
-	m->lin_in_w = add_param(m, "lin_in.weight", 2, H, m->nfeat, INIT_GLOROT, m->nfeat);
-	m->lin_in_b = add_param(m, "lin_in.bias", 1, 1, H, INIT_FAN_IN, m->nfeat);
-	char name[48];
+	m->lin_in_w = add_param(m, H, m->nfeat, INIT_GLOROT, m->nfeat, "lin_in.weight");
+	m->lin_in_b = add_param(m, 0, H, INIT_FAN_IN, m->nfeat, "lin_in.bias");
 	for (int l = 0; l < c->layers; l++) {
 		struct gnn_layer_params *lp = &m->lp[l];
 		*lp = (struct gnn_layer_params){-1, -1, -1, -1, -1, -1, -1};
 		switch (c->conv) {
 		case GNN_SAGE:
-			snprintf(name, sizeof name, "layers.%d.fc_self.weight", l);
-			lp->w_self = add_param(m, name, 2, H, H, INIT_GLOROT_RELU, H);
-			snprintf(name, sizeof name, "layers.%d.fc_neigh.weight", l);
-			lp->w_neigh = add_param(m, name, 2, H, H, INIT_GLOROT_RELU, H);
-			snprintf(name, sizeof name, "layers.%d.bias", l);
-			lp->bias = add_param(m, name, 1, 1, H, INIT_ZERO, H);
+			lp->w_self = add_param(m, H, H, INIT_GLOROT_RELU, H,
+					       "layers.%d.fc_self.weight", l);
+			lp->w_neigh = add_param(m, H, H, INIT_GLOROT_RELU, H,
+						"layers.%d.fc_neigh.weight", l);
+			lp->bias = add_param(m, 0, H, INIT_ZERO, H, "layers.%d.bias", l);
 			break;
 		case GNN_GCN:
-			snprintf(name, sizeof name, "layers.%d.weight", l);
-			lp->w = add_param(m, name, 2, H, H, INIT_GLOROT, H);
-			snprintf(name, sizeof name, "layers.%d.bias", l);
-			lp->bias = add_param(m, name, 1, 1, H, INIT_ZERO, H);
+			lp->w = add_param(m, H, H, INIT_GLOROT, H, "layers.%d.weight", l);
+			lp->bias = add_param(m, 0, H, INIT_ZERO, H, "layers.%d.bias", l);
 			break;
 		case GNN_GIN:
-			snprintf(name, sizeof name, "layers.%d.eps", l);
-			lp->eps = add_param(m, name, 1, 1, 1, INIT_ZERO, 1);
-			snprintf(name, sizeof name, "layers.%d.apply_func.weight", l);
-			lp->w = add_param(m, name, 2, H, H, INIT_FAN_IN, H);
-			snprintf(name, sizeof name, "layers.%d.apply_func.bias", l);
-			lp->bias = add_param(m, name, 1, 1, H, INIT_FAN_IN, H);
+			lp->eps = add_param(m, 0, 1, INIT_ZERO, 1, "layers.%d.eps", l);
+			lp->w = add_param(m, H, H, INIT_FAN_IN, H, "layers.%d.apply_func.weight", l);
+			lp->bias = add_param(m, 0, H, INIT_FAN_IN, H, "layers.%d.apply_func.bias", l);
 			break;
 		}
 		if (c->norm) {
-			snprintf(name, sizeof name, "norms.%d.weight", l);
-			lp->gamma = add_param(m, name, 1, 1, H, INIT_ONE, H);
-			snprintf(name, sizeof name, "norms.%d.bias", l);
-			lp->beta = add_param(m, name, 1, 1, H, INIT_ZERO, H);
+			lp->gamma = add_param(m, 0, H, INIT_ONE, H, "norms.%d.weight", l);
+			lp->beta = add_param(m, 0, H, INIT_ZERO, H, "norms.%d.bias", l);
 		}
 	}
-	m->lin_out_w = add_param(m, "lin_out.weight", 2, m->nclass, H, INIT_GLOROT, H);
-	m->lin_out_b = add_param(m, "lin_out.bias", 1, 1, m->nclass, INIT_FAN_IN, H);
+	m->lin_out_w = add_param(m, m->nclass, H, INIT_GLOROT, H, "lin_out.weight");
+	m->lin_out_b = add_param(m, 0, m->nclass, INIT_FAN_IN, H, "lin_out.bias");
 	return 0;
 }
 
