@@ -92,10 +92,10 @@ static void account(struct cuda_backend *c, size_t bytes, int add)
 }
 
 /* Blocks for a grid-stride loop over `items` taken `per_block` at a time:
- * enough to fill the device `waves` times over, never more than needed. */
-static unsigned blocks_for(const struct cuda_backend *c, int64_t items, int per_block, int waves)
+ * no more than needed, nor than `per_sm` blocks for each SM. */
+static unsigned blocks_for(const struct cuda_backend *c, int64_t items, int per_block, int per_sm)
 {
-	const int64_t need = (items + per_block - 1) / per_block, cap = (int64_t)c->sms * waves;
+	const int64_t need = (items + per_block - 1) / per_block, cap = (int64_t)c->sms * per_sm;
 	return (unsigned)(need < 1 ? 1 : need < cap ? need : cap);
 }
 
@@ -222,15 +222,19 @@ struct bias_add_op {
 	__device__ void operator()(int64_t i) const { y[i] += bias[i % n]; }
 };
 
+/* The arithmetic of these ops is in double, rounded to float once, as
+ * lib/gnn_cpu.c does: the work is memory-bound, so it costs nothing, and
+ * both backends agree to the last bit or close to it. */
+
 /* beta = 0 ignores y's old contents, as BLAS does (they may be NaN). */
 struct axpby_op {
-	float alpha;
+	double alpha;
 	const float *x;
-	float beta;
+	double beta;
 	float *y;
 	__device__ void operator()(int64_t i) const
 	{
-		y[i] = beta == 0.0f ? alpha * x[i] : alpha * x[i] + beta * y[i];
+		y[i] = (float)(alpha * x[i] + (beta != 0.0 ? beta * y[i] : 0.0));
 	}
 };
 
@@ -238,14 +242,17 @@ struct axpy_eps_op {
 	const float *eps;
 	const float *x;
 	float *y;
-	__device__ void operator()(int64_t i) const { y[i] += (1.0f + *eps) * x[i]; }
+	__device__ void operator()(int64_t i) const
+	{
+		y[i] = (float)(y[i] + (1.0 + (double)*eps) * x[i]);
+	}
 };
 
 struct relu_op {
 	const float *x;
 	float *y;
-	/* x > 0, not fmaxf: NaN gives 0, as the CPU's comparison does. */
-	__device__ void operator()(int64_t i) const { y[i] = x[i] > 0.0f ? x[i] : 0.0f; }
+	/* x < 0 is false for NaN, which passes through (and shows). */
+	__device__ void operator()(int64_t i) const { y[i] = x[i] < 0.0f ? 0.0f : x[i]; }
 };
 
 struct relu_backward_op {
@@ -259,29 +266,29 @@ struct dropout_op {
 	float *y;
 	float p;
 	uint64_t seed;
-	/* A division, as the header writes it, so the CPU and the GPU agree
-	 * to the bit (nvcc's float division is correctly rounded). */
+	/* A division, as the header writes it, in double as the CPU's: the
+	 * two agree to the bit (nvcc's division is correctly rounded). */
 	__device__ void operator()(int64_t i) const
 	{
-		y[i] = gnn_dropout_keep(seed, (uint64_t)i, p) ? x[i] / (1.0f - p) : 0.0f;
+		y[i] = gnn_dropout_keep(seed, (uint64_t)i, p) ? (float)(x[i] / (1.0 - p)) : 0.0f;
 	}
 };
 
-/* PyTorch's Adam (torch.optim.Adam, weight_decay as L2 on the gradient):
- * step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t). */
+/* PyTorch's Adam (torch.optim.Adam, weight_decay as L2 on the gradient),
+ * bc1 = 1 - beta1^t and bc2 = 1 - beta2^t the bias corrections. */
 struct adam_op {
 	float *param;
 	const float *grad;
 	float *m1, *m2;
-	float step_size, beta1, beta2, eps, weight_decay, bc2_sqrt;
+	double lr, beta1, beta2, eps, weight_decay, bc1, bc2;
 	__device__ void operator()(int64_t i) const
 	{
-		const float g = grad[i] + weight_decay * param[i];
-		const float a = beta1 * m1[i] + (1.0f - beta1) * g;
-		const float v = beta2 * m2[i] + (1.0f - beta2) * g * g;
-		m1[i] = a;
-		m2[i] = v;
-		param[i] -= step_size * a / (sqrtf(v) / bc2_sqrt + eps);
+		const double g = grad[i] + weight_decay * param[i];
+		const double a = beta1 * m1[i] + (1.0 - beta1) * g;
+		const double v = beta2 * m2[i] + (1.0 - beta2) * g * g;
+		m1[i] = (float)a;
+		m2[i] = (float)v;
+		param[i] = (float)(param[i] - lr * (a / bc1) / (sqrt(v / bc2) + eps));
 	}
 };
 
@@ -318,8 +325,8 @@ static int cuda_relu_backward(struct gnn_backend *b, const float *y, const float
 static int cuda_dropout(struct gnn_backend *b, const float *x, float *y, int64_t count, float p,
 			uint64_t seed, struct sp_err *err)
 {
-	if (!(p >= 0.0f && p <= 1.0f))
-		return sp_fail(err, "dropout: rate %g is outside 0..1", p);
+	if (!(p >= 0.0f && p < 1.0f))
+		return sp_fail(err, "dropout: rate %g is outside [0, 1)", (double)p);
 	return launch_each(impl(b), count, dropout_op{x, y, p, seed}, "dropout", err);
 }
 
@@ -331,8 +338,7 @@ static int cuda_adam(struct gnn_backend *b, float *param, const float *grad, flo
 		return sp_fail(err, "adam: step %lld, expected 1 or more", (long long)t);
 	const double bc1 = 1.0 - pow((double)beta1, (double)t);
 	const double bc2 = 1.0 - pow((double)beta2, (double)t);
-	const adam_op op = {param, grad, m1, m2, (float)(lr / bc1), beta1, beta2, eps, weight_decay,
-			    (float)sqrt(bc2)};
+	const adam_op op = {param, grad, m1, m2, lr, beta1, beta2, eps, weight_decay, bc1, bc2};
 	return launch_each(impl(b), count, op, "adam", err);
 }
 
@@ -374,8 +380,7 @@ __device__ double block_sum(double v)
 
 /* partials[block] = the sum of f(i) over the block's share of 0..count-1. */
 template <class F>
-__global__ void __launch_bounds__(THREADS) sum_partials_kernel(int64_t count, F f,
-							       double *partials)
+__global__ void __launch_bounds__(THREADS) sum_partials_kernel(int64_t count, F f, double *partials)
 {
 	double s = 0.0;
 	for (int64_t i = blockIdx.x * (int64_t)THREADS + threadIdx.x; i < count;
@@ -388,8 +393,8 @@ __global__ void __launch_bounds__(THREADS) sum_partials_kernel(int64_t count, F 
 
 /* One block adds the partials in a fixed order and hands the total to epi. */
 template <class E>
-__global__ void __launch_bounds__(THREADS) sum_finish_kernel(const double *partials, int parts,
-							     E epi)
+__global__ void __launch_bounds__(THREADS)
+	sum_finish_kernel(const double *partials, int parts, E epi)
 {
 	double s = 0.0;
 	for (int p = threadIdx.x; p < parts; p += THREADS)
@@ -399,13 +404,14 @@ __global__ void __launch_bounds__(THREADS) sum_finish_kernel(const double *parti
 		epi(s);
 }
 
-/* epi(sum of f(i) over 0..count-1), partial sums at `partials` (room for
- * reduce_parts(count) doubles). */
+/* The partial sums (doubles) reduce_sum writes for count items. */
 static unsigned reduce_parts(const struct cuda_backend *c, int64_t count)
 {
 	return blocks_for(c, count, THREADS, 4);
 }
 
+/* epi(the sum of f(i) over 0..count-1), through reduce_parts(count) partial
+ * sums at `partials`. */
 template <class F, class E>
 static int reduce_sum(const struct cuda_backend *c, int64_t count, F f, E epi, double *partials,
 		      struct sp_err *err)
@@ -422,9 +428,8 @@ static int reduce_sum(const struct cuda_backend *c, int64_t count, F f, E epi, d
  * WARPS row lanes (coalesced rows of 32 floats), each over one chunk of
  * rows; partials[chunk][c] in double. */
 template <class F>
-__global__ void __launch_bounds__(THREADS) column_partials_kernel(int64_t m, int64_t n,
-								  int64_t rows_per_chunk, F f,
-								  double *partials)
+__global__ void __launch_bounds__(THREADS)
+	column_partials_kernel(int64_t m, int64_t n, int64_t rows_per_chunk, F f, double *partials)
 {
 	__shared__ double part[WARPS][33];
 	const int64_t c = blockIdx.x * (int64_t)32 + threadIdx.x;
@@ -518,8 +523,8 @@ static int cuda_dot(struct gnn_backend *b, const float *x, const float *y, int64
 		    float beta, float *out, struct sp_err *err)
 {
 	struct cuda_backend *c = impl(b);
-	double *partials = (double *)scratch_reserve(
-		c, reduce_parts(c, count) * sizeof(double), err);
+	double *partials =
+		(double *)scratch_reserve(c, reduce_parts(c, count) * sizeof(double), err);
 	if (!partials)
 		return -1;
 	return reduce_sum(c, count, product_op{x, y}, store_dot{out, beta}, partials, err);
@@ -527,10 +532,10 @@ static int cuda_dot(struct gnn_backend *b, const float *x, const float *y, int64
 
 /* ---- LayerNorm: a warp a row ---- */
 
-__global__ void __launch_bounds__(THREADS) layernorm_kernel(
-	const float *__restrict__ x, const float *__restrict__ gamma,
-	const float *__restrict__ beta, int64_t m, int n, float *y, float *__restrict__ mean,
-	float *__restrict__ rstd)
+__global__ void __launch_bounds__(THREADS)
+	layernorm_kernel(const float *x, const float *__restrict__ gamma,
+			 const float *__restrict__ beta, int64_t m, int n, float *y,
+			 float *__restrict__ mean, float *__restrict__ rstd)
 {
 	const int lane = threadIdx.x & 31;
 	for (int64_t i = (blockIdx.x * (int64_t)THREADS + threadIdx.x) >> 5; i < m;
@@ -558,10 +563,11 @@ __global__ void __launch_bounds__(THREADS) layernorm_kernel(
 }
 
 /* dx = rstd (g - mean_j(g) - xhat mean_j(g xhat)), g = dy gamma. */
-__global__ void __launch_bounds__(THREADS) layernorm_backward_kernel(
-	const float *__restrict__ x, const float *__restrict__ dy, const float *__restrict__ gamma,
-	const float *__restrict__ mean, const float *__restrict__ rstd, int64_t m, int n,
-	float *__restrict__ dx)
+__global__ void __launch_bounds__(THREADS)
+	layernorm_backward_kernel(const float *__restrict__ x, const float *__restrict__ dy,
+				  const float *__restrict__ gamma, const float *__restrict__ mean,
+				  const float *__restrict__ rstd, int64_t m, int n,
+				  float *__restrict__ dx)
 {
 	const int lane = threadIdx.x & 31;
 	for (int64_t i = (blockIdx.x * (int64_t)THREADS + threadIdx.x) >> 5; i < m;
@@ -596,8 +602,8 @@ static int cuda_layernorm(struct gnn_backend *b, const float *x, const float *ga
 		return -1;
 	if (m == 0)
 		return 0;
-	layernorm_kernel<<<blocks_for(impl(b), m, WARPS, 32), THREADS>>>(x, gamma, beta, m, (int)n, y,
-									 mean, rstd);
+	layernorm_kernel<<<blocks_for(impl(b), m, WARPS, 32), THREADS>>>(x, gamma, beta, m, (int)n,
+									 y, mean, rstd);
 	GPU_CHECK_LAUNCH(err, "layernorm_kernel");
 	return 0;
 }
@@ -660,10 +666,13 @@ struct softmax_xent_row {
 		for (int j = lane; j < c; j += 32)
 			se += expf(z[j] - mx);
 		se = warp_sum(se);
+		/* Labels are checked when the data is loaded (the CPU backend checks
+		 * again); one out of range here reads nothing and makes the loss NaN. */
 		const int y = labels[i];
+		const float zy = y >= 0 && y < c ? z[y] : NAN;
 		for (int j = lane; j < c; j += 32)
 			g[j] = (expf(z[j] - mx) / se - (j == y ? 1.0f : 0.0f)) * scale;
-		return lane == 0 ? (double)(mx + logf(se) - z[y]) : 0.0;
+		return lane == 0 ? (double)(mx + logf(se) - zy) : 0.0;
 	}
 };
 
@@ -689,11 +698,9 @@ struct bce_row {
  * per_row)); the others a zero gradient. partials[block] = the block's
  * loss sum. */
 template <class Row>
-__global__ void __launch_bounds__(THREADS) loss_rows_kernel(int64_t m, int c,
-							    const uint8_t *__restrict__ mask,
-							    int which, Row row, double per_row,
-							    const double *count, float *dlogits,
-							    double *partials)
+__global__ void __launch_bounds__(THREADS)
+	loss_rows_kernel(int64_t m, int c, const uint8_t *__restrict__ mask, int which, Row row,
+			 double per_row, const double *count, float *dlogits, double *partials)
 {
 	const int lane = threadIdx.x & 31;
 	const double denom = *count * per_row;
@@ -743,7 +750,7 @@ static int loss(struct cuda_backend *cb, const char *op, Row row, const uint8_t 
 	if (reduce_sum(cb, m, in_split{mask, which}, store_count{count}, partials, err))
 		return -1;
 	loss_rows_kernel<<<rows_parts, THREADS>>>(m, c, mask, which, row, per_row, count, dlogits,
-						 partials);
+						  partials);
 	GPU_CHECK_LAUNCH(err, "loss_rows_kernel");
 	sum_finish_kernel<<<1, THREADS>>>(partials, (int)rows_parts,
 					  store_loss{loss_out, count, per_row});
@@ -763,8 +770,8 @@ static int cuda_bce(struct gnn_backend *b, const float *logits, const float *tar
 		    const uint8_t *mask, int which, int64_t m, int c, float *dlogits,
 		    float *loss_out, struct sp_err *err)
 {
-	return loss(impl(b), "bce", bce_row{logits, targets}, mask, which, m, c, (double)c,
-		    dlogits, loss_out, err);
+	return loss(impl(b), "bce", bce_row{logits, targets}, mask, which, m, c, (double)c, dlogits,
+		    loss_out, err);
 }
 
 /* ---- dense algebra ---- */
@@ -796,9 +803,9 @@ static int cuda_gemm(struct gnn_backend *b, int ta, int tb, int64_t m, int64_t n
 	const int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n);
 	/* cuBLAS wants leading dimensions of at least 1 even when k = 0. */
 	GPU_CHECK(err, cublasGemmEx(c->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-				    ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha, B,
-				    CUDA_R_32F, ldb > 1 ? ldb : 1, A, CUDA_R_32F, lda > 1 ? lda : 1,
-				    &beta, C, CUDA_R_32F, (int)n,
+				    ta ? CUBLAS_OP_T : CUBLAS_OP_N, (int)n, (int)m, (int)k, &alpha,
+				    B, CUDA_R_32F, ldb > 1 ? ldb : 1, A, CUDA_R_32F,
+				    lda > 1 ? lda : 1, &beta, C, CUDA_R_32F, (int)n,
 				    b->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
 				    CUBLAS_GEMM_DEFAULT));
 	return 0;
@@ -806,8 +813,8 @@ static int cuda_gemm(struct gnn_backend *b, int ta, int tb, int64_t m, int64_t n
 
 /* ---- MaxK ---- */
 
-static int cuda_topk(struct gnn_backend *b, const float *x, int64_t m, int h, int k,
-		     float *values, uint16_t *index, struct sp_err *err)
+static int cuda_topk(struct gnn_backend *b, const float *x, int64_t m, int h, int k, float *values,
+		     uint16_t *index, struct sp_err *err)
 {
 	if (m > INT32_MAX)
 		return sp_fail(err, "top-k: %lld rows is too many", (long long)m);
@@ -856,8 +863,10 @@ static int cuda_graph_create(struct gnn_backend *b, const struct csr *g, enum ed
 	struct cuda_backend *c = impl(b);
 	*out = NULL;
 	if (g->nrows != g->ncols)
-		return sp_fail(err, "aggregation graph is %lld x %lld, not square",
+		return sp_fail(err, "graph_create: the graph is %lld x %lld, not square",
 			       (long long)g->nrows, (long long)g->ncols);
+	if (csr_validate(g, CSR_CHECK_BASIC, "graph_create", err))
+		return -1;
 	struct gnn_graph *gg = (struct gnn_graph *)calloc(1, sizeof *gg);
 	float *vals = (float *)malloc((size_t)(g->nnz ? g->nnz : 1) * sizeof *vals);
 	int32_t *built = NULL;
@@ -871,7 +880,8 @@ static int cuda_graph_create(struct gnn_backend *b, const struct csr *g, enum ed
 		records = warp4_count(g->indptr, g->nrows, WARP4_DEFAULT_MAX_NZ);
 		built = (int32_t *)malloc((size_t)(records ? records : 1) * 16);
 		if (!built) {
-			sp_fail(err, "out of host memory for %lld .warp4 records", (long long)records);
+			sp_fail(err, "out of host memory for %lld .warp4 records",
+				(long long)records);
 			goto out;
 		}
 		if (warp4_build(g->indptr, g->nrows, WARP4_DEFAULT_MAX_NZ, built, "graph", err))
@@ -885,10 +895,10 @@ static int cuda_graph_create(struct gnn_backend *b, const struct csr *g, enum ed
 	/* cuSPARSE is not asked to multiply by a graph without edges: the
 	 * aggregation is then zero (see spmm). */
 	if (g->nnz > 0 &&
-	    (GPU_FAILED(err, cusparseCreateConstCsr(&gg->a, g->nrows, g->nrows, g->nnz, gg->d.indptr,
-						    gg->d.indices, gg->d.vals, CUSPARSE_INDEX_32I,
-						    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-						    CUDA_R_32F)) ||
+	    (GPU_FAILED(err, cusparseCreateConstCsr(&gg->a, g->nrows, g->nrows, g->nnz,
+						    gg->d.indptr, gg->d.indices, gg->d.vals,
+						    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+						    CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F)) ||
 	     GPU_FAILED(err, cusparseCreateConstCsr(&gg->at, g->nrows, g->nrows, g->nnz,
 						    gg->d.t_indptr, gg->d.t_indices, gg->d.t_vals,
 						    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
@@ -925,8 +935,8 @@ static int spmm(struct cuda_backend *c, cusparseConstSpMatDescr_t a, int64_t n, 
 		GPU_CHECK(err, cudaMemsetAsync(y, 0, (size_t)n * h * sizeof(float), 0));
 		return 0;
 	}
-	if (GPU_FAILED(err, cusparseCreateConstDnMat(&xd, n, h, h, x, CUDA_R_32F,
-						     CUSPARSE_ORDER_ROW)) ||
+	if (GPU_FAILED(err,
+		       cusparseCreateConstDnMat(&xd, n, h, h, x, CUDA_R_32F, CUSPARSE_ORDER_ROW)) ||
 	    GPU_FAILED(err, cusparseCreateDnMat(&yd, n, h, h, y, CUDA_R_32F, CUSPARSE_ORDER_ROW)) ||
 	    GPU_FAILED(err, cusparseSpMM_bufferSize(c->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
 						    CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, xd,
@@ -934,8 +944,8 @@ static int spmm(struct cuda_backend *c, cusparseConstSpMatDescr_t a, int64_t n, 
 		goto out;
 	ws = scratch_reserve(c, bytes, err);
 	if (!ws || GPU_FAILED(err, cusparseSpMM(c->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
-						CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, xd, &zero,
-						yd, CUDA_R_32F, SPMM_ALG, ws)))
+						CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, xd,
+						&zero, yd, CUDA_R_32F, SPMM_ALG, ws)))
 		goto out;
 	rc = 0;
 out:
