@@ -1,113 +1,327 @@
-/* maxk-train: full-graph GNN training with MaxK (issue 5, not built yet)
- * and, for now, its kernel benchmark mode --bench-kernels (issue 4).
- * Options are parsed here; the work is kernels/maxk_*.cu. */
+/* maxk-train: full-graph GNN training with MaxK (lib/gnn_train.c over
+ * lib/gnn_model.c, on the backend of lib/gnn_cpu.c or kernels/gnn_gpu.cu),
+ * and the kernel benchmark mode --bench-kernels (kernels/maxk_bench.cu).
+ * Options are parsed here; the work is in lib/ and kernels/. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "csr.h"
 #include "csvw.h"
+#include "gnn_data.h"
+#include "gnn_train.h"
 #include "gpu.h"
 #include "graph_gen.h"
 #include "graph_load.h"
 #include "maxk_exec.h"
 #include "maxk_gpu.h"
+#include "npy.h"
 
 static const char usage[] =
-	"Usage: maxk-train --bench-kernels GRAPH [OPTION]...\n"
-	"       maxk-train --bench-kernels --synthetic SPEC [OPTION]...\n"
-	"Full-graph GNN training with the MaxK nonlinearity is not built yet; this\n"
-	"version has the kernel benchmark of MaxK-GNN's kernels/main.cu: on one graph,\n"
-	"for each hidden width H and each k, it times cuSPARSE SpMM on the dense MaxK\n"
-	"features, the MaxK forward SpGEMM, the MaxK backward SSpMM (gathered, and\n"
-	"scattered with atomics) and top-k, side by side on the GPU, checks each against\n"
-	"cuSPARSE, and writes one CSV row each.\n"
+	"Usage: maxk-train [OPTION]... DATASET\n"
+	"       maxk-train --synthetic SPEC [OPTION]...\n"
+	"       maxk-train --bench-kernels GRAPH|--synthetic SPEC [BENCH OPTION]...\n"
+	"Full-graph GNN training as in MaxK-GNN: GraphSAGE, GCN or GIN on all nodes of\n"
+	"one graph, Adam, softmax cross-entropy (class ids) or BCE (multi-label), the\n"
+	"test score at the best validation score. The model is lin_in, then per layer\n"
+	"the nonlinearity (MaxK: the k largest of each row; or ReLU), dropout, the conv\n"
+	"and LayerNorm (--norm), then lin_out. MaxK's output is aggregated by the MaxK\n"
+	"SpGEMM kernels (on the GPU; the same sums on the CPU).\n"
 	"\n"
-	"GRAPH is a SciPy .npz, a Matrix Market .mtx or an edge list (see maxk-genmeta).\n"
-	"\n"
-	"      --bench-kernels      run the kernel benchmark (the only mode so far)\n"
-	"      --synthetic SPEC     a generated graph: reddit_like, products_like,\n"
-	"                           flickr_like or powerlaw:nodes=N,edges=E[,sigma=S]\n"
-	"      --hidden LIST        hidden widths H, 1..1024 (default 256)\n"
-	"      --maxk LIST          values of k, 1..H (default 16,32,64)\n"
-	"      --reps N             timed repetitions (default 20); --warmup N (default 3)\n"
-	"      --no-flush           do not flush the L2 cache between repetitions\n"
-	"      --seed K             seed of the features (default 1)\n"
-	"  -o, --output FILE        write the CSV to FILE (default: standard output)\n"
-	"      --append             append rows to the -o file (header once)\n"
+	"DATASET is a folder with graph.npz, features.npy, labels.npy, train_mask.npy,\n"
+	"val_mask.npy and test_mask.npy, or an OGB node-property folder (raw/*.csv.gz,\n"
+	"split/NAME/*.csv.gz).\n"
+	"      --synthetic SPEC     a generated dataset: csbm[:nodes=N,classes=C,feat=F,\n"
+	"                           deg=D,p_in=P,snr=S,seed=K] (a stochastic block model\n"
+	"                           where the graph matters), or random features and\n"
+	"                           labels on reddit_like, products_like, flickr_like\n"
+	"                           (those graphs' sizes, for speed) or\n"
+	"                           powerlaw:nodes=N,edges=E[,sigma=S,feat=F,classes=C]\n"
+	"Model:\n"
+	"      --model M            sage, gcn or gin (default sage)\n"
+	"      --layers L           conv layers, 0..64 (default 3); 0 is the MLP-like\n"
+	"                           baseline lin_in, nonlinearity, dropout, lin_out\n"
+	"      --hidden H           hidden width, 1..4096 (default 256)\n"
+	"      --nonlinear N        maxk or relu (default maxk)\n"
+	"      --maxk K             k of MaxK, 1..H (default 32)\n"
+	"      --dropout P          dropout rate in [0, 1) (default 0.5)\n"
+	"      --norm               LayerNorm after each conv\n"
+	"      --selfloop           add a self-loop to each node without one\n"
+	"Training:\n"
+	"      --epochs N           epochs (default 100)\n"
+	"      --lr R               Adam's learning rate (default 0.01)\n"
+	"      --weight-decay W     L2 weight decay (default 0)\n"
+	"      --seed K             seed of the weights and dropout masks (default 1)\n"
+	"      --metric M           auto, accuracy, micro-f1 or roc-auc (default auto:\n"
+	"                           accuracy for class ids, micro-f1 for multi-label)\n"
+	"      --eval-every N       evaluate every N epochs and after the last (default 1)\n"
+	"Kernels:\n"
+	"      --kernel-mode M      auto (default: the GPU when usable, else the CPU),\n"
+	"                           maxk (GPU, MaxK kernels; needs --nonlinear maxk),\n"
+	"                           cusparse (GPU, MaxK output aggregated densely by\n"
+	"                           cuSPARSE) or cpu\n"
+	"      --device D           cpu, cuda or auto (default auto)\n"
+	"      --tf32 on|off        TF32 tensor cores for the GPU's dense layers (default off)\n"
+	"      --validate-kernels   check the MaxK aggregation against the dense one\n"
+	"                           before training; fall back to the dense one when the\n"
+	"                           error exceeds the threshold\n"
+	"      --fallback-threshold T  that threshold (default 0.001; negative: always\n"
+	"                           fall back)\n"
+	"      --profile-kernels    print mean forward and backward times every 10 epochs\n"
+	"Outputs (written whole or not at all):\n"
+	"      --log FILE           per-epoch CSV: epoch, loss, train, val, test scores,\n"
+	"                           forward_ms, backward_ms, epoch_ms\n"
+	"      --save-model FILE    the final weights (.npz, PyTorch's parameter names)\n"
+	"      --predict FILE       the final model's logits, nodes x classes float32 (.npy)\n"
+	"      --checkpoint FILE    write a checkpoint (.npz) every --checkpoint-every N\n"
+	"                           epochs (default 10), after the last, and on SIGTERM,\n"
+	"                           SIGINT or SIGUSR1 (then stop after the current epoch)\n"
+	"      --resume FILE        continue from a checkpoint of the same settings\n"
 	"  -q, --quiet              no messages\n"
-	"  -v, --verbose            progress on stderr\n"
+	"  -v, --verbose            every epoch's scores on stderr\n"
 	"  -h, --help               show this help and exit\n"
 	"  -V, --version            show the version and exit\n"
 	"\n"
+	"Kernel benchmark (--bench-kernels): on one graph, for each hidden width H and\n"
+	"each k, time cuSPARSE SpMM on the dense MaxK features, the MaxK forward SpGEMM,\n"
+	"the MaxK backward SSpMM (gathered, and scattered with atomics) and top-k side by\n"
+	"side on the GPU, check each against cuSPARSE, and write one CSV row each. GRAPH\n"
+	"is a SciPy .npz, a Matrix Market .mtx or an edge list; --synthetic takes\n"
+	"reddit_like, products_like, flickr_like or powerlaw:nodes=N,edges=E[,sigma=S];\n"
+	"--hidden and --maxk take lists (defaults 256 and 16,32,64; H up to 1024);\n"
+	"--seed seeds the features.\n"
+	"      --bench-kernels      run the kernel benchmark\n"
+	"      --reps N             timed repetitions (default 20); --warmup N (default 3)\n"
+	"      --no-flush           do not flush the L2 cache between repetitions\n"
+	"  -o, --output FILE        write the CSV to FILE (default: standard output)\n"
+	"      --append             append rows to the -o file (header once)\n"
+	"\n"
 	"Example:\n"
+	"  maxk-train --synthetic csbm --model sage --layers 2 --epochs 200 --log log.csv\n"
+	"  maxk-train ogbn-products/ --norm --maxk 32 --checkpoint ck.npz --profile-kernels\n"
 	"  maxk-train --bench-kernels --synthetic reddit_like --maxk 16,32,64 -o maxk.csv\n";
 
 enum { MAX_LIST = 16 };
+enum kernel_mode { KM_AUTO, KM_MAXK, KM_CUSPARSE, KM_CPU };
+enum { METRIC_AUTO = -1 };
 
 struct options {
-	const char *graph, *synthetic, *output;
+	const char *input, *synthetic;
+	const char *hidden_text, *maxk_text;
+	uint64_t seed;
+	/* training */
+	struct gnn_model_config model;
+	struct gnn_train_opts train;
+	int metric; /* enum gnn_metric or METRIC_AUTO */
+	enum kernel_mode kernel_mode;
+	enum cli_device device;
+	int selfloop, tf32, validate, profile, threshold_given;
+	double threshold;
+	const char *save_model, *predict, *resume;
+	/* --bench-kernels */
+	const char *output;
 	int bench, append, reps, warmup, flush;
 	int64_t hidden[MAX_LIST], maxk[MAX_LIST];
 	int nhidden, nmaxk;
-	uint64_t seed;
 };
+
+static int pick(const char *option, const char *text, const char *const *names, int count)
+{
+	for (int i = 0; i < count; i++)
+		if (!strcmp(text, names[i]))
+			return i;
+	char list[128] = "";
+	for (int i = 0; i < count; i++)
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+			 i ? (i == count - 1 ? " or " : ", ") : "", names[i]);
+	cli_usage_error("%s: '%s' is not %s", option, text, list);
+}
+
+/* Training's single --hidden and --maxk. */
+static void check_training(struct options *o)
+{
+	struct gnn_model_config *m = &o->model;
+	if (o->hidden_text)
+		m->hidden = (int)cli_int("--hidden", o->hidden_text, 1, MAXK_MAX_WIDTH);
+	if (o->maxk_text)
+		m->maxk = (int)cli_int("--maxk", o->maxk_text, 1, MAXK_MAX_WIDTH);
+	if (m->nonlinear == GNN_MAXK && m->maxk > m->hidden)
+		cli_usage_error("--maxk %d is larger than --hidden %d", m->maxk, m->hidden);
+	if (o->kernel_mode == KM_MAXK && m->nonlinear != GNN_MAXK)
+		cli_usage_error("--kernel-mode maxk needs --nonlinear maxk");
+	if (o->kernel_mode == KM_CPU && o->device == DEVICE_CUDA)
+		cli_usage_error("--kernel-mode cpu contradicts --device cuda");
+	if ((o->kernel_mode == KM_MAXK || o->kernel_mode == KM_CUSPARSE) &&
+	    o->device == DEVICE_CPU)
+		cli_usage_error("--kernel-mode %s runs on the GPU, not --device cpu",
+				o->kernel_mode == KM_MAXK ? "maxk" : "cusparse");
+	if (o->validate && (m->nonlinear != GNN_MAXK || m->layers == 0))
+		cli_usage_error("--validate-kernels needs --nonlinear maxk and --layers 1 or more");
+	if (o->threshold_given && !o->validate)
+		cli_usage_error("--fallback-threshold needs --validate-kernels");
+	if (o->train.checkpoint_every && !o->train.checkpoint)
+		cli_usage_error("--checkpoint-every needs --checkpoint FILE");
+	if (!o->train.checkpoint_every)
+		o->train.checkpoint_every = 10;
+	m->dense_agg = o->kernel_mode == KM_CUSPARSE;
+}
+
+static void check_bench(struct options *o)
+{
+	o->nhidden = o->hidden_text ? cli_int_list("--hidden", o->hidden_text, o->hidden, MAX_LIST,
+						   1, MAXK_GPU_MAX_WIDTH) : 1;
+	o->nmaxk = o->maxk_text ? cli_int_list("--maxk", o->maxk_text, o->maxk, MAX_LIST, 1,
+					       MAXK_GPU_MAX_WIDTH) : 3;
+	if (o->append && !o->output)
+		cli_usage_error("--append needs -o FILE");
+	for (int i = 0; i < o->nhidden; i++)
+		for (int j = 0; j < o->nmaxk; j++)
+			if (o->maxk[j] > o->hidden[i])
+				cli_usage_error("--maxk %lld is larger than --hidden %lld",
+						(long long)o->maxk[j], (long long)o->hidden[i]);
+}
 
 static struct options parse_options(int argc, char **argv)
 {
-	enum { OPT_BENCH = 256, OPT_SYNTHETIC, OPT_HIDDEN, OPT_MAXK, OPT_REPS, OPT_WARMUP,
-	       OPT_NO_FLUSH, OPT_SEED, OPT_APPEND };
+	/* Training's options from OPT_MODEL to OPT_RESUME, the benchmark's from
+	 * OPT_BENCH to OPT_APPEND (and -o); the rest are shared. */
+	enum { OPT_SYNTHETIC = 256, OPT_HIDDEN, OPT_MAXK, OPT_SEED,
+	       OPT_MODEL, OPT_LAYERS, OPT_NONLINEAR, OPT_DROPOUT, OPT_NORM, OPT_SELFLOOP,
+	       OPT_EPOCHS, OPT_LR, OPT_WEIGHT_DECAY, OPT_METRIC, OPT_EVAL_EVERY, OPT_KERNEL_MODE,
+	       OPT_DEVICE, OPT_TF32, OPT_VALIDATE, OPT_THRESHOLD, OPT_PROFILE, OPT_LOG,
+	       OPT_SAVE_MODEL, OPT_PREDICT, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME,
+	       OPT_BENCH, OPT_REPS, OPT_WARMUP, OPT_NO_FLUSH, OPT_APPEND };
 	static const struct option longopts[] = {
-		{"bench-kernels", no_argument, NULL, OPT_BENCH},
 		{"synthetic", required_argument, NULL, OPT_SYNTHETIC},
 		{"hidden", required_argument, NULL, OPT_HIDDEN},
 		{"maxk", required_argument, NULL, OPT_MAXK},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"model", required_argument, NULL, OPT_MODEL},
+		{"layers", required_argument, NULL, OPT_LAYERS},
+		{"nonlinear", required_argument, NULL, OPT_NONLINEAR},
+		{"dropout", required_argument, NULL, OPT_DROPOUT},
+		{"norm", no_argument, NULL, OPT_NORM},
+		{"selfloop", no_argument, NULL, OPT_SELFLOOP},
+		{"epochs", required_argument, NULL, OPT_EPOCHS},
+		{"lr", required_argument, NULL, OPT_LR},
+		{"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
+		{"metric", required_argument, NULL, OPT_METRIC},
+		{"eval-every", required_argument, NULL, OPT_EVAL_EVERY},
+		{"kernel-mode", required_argument, NULL, OPT_KERNEL_MODE},
+		{"device", required_argument, NULL, OPT_DEVICE},
+		{"tf32", required_argument, NULL, OPT_TF32},
+		{"validate-kernels", no_argument, NULL, OPT_VALIDATE},
+		{"fallback-threshold", required_argument, NULL, OPT_THRESHOLD},
+		{"profile-kernels", no_argument, NULL, OPT_PROFILE},
+		{"log", required_argument, NULL, OPT_LOG},
+		{"save-model", required_argument, NULL, OPT_SAVE_MODEL},
+		{"predict", required_argument, NULL, OPT_PREDICT},
+		{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+		{"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+		{"resume", required_argument, NULL, OPT_RESUME},
+		{"bench-kernels", no_argument, NULL, OPT_BENCH},
 		{"reps", required_argument, NULL, OPT_REPS},
 		{"warmup", required_argument, NULL, OPT_WARMUP},
 		{"no-flush", no_argument, NULL, OPT_NO_FLUSH},
-		{"seed", required_argument, NULL, OPT_SEED},
 		{"output", required_argument, NULL, 'o'},
 		{"append", no_argument, NULL, OPT_APPEND},
 		CLI_COMMON_LONGOPTS,
 	};
-	struct options o = {.reps = 20, .warmup = 3, .flush = 1, .hidden = {256}, .nhidden = 1,
-			    .maxk = {16, 32, 64}, .nmaxk = 3, .seed = 1};
-	int c;
+	static const char *const models[] = {"sage", "gcn", "gin"};
+	static const char *const nonlinears[] = {"relu", "maxk"};
+	static const char *const metrics[] = {"accuracy", "micro-f1", "roc-auc", "auto"};
+	static const char *const kernel_modes[] = {"auto", "maxk", "cusparse", "cpu"};
+	static const char *const on_off[] = {"off", "on"};
+	struct options o = {
+		.seed = 1,
+		.model = {.conv = GNN_SAGE, .nonlinear = GNN_MAXK, .layers = 3, .hidden = 256,
+			  .maxk = 32, .dropout = 0.5f},
+		.train = {.epochs = 100, .eval_every = 1, .lr = 0.01f},
+		.metric = METRIC_AUTO, .device = DEVICE_AUTO, .threshold = 1e-3,
+		.reps = 20, .warmup = 3, .flush = 1,
+	};
+	const char *train_only = NULL, *bench_only = NULL;
+	int c, li = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, &li)) != -1) {
+		if (c >= OPT_MODEL && c <= OPT_RESUME)
+			train_only = longopts[li].name;
+		else if ((c > OPT_BENCH && c <= OPT_APPEND) || c == 'o')
+			bench_only = c == 'o' ? "output" : longopts[li].name;
 		switch (c) {
-		case OPT_BENCH: o.bench = 1; break;
 		case OPT_SYNTHETIC: o.synthetic = optarg; break;
-		case OPT_HIDDEN:
-			o.nhidden = cli_int_list("--hidden", optarg, o.hidden, MAX_LIST, 1, MAXK_GPU_MAX_WIDTH);
+		case OPT_HIDDEN: o.hidden_text = optarg; break;
+		case OPT_MAXK: o.maxk_text = optarg; break;
+		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_MODEL: o.model.conv = pick("--model", optarg, models, 3); break;
+		case OPT_LAYERS: o.model.layers = (int)cli_int("--layers", optarg, 0, 64); break;
+		case OPT_NONLINEAR: o.model.nonlinear = pick("--nonlinear", optarg, nonlinears, 2); break;
+		case OPT_DROPOUT:
+			o.model.dropout = (float)cli_double("--dropout", optarg, 0, 0.99);
 			break;
-		case OPT_MAXK: o.nmaxk = cli_int_list("--maxk", optarg, o.maxk, MAX_LIST, 1, MAXK_GPU_MAX_WIDTH); break;
+		case OPT_NORM: o.model.norm = 1; break;
+		case OPT_SELFLOOP: o.selfloop = 1; break;
+		case OPT_EPOCHS: o.train.epochs = cli_int("--epochs", optarg, 1, 100000000); break;
+		case OPT_LR: o.train.lr = (float)cli_double("--lr", optarg, 1e-12, 10); break;
+		case OPT_WEIGHT_DECAY:
+			o.train.weight_decay = (float)cli_double("--weight-decay", optarg, 0, 10);
+			break;
+		case OPT_METRIC: {
+			int m = pick("--metric", optarg, metrics, 4);
+			o.metric = m == 3 ? METRIC_AUTO : m;
+			break;
+		}
+		case OPT_EVAL_EVERY:
+			o.train.eval_every = cli_int("--eval-every", optarg, 1, 100000000);
+			break;
+		case OPT_KERNEL_MODE:
+			o.kernel_mode = pick("--kernel-mode", optarg, kernel_modes, 4);
+			break;
+		case OPT_DEVICE: o.device = cli_device(optarg); break;
+		case OPT_TF32: o.tf32 = pick("--tf32", optarg, on_off, 2); break;
+		case OPT_VALIDATE: o.validate = 1; break;
+		case OPT_THRESHOLD:
+			o.threshold = cli_double("--fallback-threshold", optarg, -1e30, 1e30);
+			o.threshold_given = 1;
+			break;
+		case OPT_PROFILE: o.profile = 1; break;
+		case OPT_LOG: o.train.log = optarg; break;
+		case OPT_SAVE_MODEL: o.save_model = optarg; break;
+		case OPT_PREDICT: o.predict = optarg; break;
+		case OPT_CHECKPOINT: o.train.checkpoint = optarg; break;
+		case OPT_CHECKPOINT_EVERY:
+			o.train.checkpoint_every = cli_int("--checkpoint-every", optarg, 1, 100000000);
+			break;
+		case OPT_RESUME: o.resume = optarg; break;
+		case OPT_BENCH: o.bench = 1; break;
 		case OPT_REPS: o.reps = (int)cli_int("--reps", optarg, 1, 1000000); break;
 		case OPT_WARMUP: o.warmup = (int)cli_int("--warmup", optarg, 0, 1000000); break;
 		case OPT_NO_FLUSH: o.flush = 0; break;
-		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
 		case 'o': o.output = optarg; break;
 		case OPT_APPEND: o.append = 1; break;
 		default: cli_common_option(c, usage, argv);
 		}
 	}
 	if (optind < argc)
-		o.graph = argv[optind++];
+		o.input = argv[optind++];
 	if (optind < argc)
 		cli_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o.bench)
-		cli_usage_error("training is not built yet: --bench-kernels is the only mode");
-	if (!o.graph == !o.synthetic)
-		cli_usage_error(o.graph ? "give GRAPH or --synthetic, not both" : "no GRAPH given");
-	if (o.append && !o.output)
-		cli_usage_error("--append needs -o FILE");
-	for (int i = 0; i < o.nhidden; i++)
-		for (int j = 0; j < o.nmaxk; j++)
-			if (o.maxk[j] > o.hidden[i])
-				cli_usage_error("--maxk %lld is larger than --hidden %lld",
-						(long long)o.maxk[j], (long long)o.hidden[i]);
+	const char *what = o.bench ? "GRAPH" : "DATASET";
+	if (!o.input == !o.synthetic)
+		cli_usage_error(o.input ? "give %s or --synthetic, not both" : "no %s given", what);
+	if (o.bench && train_only)
+		cli_usage_error("--%s is for training, not --bench-kernels", train_only);
+	if (!o.bench && bench_only)
+		cli_usage_error("--%s belongs to --bench-kernels", bench_only);
+	if (o.bench)
+		check_bench(&o);
+	else
+		check_training(&o);
+	o.model.seed = o.seed;
 	return o;
 }
 
@@ -120,42 +334,41 @@ static void load_graph(const struct options *o, struct csr *g)
 			cli_usage_error("%s", err.msg);
 		if (graph_gen(&spec, g, &err))
 			cli_fatal(&err);
-	} else if (graph_load(o->graph, NULL, g, &err)) {
+	} else if (graph_load(o->input, NULL, g, &err)) {
 		cli_fatal(&err);
 	}
 	if (g->nrows == 0)
-		cli_die("%s: graph has no rows", o->graph ? o->graph : o->synthetic);
+		cli_die("%s: graph has no rows", o->input ? o->input : o->synthetic);
 	if (g->nrows != g->ncols)
-		cli_die("%s: graph is %lld x %lld, not square", o->graph ? o->graph : o->synthetic,
+		cli_die("%s: graph is %lld x %lld, not square", o->input ? o->input : o->synthetic,
 			(long long)g->nrows, (long long)g->ncols);
 }
 
-int main(int argc, char **argv)
+static void bench(const struct options *o)
 {
-	cli_init(argv[0]);
-	struct options o = parse_options(argc, argv);
 	struct sp_err err, why;
 	if (gpu_probe(&why) == 0)
 		cli_die("--bench-kernels: no usable CUDA device (%s)", why.msg);
 	struct csr g;
-	load_graph(&o, &g);
-	const char *name = o.graph ? o.graph : o.synthetic;
+	load_graph(o, &g);
+	const char *name = o->input ? o->input : o->synthetic;
 
 	static const char *const columns[] = {"graph", "nodes", "edges", "hidden", "k", "kernel",
 					      "median_ms", "min_ms", "max_ms", "reps", "gbs",
 					      "speedup_vs_cusparse", "max_err"};
 	enum { NCOLS = sizeof columns / sizeof *columns };
 	struct csvw w;
-	const char *path = o.output ? o.output : "-";
-	if (o.append ? csvw_open_append(&w, path, columns, NCOLS, &err)
-		     : csvw_open(&w, path, columns, NCOLS, &err))
+	const char *path = o->output ? o->output : "-";
+	if (o->append ? csvw_open_append(&w, path, columns, NCOLS, &err)
+		      : csvw_open(&w, path, columns, NCOLS, &err))
 		cli_fatal(&err);
-	for (int i = 0; i < o.nhidden; i++) {
-		for (int j = 0; j < o.nmaxk; j++) {
-			struct maxk_bench_opts bo = {(int)o.hidden[i], (int)o.maxk[j], o.warmup, o.reps,
-						     o.flush, o.seed};
+	for (int i = 0; i < o->nhidden; i++) {
+		for (int j = 0; j < o->nmaxk; j++) {
+			struct maxk_bench_opts bo = {(int)o->hidden[i], (int)o->maxk[j], o->warmup,
+						     o->reps, o->flush, o->seed};
 			struct maxk_bench_result res[MAXK_BENCH_KERNELS];
-			cli_log(2, "H = %lld, k = %lld", (long long)o.hidden[i], (long long)o.maxk[j]);
+			cli_log(2, "H = %lld, k = %lld", (long long)o->hidden[i],
+				(long long)o->maxk[j]);
 			if (maxk_run_bench(&g, &bo, res, &err)) {
 				csvw_abort(&w);
 				cli_fatal(&err);
@@ -164,8 +377,8 @@ int main(int argc, char **argv)
 				csvw_str(&w, name);
 				csvw_int(&w, g.nrows);
 				csvw_int(&w, g.nnz);
-				csvw_int(&w, o.hidden[i]);
-				csvw_int(&w, o.maxk[j]);
+				csvw_int(&w, o->hidden[i]);
+				csvw_int(&w, o->maxk[j]);
 				csvw_str(&w, res[r].kernel);
 				csvw_double(&w, res[r].t.median_ms, 5);
 				csvw_double(&w, res[r].t.min_ms, 5);
@@ -182,5 +395,213 @@ int main(int argc, char **argv)
 	if (csvw_commit(&w, &err))
 		cli_fatal(&err);
 	csr_free(&g);
+}
+
+/* An output's folder must exist and be writable before hours of training,
+ * not after. */
+static void check_output_folder(const char *option, const char *path)
+{
+	if (!path)
+		return;
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+	if (access(dir, W_OK))
+		cli_die("%s %s: cannot write in folder '%s'", option, path, dir);
+}
+
+static int stop_requested(void *ctx)
+{
+	return cli_stop_signal() != 0;
+}
+
+struct run {
+	const struct options *o;
+	const char *metric;
+};
+
+static void on_epoch(void *ctx, const struct gnn_trainer *t, const struct gnn_epoch *r)
+{
+	const struct run *run = ctx;
+	int due = r->epoch % 10 == 0 || r->epoch == t->o.epochs;
+	if (!isnan(r->val) && (due || t->o.eval_every >= 10 || cli_verbosity >= 2))
+		cli_log(1, "Epoch %04lld: loss %.4f, train %s %.4f, val %.4f, test %.4f",
+			(long long)r->epoch, r->loss, run->metric, r->train, r->val, r->test);
+	else
+		cli_log(2, "Epoch %04lld: loss %.4f", (long long)r->epoch, r->loss);
+	if (run->o->profile && due) {
+		double f, b, e;
+		gnn_trainer_mean_times(t, &f, &b, &e);
+		printf("Epoch %04lld: Avg Forward %.3fms, Avg Backward %.3fms\n",
+		       (long long)r->epoch, f, b);
+		fflush(stdout);
+	}
+}
+
+static void load_dataset(const struct options *o, struct gnn_dataset *d)
+{
+	struct sp_err err;
+	if (o->synthetic ? gnn_data_synthetic(o->synthetic, d, &err)
+			 : gnn_data_load(o->input, d, &err))
+		cli_fatal(&err);
+	if (o->selfloop && gnn_data_add_selfloops(d, &err))
+		cli_fatal(&err);
+}
+
+/* What is about to run, once nothing can fail any more before training. */
+static void describe(const struct gnn_dataset *d, const struct gnn_model *m)
+{
+	static const char *const convs[] = {"sage", "gcn", "gin"};
+	const struct gnn_model_config *c = &m->cfg;
+	char nl[32] = "relu";
+	if (c->nonlinear == GNN_MAXK)
+		snprintf(nl, sizeof nl, "maxk k=%d", c->maxk);
+	cli_log(1, "%s: %lld nodes, %lld edges, %d features, %d %s (train %lld, val %lld, "
+		"test %lld)", d->name, (long long)d->n, (long long)d->graph.nnz, d->nfeat,
+		d->nclass, d->multilabel ? "labels" : "classes",
+		(long long)gnn_data_count(d, GNN_TRAIN), (long long)gnn_data_count(d, GNN_VAL),
+		(long long)gnn_data_count(d, GNN_TEST));
+	cli_log(1, "%s, %d layers x %d, %s, dropout %g%s; %s backend, %s aggregation",
+		convs[c->conv], c->layers, c->hidden, nl, c->dropout, c->norm ? ", LayerNorm" : "",
+		m->b->name, c->nonlinear == GNN_MAXK && !c->dense_agg ? "MaxK" : "dense");
+}
+
+static struct gnn_backend *open_backend(const struct options *o)
+{
+	struct sp_err err;
+	int use_gpu = 0;
+	enum cli_device want = o->kernel_mode == KM_CPU ? DEVICE_CPU
+			       : o->kernel_mode == KM_AUTO ? o->device : DEVICE_CUDA;
+	if (gpu_resolve(want, &use_gpu, &err))
+		cli_die("--kernel-mode/--device: %s", err.msg);
+	struct gnn_backend *b;
+	if (use_gpu ? gnn_cuda_backend(&b, &err) : gnn_cpu_backend(&b, &err))
+		cli_fatal(&err);
+	b->tf32 = o->tf32;
+	return b;
+}
+
+static const char *dense_name(const struct gnn_backend *b)
+{
+	return strcmp(b->name, "cpu") ? "cuSPARSE" : "dense aggregation";
+}
+
+/* --validate-kernels: seed 000's lines; the dense path when it fails. */
+static void validate(struct gnn_model *m, const struct options *o)
+{
+	struct sp_err err;
+	double max_err;
+	printf("Validating MaxK kernel vs %s for k=%d\n", dense_name(m->b), m->cfg.maxk);
+	if (gnn_model_validate(m, &max_err, &err))
+		cli_fatal(&err);
+	printf("Max error (at input nonzero): %.8f\n", max_err);
+	if (max_err <= o->threshold) {
+		printf("Validation PASSED! MaxK kernel produces correct results\n");
+	} else {
+		printf("Validation FAILED: max error %.8g exceeds --fallback-threshold %g\n",
+		       max_err, o->threshold);
+		printf("MaxK kernel failed validation, falling back to %s\n", dense_name(m->b));
+		m->cfg.dense_agg = 1;
+	}
+	fflush(stdout);
+}
+
+static void write_outputs(const struct options *o, struct gnn_trainer *t)
+{
+	struct sp_err err;
+	if (o->save_model && gnn_model_save(t->m, o->save_model, &err))
+		cli_fatal(&err);
+	if (!o->predict)
+		return;
+	double s[3];
+	if (t->logits_epoch != t->epoch && gnn_trainer_evaluate(t, &s[0], &s[1], &s[2], &err))
+		cli_fatal(&err);
+	struct npy_array a = {.dtype = NPY_F4, .itemsize = 4, .ndim = 2,
+			      .shape = {t->m->n, t->m->nclass}, .data = t->logits};
+	if (npy_write(o->predict, &a, &err))
+		cli_fatal(&err);
+}
+
+static void report(const struct options *o, const struct gnn_trainer *t, const char *metric)
+{
+	const struct gnn_epoch *last = &t->log[t->epoch - 1];
+	printf("Final epoch %04lld: loss %.4f, train %s %.4f, val %s %.4f, test %s %.4f\n",
+	       (long long)last->epoch, last->loss, metric, last->train, metric, last->val,
+	       metric, last->test);
+	printf("Best epoch %04lld: train %s %.4f, val %s %.4f, test %s %.4f\n",
+	       (long long)t->best_epoch, metric, t->best_train, metric, t->best_val, metric,
+	       t->best_test);
+	if (o->profile) {
+		double f, b, e;
+		gnn_trainer_mean_times(t, &f, &b, &e);
+		printf("Final Timing - Avg Forward: %.3fms, Avg Backward: %.3fms\n", f, b);
+		printf("Total per epoch: %.3fms\n", e);
+	}
+	printf("Peak memory: %.1f MiB\n", (double)t->m->b->peak_memory(t->m->b) / (1 << 20));
+}
+
+static void train(struct options *o)
+{
+	struct sp_err err;
+	struct gnn_backend *b = open_backend(o);
+	struct gnn_dataset d;
+	load_dataset(o, &d);
+	if (o->metric == METRIC_AUTO)
+		o->train.metric = d.multilabel ? GNN_MICRO_F1 : GNN_ACCURACY;
+	else
+		o->train.metric = (enum gnn_metric)o->metric;
+	if ((o->train.metric == GNN_ACCURACY) == d.multilabel)
+		cli_usage_error("--metric %s needs %s labels; %s has %s",
+				gnn_metric_name(o->train.metric),
+				d.multilabel ? "class-id" : "multi-label", d.name,
+				d.multilabel ? "multi-label ones" : "class ids");
+	check_output_folder("--log", o->train.log);
+	check_output_folder("--save-model", o->save_model);
+	check_output_folder("--predict", o->predict);
+	check_output_folder("--checkpoint", o->train.checkpoint);
+
+	struct gnn_model *m;
+	struct gnn_trainer t;
+	if (gnn_model_create(b, &d, &o->model, &m, &err) ||
+	    gnn_trainer_init(&t, m, &d, &o->train, &err) ||
+	    (o->resume && gnn_trainer_resume(&t, o->resume, &err)))
+		cli_fatal(&err);
+	if (o->validate)
+		validate(m, o);
+	describe(&d, m);
+	if (o->resume)
+		cli_log(1, "resumed from %s at epoch %lld", o->resume, (long long)t.epoch);
+	const char *metric = gnn_metric_name(o->train.metric);
+	struct run run = {o, metric};
+	struct gnn_train_hooks hooks = {.ctx = &run, .epoch_done = on_epoch,
+					.stop = stop_requested};
+	if (o->train.checkpoint)
+		cli_catch_stop_signals();
+	int rc = gnn_train_run(&t, &hooks, &err);
+	if (rc < 0)
+		cli_fatal(&err);
+	if (rc > 0)
+		cli_die("stopped by signal %d after epoch %lld; checkpoint %s written (continue "
+			"with --resume %s)", cli_stop_signal(), (long long)t.epoch,
+			o->train.checkpoint, o->train.checkpoint);
+	write_outputs(o, &t);
+	report(o, &t, metric);
+	gnn_trainer_free(&t);
+	gnn_model_free(m);
+	b->destroy(b);
+	gnn_data_free(&d);
+}
+
+int main(int argc, char **argv)
+{
+	cli_init(argv[0]);
+	struct options o = parse_options(argc, argv);
+	if (o.bench)
+		bench(&o);
+	else
+		train(&o);
 	return 0;
 }

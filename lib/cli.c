@@ -21,17 +21,40 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	if (stop_signal)
+		on_fatal_signal(sig);
+	stop_signal = sig;
+}
+
+static void handle_signals(const int *sigs, int count, void (*handler)(int))
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < count; i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 void cli_init(const char *program_name)
 {
 	const char *slash = strrchr(program_name, '/');
 	program = slash ? slash + 1 : program_name;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_fatal_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	handle_signals((const int[]){SIGINT, SIGTERM, SIGHUP}, 3, on_fatal_signal);
+}
+
+void cli_catch_stop_signals(void)
+{
+	handle_signals((const int[]){SIGINT, SIGTERM, SIGUSR1}, 3, on_stop_signal);
+}
+
+int cli_stop_signal(void)
+{
+	return stop_signal;
 }
 
 const char *cli_name(void)

@@ -23,6 +23,14 @@ extern int cli_verbosity;
 void cli_init(const char *program_name);
 const char *cli_name(void);
 
+/* For a run that can stop cleanly (maxk-train --checkpoint): from now on
+ * the first SIGINT, SIGTERM or SIGUSR1 is only recorded, for the program
+ * to see (cli_stop_signal) and stop at a safe point; a second one dies as
+ * under cli_init's handlers. */
+void cli_catch_stop_signals(void);
+/* The recorded signal, or 0. */
+int cli_stop_signal(void);
+
 noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 noreturn void cli_fatal(const struct sp_err *err);
 noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

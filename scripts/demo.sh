@@ -13,6 +13,14 @@ echo "== maxk-genmeta: a 20,000-node power-law graph and its MaxK warp work item
 echo "wrote $out/demo.npz and $out/demo.warp4 (checked)"
 
 echo
+echo "== maxk-train: a 3,000-node contextual SBM (5 classes), first the MLP-like baseline"
+echo "   (--layers 0: features only), then GraphSAGE with MaxK (k=16 of 64); GPU if usable"
+for layers in 0 2; do
+	"$bin/maxk-train" -q --synthetic csbm --layers $layers --hidden 64 --maxk 16 --epochs 60 \
+		--eval-every 5 --lr 0.005 | sed -n "s/^Best epoch \([0-9]*\): .*test accuracy/--layers $layers: test accuracy at the best validation epoch (\1):/p"
+done
+
+echo
 echo "== macko-compress: a 4096 x 4096 fp16 matrix at density 0.3 in the MACKO format, and back"
 "$bin/macko-compress" --random 4096x4096 --density 0.3 -o "$out/demo.macko.npz" --stats
 "$bin/macko-compress" -q --decompress "$out/demo.macko.npz" -o "$out/demo.dense.npy"
