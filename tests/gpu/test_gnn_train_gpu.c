@@ -2,9 +2,13 @@
  * backend (the same model code, lib/gnn_model.c, over both): 20 epochs
  * with dropout on a 2,000-node contextual SBM, for SAGE, GCN and GIN with
  * ReLU and MaxK (SAGE and GIN with LayerNorm), and MaxK's output aggregated densely
- * (--kernel-mode cusparse). The per-epoch training losses must agree
- * within 1e-3 (relative) and the scores within 2 points; the dropout
- * masks are the same on both, so the runs differ by rounding alone. */
+ * (--kernel-mode cusparse). The dropout masks are the same on both, so
+ * the runs differ by rounding alone: with ReLU the per-epoch training
+ * losses agree within 1e-3 (relative). MaxK is discontinuous: a rounding
+ * difference flips which of two nearly equal entries is kept, and the
+ * flips compound over the epochs, so its losses are held to 2e-2 (the
+ * worst deviation is printed); the best validation scores agree within 2
+ * points either way. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,17 +69,22 @@ static void check(const struct gnn_model_config *c)
 	double cpu[EPOCHS], gpu[EPOCHS], cpu_val, gpu_val;
 	train(0, c, cpu, &cpu_val);
 	train(1, c, gpu, &gpu_val);
-	for (int i = 0; i < EPOCHS; i++)
-		if (!(fabs(cpu[i] - gpu[i]) <= 1e-3 * fabs(cpu[i])))
+	const double tolerance = c->nonlinear == GNN_MAXK ? 2e-2 : 1e-3;
+	double worst = 0;
+	for (int i = 0; i < EPOCHS; i++) {
+		const double dev = fabs(cpu[i] - gpu[i]) / fabs(cpu[i]);
+		worst = dev > worst || dev != dev ? dev : worst;
+		if (!(dev <= tolerance))
 			fail_msg("conv %d nonlinear %d norm %d dense %d, epoch %d: loss %.7g on the "
 				 "CPU, %.7g on the GPU", c->conv, c->nonlinear, c->norm, c->dense_agg,
 				 i + 1, cpu[i], gpu[i]);
+	}
 	if (!(fabs(cpu_val - gpu_val) <= 0.02))
 		fail_msg("best validation accuracy %.4f on the CPU, %.4f on the GPU", cpu_val,
 			 gpu_val);
-	print_message("conv %d nonlinear %d norm %d dense %d: loss %.5f -> %.5f, val %.4f / %.4f\n",
-		      c->conv, c->nonlinear, c->norm, c->dense_agg, gpu[0], gpu[EPOCHS - 1],
-		      cpu_val, gpu_val);
+	print_message("conv %d nonlinear %d norm %d dense %d: loss %.5f -> %.5f (worst relative "
+		      "deviation %.1e), val %.4f / %.4f\n", c->conv, c->nonlinear, c->norm,
+		      c->dense_agg, gpu[0], gpu[EPOCHS - 1], worst, cpu_val, gpu_val);
 }
 
 static void test_loss_curves_match(void **state)
