@@ -172,6 +172,9 @@ static void check_training(struct options *o)
 
 static void check_bench(struct options *o)
 {
+	static const int64_t default_hidden[] = {256}, default_maxk[] = {16, 32, 64};
+	memcpy(o->hidden, default_hidden, sizeof default_hidden);
+	memcpy(o->maxk, default_maxk, sizeof default_maxk);
 	o->nhidden = o->hidden_text ? cli_int_list("--hidden", o->hidden_text, o->hidden, MAX_LIST,
 						   1, MAXK_GPU_MAX_WIDTH) : 1;
 	o->nmaxk = o->maxk_text ? cli_int_list("--maxk", o->maxk_text, o->maxk, MAX_LIST, 1,

@@ -207,7 +207,7 @@ static int pow2_at_least(int x)
 /* V: as wide as k's divisibility allows, then narrowed while the forward's
  * G accumulators (h rounded up to a power of two) would pass max_floats a
  * warp; G capped at 8. */
-static layout layout_for(int k, int h, int max_floats)
+static layout layout_for(int k, int h, int max_floats, int max_groups)
 {
 	int V = k % 4 == 0 ? 4 : k % 2 == 0 ? 2 : 1, KP, G;
 	for (;;) {
@@ -216,11 +216,11 @@ static layout layout_for(int k, int h, int max_floats)
 		while (KP < lanes && KP < 32)
 			KP *= 2;
 		G = 32 / KP;
-		if (G * pow2_at_least(h) <= max_floats || V == 1)
+		if ((G * pow2_at_least(h) <= max_floats && G <= max_groups) || V == 1)
 			break;
 		V /= 2;
 	}
-	while (G > 8 || (G > 1 && G * pow2_at_least(h) > max_floats))
+	while (G > 8 || G > max_groups || (G > 1 && G * pow2_at_least(h) > max_floats))
 		G /= 2;
 	KP = 32 / G;
 	return layout{V, G, (k + KP * V - 1) / (KP * V)};
@@ -528,7 +528,8 @@ static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, i
 	gpu_range_push("maxk_forward");
 	int rc = GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float)));
 	if (!rc && nitems > 0) {
-		const layout l = layout_for(k, h, 1024);
+		const char *cap = getenv("SPKIT_MAXK_G");
+		const layout l = layout_for(k, h, 1024, cap ? atoi(cap) : 8);
 		forward_fn f;
 		backward_fn unused;
 		kernels_for(l, &f, &unused);
@@ -575,7 +576,7 @@ static int backward_items(const struct maxk_dev_graph *g, const int32_t *items, 
 	int rc = GPU_FAILED(err, cudaMemsetAsync(dx, 0, (size_t)g->n * k * sizeof(float)));
 	if (!rc && nitems > 0) {
 		/* No accumulators here: any number of groups fits. */
-		const layout l = layout_for(k, h, 1 << 30);
+		const layout l = layout_for(k, h, 1 << 30, 8);
 		forward_fn unused;
 		backward_fn b;
 		kernels_for(l, &unused, &b);

@@ -90,6 +90,10 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	assert_error 2 $G "--maxk"
 	run "$BIN/$G" --bench-kernels g.npz --hidden 64 --maxk 65
 	assert_error 2 $G "--maxk 65 is larger than --hidden 64"
+	run "$BIN/$G" --bench-kernels g.npz --maxk 257
+	assert_error 2 $G "--maxk 257 is larger than --hidden 256"
+	run "$BIN/$G" --bench-kernels g.npz --hidden 8
+	assert_error 2 $G "--maxk 16 is larger than --hidden 8"
 	run "$BIN/$G" --bench-kernels g.npz --hidden 2048
 	assert_error 2 $G "--hidden"
 	run "$BIN/$G" --bench-kernels g.npz --append
