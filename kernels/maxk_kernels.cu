@@ -480,30 +480,48 @@ static void kernels_for(const layout &l, forward_fn *f, backward_fn *b)
 	pick_g<4>(l, f, b);
 }
 
-/* Shared memory a block, raising the kernel's limit when it passes 48 KiB,
- * and the largest carveout, so that shared memory does not cap the blocks
- * an SM holds (the driver's default gave the forward 4 blocks of 8). */
-static int set_smem(const void *kernel, size_t smem, struct sp_err *err)
-{
-	GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-					    cudaSharedmemCarveoutMaxShared));
-	if (smem > 48 * 1024)
-		GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						    (int)smem));
-	return 0;
-}
-
 /* Blocks for a kernel that takes its items round-robin: as many as are
  * resident at once (more only queue behind them, and a block holds its
- * slot until its slowest warp is done), fewer when items are few. */
-static int resident_grid(const void *kernel, size_t smem, int64_t nitems, unsigned *grid,
-			 struct sp_err *err)
+ * slot until its slowest warp is done), fewer when items are few. On first
+ * use of a kernel (per device and shared-memory size) its limit is raised
+ * when it passes 48 KiB and it gets the largest carveout, so shared memory
+ * does not cap the blocks an SM holds; the answer is kept, since the
+ * queries cost more than a small graph's whole kernel. */
+static int prepare_launch(const void *kernel, size_t smem, int64_t nitems, unsigned *grid,
+			  struct sp_err *err)
 {
-	int device, sms, per_sm;
+	static struct {
+		const void *kernel;
+		size_t smem;
+		int device, resident;
+	} seen[64];
+	static int nseen;
+	int device, i;
 	GPU_CHECK(err, cudaGetDevice(&device));
-	GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-	GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK, smem));
-	*grid = grid_for(nitems, WARPS, (int64_t)sms * (per_sm > 0 ? per_sm : 1));
+	for (i = 0; i < nseen; i++)
+		if (seen[i].kernel == kernel && seen[i].smem == smem && seen[i].device == device)
+			break;
+	if (i == nseen) {
+		int sms, per_sm;
+		GPU_CHECK(err, cudaFuncSetAttribute(kernel,
+						    cudaFuncAttributePreferredSharedMemoryCarveout,
+						    cudaSharedmemCarveoutMaxShared));
+		if (smem > 48 * 1024)
+			GPU_CHECK(err, cudaFuncSetAttribute(kernel,
+							    cudaFuncAttributeMaxDynamicSharedMemorySize,
+							    (int)smem));
+		GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK,
+									    smem));
+		if (nseen == (int)(sizeof seen / sizeof *seen))
+			nseen = 0; /* more shapes than ever seen together: start over */
+		i = nseen++;
+		seen[i].kernel = kernel;
+		seen[i].smem = smem;
+		seen[i].device = device;
+		seen[i].resident = sms * (per_sm > 0 ? per_sm : 1);
+	}
+	*grid = grid_for(nitems, WARPS, seen[i].resident);
 	return 0;
 }
 
@@ -528,8 +546,11 @@ static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, i
 	gpu_range_push("maxk_forward");
 	int rc = GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float)));
 	if (!rc && nitems > 0) {
-		const char *cap = getenv("SPKIT_MAXK_G");
-		const layout l = layout_for(k, h, 1024, cap ? atoi(cap) : 8);
+		/* Groups cost a row G accumulators to clear and sum: worth it on
+		 * dense rows only (measured on H200.md's graphs: reddit_like, mean
+		 * degree 492, runs best with 4 to 8; products_like, 50, and
+		 * flickr_like, 11, with 1). */
+		const layout l = layout_for(k, h, 1024, g->nnz >= 128 * g->n ? 8 : 1);
 		forward_fn f;
 		backward_fn unused;
 		kernels_for(l, &f, &unused);
@@ -539,8 +560,7 @@ static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, i
 			shift++;
 		const size_t smem = (size_t)WARPS * (32 << shift) * sizeof(float);
 		unsigned grid;
-		rc = set_smem((const void *)f, smem, err) ||
-		     resident_grid((const void *)f, smem, nitems, &grid, err);
+		rc = prepare_launch((const void *)f, smem, nitems, &grid, err);
 		if (!rc) {
 			f<<<grid, BLOCK, smem>>>(
 				(const int4 *)items, nitems, g->indptr, g->indices, g->vals, values, index,
@@ -582,8 +602,7 @@ static int backward_items(const struct maxk_dev_graph *g, const int32_t *items, 
 		kernels_for(l, &unused, &b);
 		const size_t smem = (size_t)WARPS * h * sizeof(float);
 		unsigned grid;
-		rc = set_smem((const void *)b, smem, err) ||
-		     resident_grid((const void *)b, smem, nitems, &grid, err);
+		rc = prepare_launch((const void *)b, smem, nitems, &grid, err);
 		if (!rc) {
 			b<<<grid, BLOCK, smem>>>(
 				(const int4 *)items, nitems, g->indices, g->vals, index, h, k, l.parts,
