@@ -236,11 +236,6 @@ template <int V> struct packed_index {
 	}
 };
 
-template <int V> struct slots {
-	float v[V];
-	packed_index<V> c;
-};
-
 /* Kept column indices of V consecutive slots at offset `at` (a multiple of
  * V, so the vector load is aligned). */
 template <int V>
@@ -259,19 +254,30 @@ __device__ __forceinline__ packed_index<V> load_index(const uint16_t *__restrict
 }
 
 /* ... and their values. */
+template <int V> struct values_of {
+	float v[V];
+};
+
 template <int V>
-__device__ __forceinline__ void load_values(const float *__restrict__ xv, uint32_t at, float *v)
+__device__ __forceinline__ values_of<V> load_values(const float *__restrict__ xv, uint32_t at)
 {
+	values_of<V> r;
 	if constexpr (V == 4) {
 		const float4 f = *(const float4 *)(xv + at);
-		v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+		r.v[0] = f.x, r.v[1] = f.y, r.v[2] = f.z, r.v[3] = f.w;
 	} else if constexpr (V == 2) {
 		const float2 f = *(const float2 *)(xv + at);
-		v[0] = f.x, v[1] = f.y;
+		r.v[0] = f.x, r.v[1] = f.y;
 	} else {
-		v[0] = xv[at];
+		r.v[0] = xv[at];
 	}
+	return r;
 }
+
+template <int V> struct slots {
+	values_of<V> v;
+	packed_index<V> c;
+};
 
 struct turn {
 	uint32_t at; /* j * k + t */
@@ -300,12 +306,27 @@ __device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, in
  * slots of one neighbour, whose columns are sorted and spread over the
  * row, so lane sub's columns fall near the sub-th W-th of the row: near
  * its own bank. Conflicts fall from 3.4-way (k random columns in 32 banks)
- * to well under that. */
+ * to 2-way. But then the row leaves in strided stores; on sparse rows that
+ * costs more than the conflicts save, and one plain accumulator (G = 1,
+ * shift < 0: column c at c) is used instead. (A flag, not a template
+ * argument: ptxas gave the plain instantiations 32 registers and spills,
+ * and they ran 1.5x slower on flickr_like.) */
 template <int G>
 __device__ __forceinline__ int acc_at(int c, int g, int shift)
 {
 	constexpr int W = 32 / G;
+	if (G == 1 && shift < 0)
+		return c;
 	return ((c & ((1 << shift) - 1)) << 5) + g * W + (c >> shift);
+}
+
+/* Stores (or adds, when the row is cut into several items) one column. */
+__device__ __forceinline__ void put(float *out, int c, float s, bool sole)
+{
+	if (sole)
+		__stcs(out + c, s);
+	else
+		atomicAdd(out + c, s);
 }
 
 /* y[r] = sum over the item's edges of A[r][j] X[j]: each kept value of a
@@ -319,11 +340,10 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 	const int4 *__restrict__ items, int64_t nitems, const int32_t *__restrict__ indptr,
 	const int32_t *__restrict__ indices, const float *__restrict__ vals,
 	const float *__restrict__ xv, const uint16_t *__restrict__ xi, int h, int k, int parts,
-	int shift, float *__restrict__ y)
+	int shift, int size, float *__restrict__ y)
 {
 	extern __shared__ float acc_all[];
 	const int lane = threadIdx.x & 31, grp = lane / (32 / G), sub = lane % (32 / G);
-	const int size = 32 << shift; /* G accumulators of P columns */
 	float *acc = acc_all + (threadIdx.x >> 5) * size;
 	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < nitems;
 	     w += (int64_t)gridDim.x * WARPS) {
@@ -349,7 +369,7 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 					ok[u] = tr.ok;
 					a[u] = tr.a;
 					if (tr.ok) {
-						load_values<V>(xv, tr.at, x[u].v);
+						x[u].v = load_values<V>(xv, tr.at);
 						x[u].c = load_index<V>(xi, tr.at);
 					}
 				}
@@ -359,7 +379,7 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 #pragma unroll
 						for (int i = 0; i < V; i++)
 							acc[acc_at<G>(x[u].c[i], grp, shift)] +=
-								a[u] * x[u].v[i];
+								a[u] * x[u].v.v[i];
 					}
 					__syncwarp();
 				}
@@ -369,17 +389,18 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 		 * in lanes sub, sub + W, ..., one column's G partial sums. */
 		const bool sole = it.z == indptr[it.x + 1] - indptr[it.x];
 		float *out = y + (size_t)it.x * h;
-		for (int a = lane; a < size; a += 32) {
-			float s = acc[a];
+		if (G == 1 && shift < 0) {
+			for (int c = lane; c < h; c += 32)
+				put(out, c, acc[c], sole);
+		} else {
+			for (int a = lane; a < size; a += 32) {
+				float s = acc[a];
 #pragma unroll
-			for (int off = 32 / G; off < 32; off *= 2)
-				s += __shfl_xor_sync(0xffffffffu, s, off);
-			const int c = ((lane % (32 / G)) << shift) | (a >> 5);
-			if (lane < 32 / G && c < h) {
-				if (sole)
-					__stcs(out + c, s);
-				else
-					atomicAdd(out + c, s);
+				for (int off = 32 / G; off < 32; off *= 2)
+					s += __shfl_xor_sync(0xffffffffu, s, off);
+				const int c = ((lane % (32 / G)) << shift) | (a >> 5);
+				if (lane < 32 / G && c < h)
+					put(out, c, s, sole);
 			}
 		}
 		__syncwarp();
@@ -447,7 +468,7 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 enum { TURNS = 4 };
 
 typedef void (*forward_fn)(const int4 *, int64_t, const int32_t *, const int32_t *, const float *,
-			   const float *, const uint16_t *, int, int, int, int, float *);
+			   const float *, const uint16_t *, int, int, int, int, int, float *);
 typedef void (*backward_fn)(const int4 *, int64_t, const int32_t *, const float *,
 			    const uint16_t *, int, int, int, const float *, float *);
 
@@ -480,30 +501,48 @@ static void kernels_for(const layout &l, forward_fn *f, backward_fn *b)
 	pick_g<4>(l, f, b);
 }
 
-/* Shared memory a block, raising the kernel's limit when it passes 48 KiB,
- * and the largest carveout, so that shared memory does not cap the blocks
- * an SM holds (the driver's default gave the forward 4 blocks of 8). */
-static int set_smem(const void *kernel, size_t smem, struct sp_err *err)
-{
-	GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-					    cudaSharedmemCarveoutMaxShared));
-	if (smem > 48 * 1024)
-		GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-						    (int)smem));
-	return 0;
-}
-
 /* Blocks for a kernel that takes its items round-robin: as many as are
  * resident at once (more only queue behind them, and a block holds its
- * slot until its slowest warp is done), fewer when items are few. */
-static int resident_grid(const void *kernel, size_t smem, int64_t nitems, unsigned *grid,
-			 struct sp_err *err)
+ * slot until its slowest warp is done), fewer when items are few. On first
+ * use of a kernel (per device and shared-memory size) its limit is raised
+ * when it passes 48 KiB and it gets the largest carveout, so shared memory
+ * does not cap the blocks an SM holds; the answer is kept, since the
+ * queries cost more than a small graph's whole kernel. */
+static int prepare_launch(const void *kernel, size_t smem, int64_t nitems, unsigned *grid,
+			  struct sp_err *err)
 {
-	int device, sms, per_sm;
+	static struct {
+		const void *kernel;
+		size_t smem;
+		int device, resident;
+	} seen[64];
+	static int nseen;
+	int device, i;
 	GPU_CHECK(err, cudaGetDevice(&device));
-	GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-	GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK, smem));
-	*grid = grid_for(nitems, WARPS, (int64_t)sms * (per_sm > 0 ? per_sm : 1));
+	for (i = 0; i < nseen; i++)
+		if (seen[i].kernel == kernel && seen[i].smem == smem && seen[i].device == device)
+			break;
+	if (i == nseen) {
+		int sms, per_sm;
+		GPU_CHECK(err, cudaFuncSetAttribute(kernel,
+						    cudaFuncAttributePreferredSharedMemoryCarveout,
+						    cudaSharedmemCarveoutMaxShared));
+		if (smem > 48 * 1024)
+			GPU_CHECK(err, cudaFuncSetAttribute(kernel,
+							    cudaFuncAttributeMaxDynamicSharedMemorySize,
+							    (int)smem));
+		GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, BLOCK,
+									    smem));
+		if (nseen == (int)(sizeof seen / sizeof *seen))
+			nseen = 0; /* more shapes than ever seen together: start over */
+		i = nseen++;
+		seen[i].kernel = kernel;
+		seen[i].smem = smem;
+		seen[i].device = device;
+		seen[i].resident = sms * (per_sm > 0 ? per_sm : 1);
+	}
+	*grid = grid_for(nitems, WARPS, seen[i].resident);
 	return 0;
 }
 
@@ -528,23 +567,28 @@ static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, i
 	gpu_range_push("maxk_forward");
 	int rc = GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float)));
 	if (!rc && nitems > 0) {
-		const char *cap = getenv("SPKIT_MAXK_G");
-		const layout l = layout_for(k, h, 1024, cap ? atoi(cap) : 8);
-		forward_fn f;
-		backward_fn unused;
-		kernels_for(l, &f, &unused);
+		/* Groups cost a row G accumulators to clear and sum, and the
+		 * bank-spread layout strided stores: worth it on dense rows only
+		 * (measured on H200.md's graphs: reddit_like, mean degree 492, runs
+		 * best with 4 to 8 groups; products_like, 50, and flickr_like, 11,
+		 * with 1). */
+		const bool dense = g->nnz >= 128 * g->n;
+		const layout l = layout_for(k, h, 1024, dense ? 8 : 1);
 		const int P = pow2_at_least(h) < 32 / l.G ? 32 / l.G : pow2_at_least(h);
 		int shift = 0;
 		while ((32 / l.G) << shift < P)
 			shift++;
-		const size_t smem = (size_t)WARPS * (32 << shift) * sizeof(float);
+		const int size = l.G * P; /* G accumulators of P columns */
+		const size_t smem = (size_t)WARPS * size * sizeof(float);
+		forward_fn f;
+		backward_fn unused;
+		kernels_for(l, &f, &unused);
 		unsigned grid;
-		rc = set_smem((const void *)f, smem, err) ||
-		     resident_grid((const void *)f, smem, nitems, &grid, err);
+		rc = prepare_launch((const void *)f, smem, nitems, &grid, err);
 		if (!rc) {
 			f<<<grid, BLOCK, smem>>>(
 				(const int4 *)items, nitems, g->indptr, g->indices, g->vals, values, index,
-				h, k, l.parts, shift, y);
+				h, k, l.parts, dense ? shift : -1, size, y);
 			rc = gpu_check_status(cudaGetLastError(), "launch of forward_kernel", __FILE__,
 					      __LINE__, err);
 		}
@@ -582,8 +626,7 @@ static int backward_items(const struct maxk_dev_graph *g, const int32_t *items, 
 		kernels_for(l, &unused, &b);
 		const size_t smem = (size_t)WARPS * h * sizeof(float);
 		unsigned grid;
-		rc = set_smem((const void *)b, smem, err) ||
-		     resident_grid((const void *)b, smem, nitems, &grid, err);
+		rc = prepare_launch((const void *)b, smem, nitems, &grid, err);
 		if (!rc) {
 			b<<<grid, BLOCK, smem>>>(
 				(const int4 *)items, nitems, g->indices, g->vals, index, h, k, l.parts,

@@ -198,6 +198,16 @@ static void test_odd_graphs(void **state)
 	check_spec("powerlaw:nodes=3001,edges=90000,seed=4", 512, 1);
 }
 
+/* Mean degree 200: the forward's bank-spread accumulators and groups (used
+ * from mean degree 128). */
+static void test_dense_rows(void **state)
+{
+	const int hk[][2] = {{256, 32}, {256, 16}, {256, 8}, {256, 3}, {256, 64}, {256, 256},
+			     {64, 8}, {128, 100}, {512, 16}, {1024, 32}, {100, 20}};
+	for (size_t i = 0; i < sizeof hk / sizeof *hk; i++)
+		check_spec("powerlaw:nodes=1500,edges=300000,seed=6", hk[i][0], hk[i][1]);
+}
+
 static void test_star_of_degree_100000(void **state)
 {
 	/* Row 0 links to every other node; the others link to node 0. */
@@ -287,6 +297,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_k_and_widths),
 		cmocka_unit_test(test_odd_graphs),
+		cmocka_unit_test(test_dense_rows),
 		cmocka_unit_test(test_star_of_degree_100000),
 		cmocka_unit_test(test_topk_special_rows),
 		cmocka_unit_test(test_bad_k),
