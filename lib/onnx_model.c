@@ -1,14 +1,13 @@
 #include "onnx_model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
-#include "infile.h"
+#include "half.h"
 #include "onnx/onnx.pb-c.h"
-
-/* Beyond this an .onnx file is refused before it is read into memory. */
-#define OM_FILE_MAX ((uint64_t)4 << 30)
+#include "onnx_wire.h"
 
 static int oom(struct sp_err *err, const struct om_graph *g)
 {
@@ -144,7 +143,110 @@ int om_set_value(struct om_graph *g, const char *name, int ndim, const int64_t *
 	return 0;
 }
 
-/* Dims and, for small int64 tensors with data, the values. */
+static void clear_contents(struct om_value *v)
+{
+	free(v->cval);
+	free(v->fval);
+	v->cval = NULL;
+	v->fval = NULL;
+	v->ncval = v->nfval = 0;
+}
+
+int om_value_set_ints(struct om_value *v, const int64_t *vals, size_t n)
+{
+	clear_contents(v);
+	if (n > OM_CONST_MAX)
+		return 0;
+	if (!(v->cval = malloc((n ? n : 1) * sizeof *vals)))
+		return -1;
+	if (n)
+		memcpy(v->cval, vals, n * sizeof *vals);
+	v->ncval = n;
+	return 0;
+}
+
+int om_value_set_floats(struct om_value *v, const double *vals, size_t n)
+{
+	clear_contents(v);
+	if (n > OM_CONST_MAX)
+		return 0;
+	if (!(v->fval = malloc((n ? n : 1) * sizeof *vals)))
+		return -1;
+	if (n)
+		memcpy(v->fval, vals, n * sizeof *vals);
+	v->nfval = n;
+	return 0;
+}
+
+/* The contents of a small tensor with its data in the file (n elements):
+ * integers into ints or floating point into floats; 0 when there are none
+ * (a stripped initializer, another type), 1 ints, 2 floats. Raw data is
+ * little-endian, as on the hosts this runs on. */
+static int tensor_data(const Onnx__TensorProto *t, size_t n, int64_t *ints, double *floats)
+{
+	const uint8_t *raw = t->has_raw_data ? t->raw_data.data : NULL;
+	size_t rawlen = t->has_raw_data ? t->raw_data.len : 0;
+	for (size_t i = 0; i < n; i++) {
+		switch (t->data_type) {
+		case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
+			if (t->n_int64_data == n)
+				ints[i] = t->int64_data[i];
+			else if (rawlen == n * 8)
+				memcpy(&ints[i], raw + 8 * i, 8);
+			else
+				return 0;
+			break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: {
+			int32_t x;
+			if (t->n_int32_data == n)
+				x = t->int32_data[i];
+			else if (rawlen == n * 4)
+				memcpy(&x, raw + 4 * i, 4);
+			else
+				return 0;
+			ints[i] = x;
+			break;
+		}
+		case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: {
+			float x;
+			if (t->n_float_data == n)
+				x = t->float_data[i];
+			else if (rawlen == n * 4)
+				memcpy(&x, raw + 4 * i, 4);
+			else
+				return 0;
+			floats[i] = x;
+			break;
+		}
+		case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
+			if (t->n_double_data == n)
+				floats[i] = t->double_data[i];
+			else if (rawlen == n * 8)
+				memcpy(&floats[i], raw + 8 * i, 8);
+			else
+				return 0;
+			break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: {
+			uint16_t h;
+			if (t->n_int32_data == n)
+				h = (uint16_t)t->int32_data[i];
+			else if (rawlen == n * 2)
+				memcpy(&h, raw + 2 * i, 2);
+			else
+				return 0;
+			floats[i] = half_to_float(h);
+			break;
+		}
+		default: return 0;
+		}
+	}
+	return t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ||
+			       t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32
+		       ? 1
+		       : 2;
+}
+
+/* Dims and, for small tensors with data, the values. */
 static int load_tensor(struct om_graph *g, const Onnx__TensorProto *t, const char *name,
 		       int is_initializer, size_t *index, struct sp_err *err)
 {
@@ -160,23 +262,14 @@ static int load_tensor(struct om_graph *g, const Onnx__TensorProto *t, const cha
 	*index = om_value_intern(g, name);
 	struct om_value *v = &g->values[*index];
 	v->elem_type = t->data_type;
-	int64_t n = om_value_numel(v);
-	if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 || n > OM_CONST_MAX)
+	int64_t n = om_value_numel(v), ints[OM_CONST_MAX];
+	double floats[OM_CONST_MAX];
+	if (n == 0 || n > OM_CONST_MAX)
 		return 0;
-	const int64_t *src = NULL;
-	if (t->n_int64_data == (size_t)n)
-		src = t->int64_data;
-	else if (t->has_raw_data && t->raw_data.len == (size_t)n * 8)
-		src = (const int64_t *)(const void *)t->raw_data.data; /* little-endian hosts */
-	if (!src || n == 0)
-		return 0; /* stripped, or nothing to keep */
-	free(v->cval);
-	v->cval = malloc((n ? (size_t)n : 1) * sizeof *src);
-	if (!v->cval)
-		return oom(err, g);
-	memcpy(v->cval, src, (size_t)n * sizeof *src);
-	v->ncval = (size_t)n;
-	return 0;
+	int kind = tensor_data(t, (size_t)n, ints, floats);
+	int rc = kind == 1 ? om_value_set_ints(v, ints, (size_t)n)
+		 : kind == 2 ? om_value_set_floats(v, floats, (size_t)n) : 0;
+	return rc ? oom(err, g) : 0;
 }
 
 static int load_value_info(struct om_graph *g, const Onnx__ValueInfoProto *vi, size_t *index,
@@ -305,14 +398,16 @@ static int convert(struct om_graph *g, const Onnx__ModelProto *m, struct sp_err 
 	return 0;
 }
 
-int om_load_mem(const void *data, size_t size, const char *name, struct om_graph *g,
-		struct sp_err *err)
+/* Decode a slimmed model (onnx_wire.h) into g. */
+static int decode(const struct buf *wire, const struct onnx_wire_stats *st, const char *name,
+		  struct om_graph *g, struct sp_err *err)
 {
-	memset(g, 0, sizeof *g);
 	g->path = strdup(name);
 	if (!g->path)
 		return sp_fail(err, "%s: out of memory", name);
-	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);
+	g->dropped_bytes = st->dropped_bytes;
+	Onnx__ModelProto *m =
+		onnx__model_proto__unpack(NULL, wire->len, (const uint8_t *)wire->data);
 	if (!m) {
 		sp_fail(err, "%s: not an ONNX model (protobuf decoding failed: truncated or "
 			     "another format)", name);
@@ -326,30 +421,26 @@ int om_load_mem(const void *data, size_t size, const char *name, struct om_graph
 	return rc;
 }
 
+int om_load_mem(const void *data, size_t size, const char *name, struct om_graph *g,
+		struct sp_err *err)
+{
+	struct buf wire = {0};
+	struct onnx_wire_stats st;
+	memset(g, 0, sizeof *g);
+	int rc = onnx_wire_slim_mem(data, size, name, &wire, &st, err) ||
+		 decode(&wire, &st, name, g, err);
+	buf_free(&wire);
+	return rc ? -1 : 0;
+}
+
 int om_load(const char *path, struct om_graph *g, struct sp_err *err)
 {
-	FILE *fp;
-	uint64_t size;
+	struct buf wire = {0};
+	struct onnx_wire_stats st;
 	memset(g, 0, sizeof *g);
-	if (infile_open(path, &fp, &size, err))
-		return -1;
-	if (size > OM_FILE_MAX) {
-		fclose(fp);
-		return sp_fail(err, "%s: %llu bytes, more than the %llu an ONNX file may hold", path,
-			       (unsigned long long)size, (unsigned long long)OM_FILE_MAX);
-	}
-	void *data = malloc(size ? size : 1);
-	if (!data) {
-		fclose(fp);
-		return sp_fail(err, "%s: out of memory for %llu bytes", path, (unsigned long long)size);
-	}
-	size_t got = fread(data, 1, size, fp);
-	int read_error = ferror(fp);
-	fclose(fp);
-	int rc = got != size || read_error ? sp_fail(err, "%s: read error", path)
-					   : om_load_mem(data, size, path, g, err);
-	free(data);
-	return rc;
+	int rc = onnx_wire_slim_file(path, &wire, &st, err) || decode(&wire, &st, path, g, err);
+	buf_free(&wire);
+	return rc ? -1 : 0;
 }
 
 void om_free(struct om_graph *g)
@@ -370,6 +461,7 @@ void om_free(struct om_graph *g)
 	for (size_t i = 0; i < g->nvalues; i++) {
 		free(g->values[i].name);
 		free(g->values[i].cval);
+		free(g->values[i].fval);
 	}
 	free(g->nodes);
 	free(g->values);

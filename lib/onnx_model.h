@@ -2,12 +2,14 @@
  * with their dims, initializers marked as parameters) and nodes (op type,
  * name, input and output value indices, the attributes shape inference
  * needs). Only dims are kept of initializers; their data is dropped, except
- * small int64 tensors (shape arithmetic of dynamic exports reads those).
+ * small int64 and float tensors (the shape arithmetic of dynamic exports
+ * and Resize's scales read those). The YAML model format (model_yaml.h)
+ * builds the same graph.
  *
- * The protobuf is decoded with protobuf-c from Debian's onnx.proto. Note:
- * protobuf-c copies every initializer's raw_data while decoding, so a model
- * of hundreds of MB needs that much memory briefly (freed before the load
- * returns); the graph kept afterwards is proportional to the node count. */
+ * The protobuf is decoded with protobuf-c from Debian's onnx.proto, after
+ * onnx_wire.h has streamed the file and left out the large tensor data, so
+ * a model of hundreds of MB is never held in memory: what the load needs is
+ * proportional to the node count, not to the weights. */
 #ifndef SPKIT_ONNX_MODEL_H
 #define SPKIT_ONNX_MODEL_H
 
@@ -43,8 +45,10 @@ struct om_value {
 	int is_input;       /* a graph input that is not an initializer */
 	int is_output;      /* a graph output */
 	size_t producer;    /* node index, or OM_NONE */
-	int64_t *cval;      /* constant int64 contents (at most OM_CONST_MAX), or NULL */
+	int64_t *cval;      /* constant integer contents (at most OM_CONST_MAX), or NULL */
 	size_t ncval;
+	double *fval;       /* constant floating-point contents (as many), or NULL */
+	size_t nfval;
 };
 
 struct om_node {
@@ -53,6 +57,7 @@ struct om_node {
 	size_t *out, nout;
 	struct om_attr *attrs;
 	size_t nattrs;
+	size_t line; /* where a YAML model defines it (messages say file:line); 0 for ONNX */
 };
 
 struct om_graph {
@@ -63,6 +68,7 @@ struct om_graph {
 	struct om_node *nodes;
 	size_t nnodes, nodes_cap;
 	struct strmap names; /* value name -> index */
+	uint64_t dropped_bytes; /* tensor data the load left unread (onnx_wire.h) */
 };
 
 /* Read and decode an .onnx file. On failure g is left empty (om_free is safe). */
@@ -85,6 +91,11 @@ int om_node_add_string(struct om_node *n, const char *name, const char *s);
 /* Set a value's shape (ndim dims); with is_initializer it becomes a parameter. */
 int om_set_value(struct om_graph *g, const char *name, int ndim, const int64_t *dims,
 		 int is_initializer, struct sp_err *err);
+
+/* Give v constant contents, replacing any: integers or floating point,
+ * copied; more than OM_CONST_MAX elements keep none. -1: out of memory. */
+int om_value_set_ints(struct om_value *v, const int64_t *vals, size_t n);
+int om_value_set_floats(struct om_value *v, const double *vals, size_t n);
 
 /* The attribute called name of node n, or NULL. */
 const struct om_attr *om_attr(const struct om_node *n, const char *name);
