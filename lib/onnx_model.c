@@ -76,6 +76,26 @@ int om_node_add_ints(struct om_node *n, const char *name, const int64_t *v, size
 	return 0;
 }
 
+int om_node_add_floats(struct om_node *n, const char *name, const double *v, size_t count)
+{
+	struct om_attr *a = attr_new(n, name, OM_ATTR_FLOATS);
+	if (!a || !(a->floats = malloc((count ? count : 1) * sizeof *v)))
+		return -1;
+	if (count)
+		memcpy(a->floats, v, count * sizeof *v);
+	a->nints = count;
+	return 0;
+}
+
+int om_node_add_float(struct om_node *n, const char *name, double v)
+{
+	struct om_attr *a = attr_new(n, name, OM_ATTR_FLOAT);
+	if (!a)
+		return -1;
+	a->f = v;
+	return 0;
+}
+
 int om_node_add_string(struct om_node *n, const char *name, const char *s)
 {
 	struct om_attr *a = attr_new(n, name, OM_ATTR_STRING);
@@ -114,7 +134,7 @@ int om_add_node(struct om_graph *g, const char *op, const char *name, const char
 		if (n->out[i] == OM_NONE)
 			continue;
 		struct om_value *v = &g->values[n->out[i]];
-		if (v->producer != OM_NONE || v->is_initializer || v->is_input)
+		if (v->producer != OM_NONE || v->is_initializer || v->is_input || v->is_constant)
 			return sp_fail(err, "%s: node '%s' (%s): output '%s' is already produced",
 				       g->path, name, op, v->name);
 		v->producer = g->nnodes - 1;
@@ -318,11 +338,15 @@ static int load_attrs(struct om_graph *g, struct om_node *n, const Onnx__NodePro
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
 			rc = om_node_add_ints(n, an, ap->ints, ap->n_ints);
 			break;
-		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
-			if (!(a = attr_new(n, an, OM_ATTR_FLOAT)))
-				return oom(err, g);
-			a->f = ap->f;
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: rc = om_node_add_float(n, an, ap->f); break;
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+			double *v = malloc((ap->n_floats ? ap->n_floats : 1) * sizeof *v);
+			for (size_t i = 0; v && i < ap->n_floats; i++)
+				v[i] = ap->floats[i];
+			rc = !v || om_node_add_floats(n, an, v, ap->n_floats);
+			free(v);
 			break;
+		}
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
 			char *s = ap->s.len ? strndup((const char *)ap->s.data, ap->s.len) : strdup("");
 			rc = !s || om_node_add_string(n, an, s);
@@ -341,7 +365,7 @@ static int load_attrs(struct om_graph *g, struct om_node *n, const Onnx__NodePro
 				return -1;
 			break;
 		}
-		default: break; /* graphs, floats, strings: not needed for shapes */
+		default: break; /* graphs, strings: not needed for shapes */
 		}
 		if (rc)
 			return oom(err, g);
@@ -450,6 +474,7 @@ void om_free(struct om_graph *g)
 		for (size_t k = 0; k < n->nattrs; k++) {
 			free(n->attrs[k].name);
 			free(n->attrs[k].ints);
+			free(n->attrs[k].floats);
 			free(n->attrs[k].s);
 		}
 		free(n->attrs);

@@ -22,8 +22,8 @@
 enum { OM_MAX_DIMS = 8, OM_CONST_MAX = 64 /* int64 elements kept of a constant */ };
 #define OM_NONE ((size_t)-1) /* an optional input left empty ("") */
 
-enum om_attr_type { OM_ATTR_OTHER, OM_ATTR_INT, OM_ATTR_FLOAT, OM_ATTR_INTS, OM_ATTR_STRING,
-		    OM_ATTR_TENSOR };
+enum om_attr_type { OM_ATTR_OTHER, OM_ATTR_INT, OM_ATTR_FLOAT, OM_ATTR_INTS, OM_ATTR_FLOATS,
+		    OM_ATTR_STRING, OM_ATTR_TENSOR };
 
 struct om_attr {
 	char *name;
@@ -31,7 +31,8 @@ struct om_attr {
 	int64_t i;
 	double f;
 	int64_t *ints; /* INTS */
-	size_t nints;
+	double *floats; /* FLOATS */
+	size_t nints;  /* entries of ints or floats */
 	char *s;       /* STRING, NUL-terminated */
 	size_t tensor; /* TENSOR: index of a value holding the tensor's dims and constant data */
 };
@@ -42,6 +43,7 @@ struct om_value {
 	int ndim;           /* -1: shape unknown */
 	int64_t dims[OM_MAX_DIMS]; /* -1: a symbolic dim */
 	int is_initializer; /* a parameter: an initializer */
+	int is_constant;    /* a YAML model's constant: given values, not a parameter */
 	int is_input;       /* a graph input that is not an initializer */
 	int is_output;      /* a graph output */
 	size_t producer;    /* node index, or OM_NONE */
@@ -87,6 +89,8 @@ int om_add_node(struct om_graph *g, const char *op, const char *name, const char
 		size_t nin, const char *const *out, size_t nout, struct sp_err *err);
 int om_node_add_int(struct om_node *n, const char *name, int64_t v);
 int om_node_add_ints(struct om_node *n, const char *name, const int64_t *v, size_t count);
+int om_node_add_floats(struct om_node *n, const char *name, const double *v, size_t count);
+int om_node_add_float(struct om_node *n, const char *name, double v);
 int om_node_add_string(struct om_node *n, const char *name, const char *s);
 /* Set a value's shape (ndim dims); with is_initializer it becomes a parameter. */
 int om_set_value(struct om_graph *g, const char *name, int ndim, const int64_t *dims,

@@ -778,3 +778,27 @@ int ydoc_require_string_list(const struct ydoc_node *map, const char *key, const
 	*out = a;
 	return rc;
 }
+
+int ydoc_check_keys(const struct ydoc_node *map, const char *const *allowed, const char *what,
+		    struct sp_err *err)
+{
+	if (map->kind != YDOC_MAPPING || ydoc_is_null(map))
+		return fail_value(map, what, "a mapping", err);
+	for (size_t i = 0; i < ydoc_map_len(map); i++) {
+		const char *key = ydoc_map_key_at(map, i);
+		size_t k = 0;
+		while (allowed[k] && strcmp(allowed[k], key))
+			k++;
+		if (allowed[k])
+			continue;
+		char list[200], q[80];
+		size_t len = 0;
+		list[0] = '\0';
+		for (k = 0; allowed[k] && len < sizeof list; k++)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "",
+						allowed[k]);
+		return fail_at(ydoc_map_value_at(map, i), err, "unknown key '%s' in %s (expected %s)",
+			       sp_quote(q, sizeof q, key), what, list);
+	}
+	return 0;
+}
