@@ -1,5 +1,6 @@
 #include "onnx_model.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,27 +17,28 @@ static int oom(struct sp_err *err, const struct om_graph *g)
 
 size_t om_value_intern(struct om_graph *g, const char *name)
 {
-	size_t *found = strmap_find(&g->names, name, strlen(name));
-	if (found)
-		return *found;
+	int added;
+	size_t len = strlen(name), *slot = strmap_insert(&g->names, name, len, &added);
+	if (!slot)
+		return OM_NONE;
+	if (!added)
+		return *slot; /* the values do not move: callers may hold pointers into them */
+	/* out of memory from here on, the name maps to no value: the caller
+	 * fails and the graph is only freed */
 	struct om_value *v = buf_grow_array(g->values, &g->values_cap, g->nvalues + 1, sizeof *v);
 	if (!v)
 		return OM_NONE;
 	g->values = v;
-	char *copy = strdup(name);
-	int added;
-	size_t *slot = copy ? strmap_insert(&g->names, name, strlen(name), &added) : NULL;
-	if (!slot) {
-		free(copy);
-		return OM_NONE;
-	}
 	v = &g->values[g->nvalues];
 	memset(v, 0, sizeof *v);
-	v->name = copy;
 	v->ndim = -1;
 	v->producer = OM_NONE;
-	*slot = g->nvalues;
-	return g->nvalues++;
+	*slot = g->nvalues++;
+	v->name = malloc(len + 1);
+	if (!v->name)
+		return OM_NONE;
+	memcpy(v->name, name, len + 1);
+	return *slot;
 }
 
 static struct om_attr *attr_new(struct om_node *n, const char *name, enum om_attr_type type)
@@ -115,6 +117,30 @@ static int add_names(struct om_graph *g, const char *const *names, size_t count,
 	return 0;
 }
 
+/* The graph's one copy of an op type's name (nodes share it), and its index. */
+static const char *intern_op(struct om_graph *g, const char *op, size_t *id)
+{
+	int added;
+	size_t *slot = strmap_insert(&g->op_index, op, strlen(op), &added);
+	if (!slot)
+		return NULL;
+	*id = *slot;
+	if (!added)
+		return g->op_types[*slot];
+	char **grown = buf_grow_array(g->op_types, &g->op_types_cap, g->nop_types + 1,
+				      sizeof *grown);
+	char *copy = strdup(op);
+	if (!grown || !copy) {
+		free(copy);
+		g->op_types = grown ? grown : g->op_types;
+		return NULL; /* the map holds a slot pointing nowhere: the graph is freed next */
+	}
+	g->op_types = grown;
+	*id = *slot = g->nop_types;
+	g->op_types[g->nop_types++] = copy;
+	return copy;
+}
+
 int om_add_node(struct om_graph *g, const char *op, const char *name, const char *const *in,
 		size_t nin, const char *const *out, size_t nout, struct sp_err *err)
 {
@@ -124,7 +150,7 @@ int om_add_node(struct om_graph *g, const char *op, const char *name, const char
 	g->nodes = nodes;
 	struct om_node *n = &nodes[g->nnodes++];
 	memset(n, 0, sizeof *n);
-	n->op = strdup(op);
+	n->op = intern_op(g, op, &n->op_id);
 	n->name = strdup(name);
 	n->nin = nin;
 	n->nout = nout;
@@ -422,6 +448,38 @@ static int convert(struct om_graph *g, const Onnx__ModelProto *m, struct sp_err 
 	return 0;
 }
 
+/* protobuf-c's allocations while decoding, carved from large blocks that
+ * are freed together: a 100,000-node model makes a million small ones. */
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+static void *arena_alloc(void *arena, size_t size)
+{
+	struct arena_block **head = arena, *b = *head;
+	size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (!b || b->cap - b->used < size) {
+		size_t cap = size > (1 << 20) ? size : 1 << 20;
+		if (!(b = malloc(sizeof *b + cap)))
+			return NULL;
+		b->next = *head;
+		b->used = 0;
+		b->cap = cap;
+		*head = b;
+	}
+	void *p = (char *)b->data + b->used;
+	b->used += size;
+	return p;
+}
+
+static void arena_free_one(void *arena, void *p)
+{
+	(void)arena; /* freed with the whole arena */
+	(void)p;
+}
+
 /* Decode a slimmed model (onnx_wire.h) into g. */
 static int decode(const struct buf *wire, const struct onnx_wire_stats *st, const char *name,
 		  struct om_graph *g, struct sp_err *err)
@@ -430,16 +488,18 @@ static int decode(const struct buf *wire, const struct onnx_wire_stats *st, cons
 	if (!g->path)
 		return sp_fail(err, "%s: out of memory", name);
 	g->dropped_bytes = st->dropped_bytes;
+	struct arena_block *arena = NULL;
+	ProtobufCAllocator alloc = {arena_alloc, arena_free_one, &arena};
 	Onnx__ModelProto *m =
-		onnx__model_proto__unpack(NULL, wire->len, (const uint8_t *)wire->data);
-	if (!m) {
-		sp_fail(err, "%s: not an ONNX model (protobuf decoding failed: truncated or "
-			     "another format)", name);
-		om_free(g);
-		return -1;
+		onnx__model_proto__unpack(&alloc, wire->len, (const uint8_t *)wire->data);
+	int rc = m ? convert(g, m, err)
+		   : sp_fail(err, "%s: not an ONNX model (protobuf decoding failed: truncated or "
+				  "another format)", name);
+	while (arena) {
+		struct arena_block *next = arena->next;
+		free(arena);
+		arena = next;
 	}
-	int rc = convert(g, m, err);
-	onnx__model_proto__free_unpacked(m, NULL);
 	if (rc)
 		om_free(g);
 	return rc;
@@ -481,13 +541,16 @@ void om_free(struct om_graph *g)
 		free(n->in);
 		free(n->out);
 		free(n->name);
-		free(n->op);
 	}
 	for (size_t i = 0; i < g->nvalues; i++) {
 		free(g->values[i].name);
 		free(g->values[i].cval);
 		free(g->values[i].fval);
 	}
+	for (size_t i = 0; i < g->nop_types; i++)
+		free(g->op_types[i]);
+	free(g->op_types);
+	strmap_free(&g->op_index);
 	free(g->nodes);
 	free(g->values);
 	free(g->path);

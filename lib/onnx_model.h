@@ -54,7 +54,9 @@ struct om_value {
 };
 
 struct om_node {
-	char *name, *op;
+	char *name;
+	const char *op; /* the graph's copy of the op type, one per distinct type */
+	size_t op_id;   /* its index in the graph's op_types */
 	size_t *in, nin;   /* value indices, OM_NONE for an empty optional input */
 	size_t *out, nout;
 	struct om_attr *attrs;
@@ -70,6 +72,9 @@ struct om_graph {
 	struct om_node *nodes;
 	size_t nnodes, nodes_cap;
 	struct strmap names; /* value name -> index */
+	struct strmap op_index; /* op type -> index in op_types */
+	char **op_types;
+	size_t nop_types, op_types_cap;
 	uint64_t dropped_bytes; /* tensor data the load left unread (onnx_wire.h) */
 };
 

@@ -1,6 +1,7 @@
 #include "onnx_wire.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 
@@ -36,11 +37,16 @@ static enum kind field_kind(enum kind parent, uint32_t field)
 	return K_OTHER;
 }
 
-/* The bytes being read: a stream (seekable when a regular file) or memory. */
+/* The bytes being read, through a window: all of them for memory; for a
+ * file, WINDOW bytes read at a time, so that dropped fields past the
+ * window are never read at all (the next read seeks over them). */
+enum { WINDOW = 1 << 20 };
+
 struct in {
 	FILE *fp;
-	const unsigned char *mem;
-	uint64_t pos, size;
+	const unsigned char *win; /* bytes from win_start on, win_len of them */
+	unsigned char *buf;       /* the file's window */
+	uint64_t pos, size, win_start, win_len, fpos;
 	const char *name;
 	struct onnx_wire_stats *st;
 	struct sp_err *err;
@@ -52,15 +58,39 @@ static int bad(const struct in *in, uint64_t at)
 		       in->name, (unsigned long long)at);
 }
 
-static int get_bytes(struct in *in, void *dst, size_t n)
+/* Make pos fall inside the window; -1 at the end or on a read error. */
+static int refill(struct in *in)
+{
+	if (in->pos - in->win_start < in->win_len)
+		return 0;
+	if (!in->fp || in->pos >= in->size)
+		return -1;
+	if (in->fpos != in->pos && fseeko(in->fp, (off_t)in->pos, SEEK_SET))
+		return -1;
+	size_t want = in->size - in->pos < WINDOW ? (size_t)(in->size - in->pos) : WINDOW;
+	size_t got = fread(in->buf, 1, want, in->fp);
+	in->win = in->buf;
+	in->win_start = in->pos;
+	in->win_len = got;
+	in->fpos = in->pos + got;
+	return got ? 0 : -1;
+}
+
+static int get_bytes(struct in *in, void *dst, uint64_t n)
 {
 	if (n > in->size - in->pos)
 		return -1;
-	if (in->mem)
-		memcpy(dst, in->mem + in->pos, n);
-	else if (fread(dst, 1, n, in->fp) != n)
-		return -1;
-	in->pos += n;
+	unsigned char *d = dst;
+	while (n) {
+		if (refill(in))
+			return -1;
+		uint64_t off = in->pos - in->win_start, k = in->win_len - off;
+		k = k < n ? k : n;
+		memcpy(d, in->win + off, k);
+		d += k;
+		in->pos += k;
+		n -= k;
+	}
 	return 0;
 }
 
@@ -68,9 +98,7 @@ static int skip_bytes(struct in *in, uint64_t n)
 {
 	if (n > in->size - in->pos)
 		return -1;
-	if (in->fp && fseeko(in->fp, (off_t)n, SEEK_CUR))
-		return -1;
-	in->pos += n;
+	in->pos += n; /* the next read seeks when this leaves the window */
 	return 0;
 }
 
@@ -78,9 +106,9 @@ static int get_varint(struct in *in, uint64_t end, uint64_t *v)
 {
 	*v = 0;
 	for (int shift = 0; shift < 64; shift += 7) {
-		unsigned char c;
-		if (in->pos >= end || get_bytes(in, &c, 1))
+		if (in->pos >= end || refill(in))
 			return -1;
+		unsigned char c = in->win[in->pos++ - in->win_start];
 		*v |= (uint64_t)(c & 0x7f) << shift;
 		if (!(c & 0x80))
 			return 0;
@@ -103,6 +131,10 @@ static int oom(const struct in *in)
 {
 	return sp_fail(in->err, "%s: out of memory", in->name);
 }
+
+/* The bytes of a sub-message's length as this pass writes it: 5, the most
+ * protobuf-c reads for a length, enough for 32 GiB. */
+enum { LEN_BYTES = 5 };
 
 /* Copy the fields of a message of this kind, from in->pos up to end, into out. */
 static int slim(struct in *in, enum kind kind, uint64_t end, struct buf *out, int depth)
@@ -154,14 +186,19 @@ static int slim(struct in *in, enum kind kind, uint64_t end, struct buf *out, in
 			out->len += len;
 			continue;
 		}
-		/* A message that may hold tensors: its slimmed length is known after. */
-		struct buf inner = {0};
-		int rc = slim(in, sub, in->pos + len, &inner, depth + 1);
-		if (!rc && (put_varint(out, inner.len) || buf_add(out, inner.data, inner.len)))
-			rc = oom(in);
-		buf_free(&inner);
-		if (rc)
+		/* A message that may hold tensors: written in place, its slimmed length
+		 * patched in after as a varint padded to LEN_BYTES, which protobuf
+		 * decoders read as any other (it saves copying every level). */
+		size_t at_len = out->len;
+		if (buf_reserve(out, LEN_BYTES))
+			return oom(in);
+		out->len += LEN_BYTES;
+		if (slim(in, sub, in->pos + len, out, depth + 1))
 			return -1;
+		uint64_t inner = out->len - at_len - LEN_BYTES;
+		unsigned char *p = (unsigned char *)out->data + at_len;
+		for (int i = 0; i < LEN_BYTES; i++, inner >>= 7)
+			p[i] = (unsigned char)((inner & 0x7f) | (i + 1 < LEN_BYTES ? 0x80 : 0));
 	}
 	return in->pos == end ? 0 : bad(in, in->pos);
 }
@@ -169,7 +206,8 @@ static int slim(struct in *in, enum kind kind, uint64_t end, struct buf *out, in
 int onnx_wire_slim_mem(const void *data, size_t size, const char *name, struct buf *out,
 		       struct onnx_wire_stats *st, struct sp_err *err)
 {
-	struct in in = {.mem = data, .size = size, .name = name, .st = st, .err = err};
+	struct in in = {.win = data, .size = size, .win_len = size, .name = name, .st = st,
+			.err = err};
 	memset(st, 0, sizeof *st);
 	return slim(&in, K_MODEL, size, out, 0);
 }
@@ -181,10 +219,12 @@ int onnx_wire_slim_file(const char *path, struct buf *out, struct onnx_wire_stat
 	memset(st, 0, sizeof *st);
 	if (infile_open(path, &in.fp, &in.size, err))
 		return -1;
-	setvbuf(in.fp, NULL, _IOFBF, 1 << 16);
-	int rc = slim(&in, K_MODEL, in.size, out, 0);
-	if (rc == 0 && ferror(in.fp))
+	setvbuf(in.fp, NULL, _IONBF, 0); /* the window is the buffer */
+	in.buf = malloc(WINDOW);
+	int rc = in.buf ? slim(&in, K_MODEL, in.size, out, 0) : sp_fail(err, "%s: out of memory", path);
+	if (ferror(in.fp))
 		rc = sp_fail_errno(err, "%s: read error", path);
+	free(in.buf);
 	fclose(in.fp);
 	return rc;
 }

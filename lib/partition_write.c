@@ -1,7 +1,10 @@
 /* graph-partition's report: a table, JSON, CSV or Graphviz DOT (partition.h). */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "csvw.h"
 #include "jsonw.h"
 #include "num.h"
@@ -31,14 +34,18 @@ static const struct om_value *first_output(const struct gp_report *r, const stru
 		       : NULL;
 }
 
+static size_t i64_text(char *buf, int64_t v);
+
 /* "1x64x56x56"; empty for an unknown shape, a scalar too. */
 static void shape_text(const struct om_value *y, char *buf, size_t size)
 {
 	size_t len = 0;
 	buf[0] = '\0';
-	for (int d = 0; y && d < y->ndim && len + 24 < size; d++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? "x" : "",
-					(long long)y->dims[d]);
+	for (int d = 0; y && d < y->ndim && len + 24 < size; d++) {
+		if (d)
+			buf[len++] = 'x';
+		len += i64_text(buf + len, y->dims[d]);
+	}
 }
 
 static double ridge_point(const struct gp_report *r)
@@ -49,6 +56,140 @@ static double ridge_point(const struct gp_report *r)
 static int finish(FILE *fp)
 {
 	return fflush(fp) || ferror(fp) ? -1 : 0;
+}
+
+/* A report line is built in memory and written at once: printf per field
+ * costs more than the whole analysis of a 100,000-op model. Out of memory,
+ * the line is cut and the writer fails. */
+struct line {
+	struct buf b;
+	int oom;
+};
+
+static void l_add(struct line *l, const char *s, size_t n)
+{
+	if (l->b.len + n <= l->b.cap) { /* the common case, without a call */
+		memcpy(l->b.data + l->b.len, s, n);
+		l->b.len += n;
+		return;
+	}
+	l->oom |= buf_add(&l->b, s, n) != 0;
+}
+
+static void l_str(struct line *l, const char *s)
+{
+	l_add(l, s, strlen(s));
+}
+
+static void l_spaces(struct line *l, size_t n)
+{
+	static const char spaces[] = "                                        "; /* 40 */
+	for (; n > 40; n -= 40)
+		l_add(l, spaces, 40);
+	l_add(l, spaces, n);
+}
+
+/* s padded with spaces to width (left-aligned), then one space. */
+static void l_left(struct line *l, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+	l_add(l, s, n);
+	l_spaces(l, n < width ? width - n + 1 : 1);
+}
+
+static size_t i64_text(char *buf, int64_t v)
+{
+	char tmp[24];
+	size_t n = 0, len = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		buf[len++] = '-';
+	while (n)
+		buf[len++] = tmp[--n];
+	buf[len] = '\0';
+	return len;
+}
+
+static void l_int(struct line *l, int64_t v)
+{
+	char t[24];
+	l_add(l, t, i64_text(t, v));
+}
+
+/* s right-aligned in width, then one space. */
+static void l_right(struct line *l, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+	l_spaces(l, n < width ? width - n : 0);
+	l_add(l, s, n);
+	l_add(l, " ", 1);
+}
+
+/* v with 3 decimals ("%.3f") right-aligned in width, then one space. */
+static void l_fixed3_right(struct line *l, double v, size_t width)
+{
+	char t[48];
+	if (!(fabs(v) < 9e15)) {
+		snprintf(t, sizeof t, "%.3f", v);
+	} else {
+		int64_t m = llround(fabs(v) * 1000);
+		size_t n = v < 0 && m ? (t[0] = '-', 1) : 0;
+		n += i64_text(t + n, m / 1000);
+		t[n++] = '.';
+		for (int64_t d = 100; d; d /= 10)
+			t[n++] = (char)('0' + m / d % 10);
+		t[n] = '\0';
+	}
+	l_right(l, t, width);
+}
+
+static void l_int_right(struct line *l, int64_t v, size_t width)
+{
+	char t[24];
+	i64_text(t, v);
+	l_right(l, t, width);
+}
+
+/* A JSON string: quote, backslash and control characters escaped. */
+static void l_json_string(struct line *l, const char *s)
+{
+	l_add(l, "\"", 1);
+	for (;;) {
+		size_t run = 0; /* the bytes that need no escape, added at once */
+		while (s[run] && s[run] != '"' && s[run] != '\\' && (unsigned char)s[run] >= 0x20)
+			run++;
+		l_add(l, s, run);
+		s += run;
+		if (!*s)
+			break;
+		char esc[8];
+		if (*s == '"' || *s == '\\')
+			snprintf(esc, sizeof esc, "\\%c", *s);
+		else
+			snprintf(esc, sizeof esc, "\\u%04x", (unsigned char)*s);
+		l_str(l, esc);
+		s++;
+	}
+	l_add(l, "\"", 1);
+}
+
+/* Write the line and start the next. */
+static void l_flush(struct line *l, FILE *fp)
+{
+	fwrite(l->b.data, 1, l->b.len, fp);
+	l->b.len = 0;
+}
+
+/* The writer's result: -1 when a line was cut or the stream failed. */
+static int l_done(struct line *l, FILE *fp)
+{
+	l_flush(l, fp);
+	buf_free(&l->b);
+	return finish(fp) || l->oom ? -1 : 0;
 }
 
 /* ---- table ---- */
@@ -62,6 +203,7 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 		"name", "op_type", "class", "stage", "output_shape", "flops", "macs", "input_bytes",
 		"output_bytes", "weight_bytes", "intensity", "threads", "conv", "bottleneck",
 		"time_us");
+	struct line l = {0};
 	for (size_t i = 0; i < r->g.nnodes; i++) {
 		size_t k = r->order[i];
 		const struct om_node *n = &r->g.nodes[k];
@@ -73,14 +215,27 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 			snprintf(conv, sizeof conv, "dw");
 		else if (c->groups > 1)
 			snprintf(conv, sizeof conv, "g%lld", (long long)c->groups);
-		fprintf(fp, "%-40s %-20s %-13s %5lld %-18s %15lld %15lld %13lld %13lld %13lld %9.3f "
-			    "%10lld %-5s %-15s %10.3f\n",
-			n->name, n->op, oc_class_name(c->cls), (long long)r->stage[k], shape,
-			(long long)c->flops, (long long)c->macs, (long long)c->input_bytes,
-			(long long)c->output_bytes, (long long)c->weight_bytes, c->intensity,
-			(long long)c->threads, conv, rl_class_name(op->roof.cls),
-			op->roof.time_s * 1e6);
+		l_left(&l, n->name, 40);
+		l_left(&l, n->op, 20);
+		l_left(&l, oc_class_name(c->cls), 13);
+		l_int_right(&l, r->stage[k], 5);
+		l_left(&l, shape, 18);
+		l_int_right(&l, c->flops, 15);
+		l_int_right(&l, c->macs, 15);
+		l_int_right(&l, c->input_bytes, 13);
+		l_int_right(&l, c->output_bytes, 13);
+		l_int_right(&l, c->weight_bytes, 13);
+		l_fixed3_right(&l, c->intensity, 9);
+		l_int_right(&l, c->threads, 10);
+		l_left(&l, conv, 5);
+		l_left(&l, rl_class_name(op->roof.cls), 15);
+		l_fixed3_right(&l, op->roof.time_s * 1e6, 10);
+		if (l.b.len)
+			l.b.data[l.b.len - 1] = '\n'; /* the last column's space */
+		if (l.b.len > 1 << 16)
+			l_flush(&l, fp);
 	}
+	l_flush(&l, fp);
 	fprintf(fp, "\nmodel         %s\nops           %zu\nkernels       %lld\ndtype         %s\n",
 		r->g.path, r->g.nnodes, (long long)r->kernels, hw_dtype_name(r->o->dtype));
 	fprintf(fp, "total_flops   %lld\nmatmul_flops  %lld\nmacs          %lld\n"
@@ -121,7 +276,7 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 			fprintf(fp, " %s", r->g.nodes[f->ops[j]].name);
 		fputc('\n', fp);
 	}
-	return finish(fp);
+	return l_done(&l, fp);
 }
 
 /* ---- JSON ---- */
@@ -178,36 +333,99 @@ static void json_summary(FILE *fp, const struct gp_report *r)
 	fprintf(fp, "}, \"fusion_candidates\": %zu},\n", r->nfusions);
 }
 
-static void json_op(FILE *fp, const struct gp_report *r, size_t k)
+/* v to 6 significant digits, as "%.6g" would, without printf's cost (the
+ * last digit may differ from printf's where v is within an ulp of a tie). */
+static void l_json_double(struct line *l, double v)
+{
+	char num[NUM_DOUBLE_MAX];
+	if (!(fabs(v) >= 1e-300 && fabs(v) < 1e300)) { /* 0, NaN, the extremes */
+		l_str(l, v == 0 ? "0" : num_format_double(num, v, 6));
+		return;
+	}
+	int e = (int)floor(log10(fabs(v)));
+	int64_t m = llround(fabs(v) * pow(10, 5 - e)); /* 100000 to 999999 */
+	if (m >= 1000000) {
+		m /= 10;
+		e++;
+	} else if (m < 100000) {
+		m *= 10;
+		e--;
+	}
+	char digits[8];
+	i64_text(digits, m);
+	size_t nd = 6;
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	size_t len = 0;
+	if (v < 0)
+		num[len++] = '-';
+	if (e >= -4 && e < 6) { /* fixed notation, as %g chooses */
+		if (e < 0) {
+			num[len++] = '0';
+			num[len++] = '.';
+			for (int z = -1; z > e; z--)
+				num[len++] = '0';
+			memcpy(num + len, digits, nd);
+			len += nd;
+		} else {
+			for (size_t i = 0; i < nd || (int)i <= e; i++) {
+				if ((int)i == e + 1)
+					num[len++] = '.';
+				num[len++] = i < nd ? digits[i] : '0';
+			}
+		}
+	} else {
+		num[len++] = digits[0];
+		if (nd > 1) {
+			num[len++] = '.';
+			memcpy(num + len, digits + 1, nd - 1);
+			len += nd - 1;
+		}
+		len += (size_t)snprintf(num + len, sizeof num - len, "e%c%02d", e < 0 ? '-' : '+',
+					e < 0 ? -e : e);
+	}
+	l_add(l, num, len);
+}
+
+static void json_op(struct line *l, const struct gp_report *r, size_t k)
 {
 	const struct om_node *n = &r->g.nodes[k];
 	const struct gp_op *op = &r->ops[k];
 	const struct op_cost *c = &op->cost;
 	const struct om_value *y = first_output(r, n);
-	fprintf(fp, "  {\"name\": ");
-	jsonw_string(fp, n->name);
-	fprintf(fp, ", \"op_type\": ");
-	jsonw_string(fp, n->op);
-	fprintf(fp, ", \"class\": \"%s\", \"stage\": %lld, \"output_shape\": [",
-		oc_class_name(c->cls), (long long)r->stage[k]);
-	for (int d = 0; y && d < y->ndim; d++)
-		fprintf(fp, "%s%lld", d ? ", " : "", (long long)y->dims[d]);
-	fprintf(fp, "], \"flops\": %lld, \"macs\": %lld, \"input_bytes\": %lld, "
-		    "\"output_bytes\": %lld, \"weight_bytes\": %lld, ",
-		(long long)c->flops, (long long)c->macs, (long long)c->input_bytes,
-		(long long)c->output_bytes, (long long)c->weight_bytes);
-	json_double(fp, "intensity", c->intensity);
-	fprintf(fp, ",\n   \"kernel\": %s, \"threads\": %lld, \"groups\": %lld, "
-		    "\"depthwise\": %s, \"grouped\": %s, \"bottleneck\": \"%s\", ",
-		c->kernel ? "true" : "false", (long long)c->threads, (long long)c->groups,
-		c->depthwise ? "true" : "false", c->groups > 1 && !c->depthwise ? "true" : "false",
-		rl_class_name(op->roof.cls));
-	json_double(fp, "time_s", op->roof.time_s);
-	fprintf(fp, ", ");
-	json_double(fp, "compute_s", op->roof.compute_s);
-	fprintf(fp, ", ");
-	json_double(fp, "memory_s", op->roof.memory_s);
-	fprintf(fp, ", \"critical\": %s}", op->critical ? "true" : "false");
+	l_str(l, "  {\"name\": ");
+	l_json_string(l, n->name);
+	l_str(l, ", \"op_type\": ");
+	l_json_string(l, n->op);
+	l_str(l, ", \"class\": \"");
+	l_str(l, oc_class_name(c->cls));
+	l_str(l, "\", \"stage\": ");
+	l_int(l, r->stage[k]);
+	l_str(l, ", \"output_shape\": [");
+	for (int d = 0; y && d < y->ndim; d++) {
+		l_str(l, d ? ", " : "");
+		l_int(l, y->dims[d]);
+	}
+	static const char *const keys[] = {"], \"flops\": ", ", \"macs\": ",
+					   ", \"input_bytes\": ", ", \"output_bytes\": ",
+					   ", \"weight_bytes\": ", ",\n   \"threads\": ",
+					   ", \"groups\": "};
+	const int64_t vals[] = {c->flops,	 c->macs,    c->input_bytes, c->output_bytes,
+				c->weight_bytes, c->threads, c->groups};
+	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+		l_str(l, keys[i]);
+		l_int(l, vals[i]);
+	}
+	l_str(l, ", \"intensity\": ");
+	l_json_double(l, c->intensity);
+	l_str(l, c->kernel ? ", \"kernel\": true" : ", \"kernel\": false");
+	l_str(l, c->depthwise ? ", \"depthwise\": true" : ", \"depthwise\": false");
+	l_str(l, c->groups > 1 && !c->depthwise ? ", \"grouped\": true" : ", \"grouped\": false");
+	l_str(l, ", \"bottleneck\": \"");
+	l_str(l, rl_class_name(op->roof.cls));
+	l_str(l, "\", \"time_s\": ");
+	l_json_double(l, op->roof.time_s);
+	l_str(l, op->critical ? ", \"critical\": true}" : ", \"critical\": false}");
 }
 
 int gp_write_json(FILE *fp, const struct gp_report *r)
@@ -234,10 +452,14 @@ int gp_write_json(FILE *fp, const struct gp_report *r)
 	fprintf(fp, "},\n");
 	json_summary(fp, r);
 	fprintf(fp, " \"ops\": [");
+	struct line l = {0};
 	for (size_t i = 0; i < r->g.nnodes; i++) {
-		fprintf(fp, "%s\n", i ? "," : "");
-		json_op(fp, r, r->order[i]);
+		l_str(&l, i ? ",\n" : "\n");
+		json_op(&l, r, r->order[i]);
+		if (l.b.len > 1 << 16)
+			l_flush(&l, fp);
 	}
+	l_flush(&l, fp);
 	fprintf(fp, "\n ],\n \"fusions\": [");
 	for (size_t i = 0; i < r->nfusions; i++) {
 		const struct fusion *f = &r->fusions[i];
@@ -252,7 +474,7 @@ int gp_write_json(FILE *fp, const struct gp_report *r)
 		fprintf(fp, "]}");
 	}
 	fprintf(fp, "%s]}\n", r->nfusions ? "\n " : "");
-	return finish(fp);
+	return l_done(&l, fp);
 }
 
 /* ---- CSV ---- */
@@ -311,14 +533,21 @@ static const char *class_colour(enum rl_class c)
 
 /* A DOT string's contents: quotes and backslashes escaped, control
  * characters dropped. */
-static void dot_text(FILE *fp, const char *s)
+static void l_dot_text(struct line *l, const char *s)
 {
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
-			fputc('\\', fp);
+			l_add(l, "\\", 1);
 		if ((unsigned char)*s >= 0x20)
-			fputc(*s, fp);
+			l_add(l, s, 1);
 	}
+}
+
+/* "n12" */
+static void l_node_id(struct line *l, size_t k)
+{
+	l_add(l, "n", 1);
+	l_int(l, (int64_t)k);
 }
 
 /* "1.2 GFLOP", "340 kFLOP". */
@@ -336,11 +565,13 @@ static void flops_text(int64_t flops, char *buf, size_t size)
 
 int gp_write_dot(FILE *fp, const struct gp_report *r)
 {
-	fprintf(fp, "digraph \"");
-	dot_text(fp, r->g.path);
-	fprintf(fp, "\" {\n  rankdir=TB;\n  newrank=true;\n"
-		    "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
-		    "fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8, color=\"#606060\"];\n");
+	struct line l = {0};
+	l_str(&l, "digraph \"");
+	l_dot_text(&l, r->g.path);
+	l_str(&l, "\" {\n  rankdir=TB;\n  newrank=true;\n"
+		  "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", "
+		  "fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8, color=\"#606060\"];\n");
+	l_flush(&l, fp);
 	/* the legend: one box per class of these thresholds */
 	size_t ncls;
 	const enum rl_class *cls = classes(r, &ncls);
@@ -355,38 +586,55 @@ int gp_write_dot(FILE *fp, const struct gp_report *r)
 		size_t k = r->order[i];
 		const struct om_node *n = &r->g.nodes[k];
 		const struct gp_op *op = &r->ops[k];
-		char shape[128], flops[32];
+		char shape[128], text[96];
 		shape_text(first_output(r, n), shape, sizeof shape);
-		flops_text(op->cost.flops, flops, sizeof flops);
-		fprintf(fp, "  n%zu [label=\"", k);
-		dot_text(fp, n->name);
-		fprintf(fp, "\\n");
-		dot_text(fp, n->op);
-		fprintf(fp, " %s\\n%s, %.2f us\", fillcolor=\"%s\"%s, tooltip=\"stage %lld, %s\"];\n",
-			shape, flops, op->roof.time_s * 1e6, class_colour(op->roof.cls),
-			op->critical ? ", penwidth=2.5" : "", (long long)r->stage[k],
-			rl_class_name(op->roof.cls));
-	}
-	for (size_t i = 0; i < r->g.nnodes; i++) {
-		size_t k = r->order[i];
-		const struct om_node *n = &r->g.nodes[k];
-		for (size_t j = 0; j < n->nin; j++) {
+		l_str(&l, "  ");
+		l_node_id(&l, k);
+		l_str(&l, " [label=\"");
+		l_dot_text(&l, n->name);
+		l_str(&l, "\\n");
+		l_dot_text(&l, n->op);
+		l_str(&l, " ");
+		l_str(&l, shape);
+		l_str(&l, "\\n");
+		flops_text(op->cost.flops, text, sizeof text);
+		l_str(&l, text);
+		snprintf(text, sizeof text, ", %.2f us\", fillcolor=\"%s\"%s, tooltip=\"stage ",
+			 op->roof.time_s * 1e6, class_colour(op->roof.cls),
+			 op->critical ? ", penwidth=2.5" : "");
+		l_str(&l, text);
+		l_int(&l, r->stage[k]);
+		l_str(&l, ", ");
+		l_str(&l, rl_class_name(op->roof.cls));
+		l_str(&l, "\"];\n");
+		for (size_t j = 0; j < n->nin; j++) { /* the edges into it, with the tensor's shape */
 			size_t v = n->in[j];
 			if (v == OM_NONE || r->g.values[v].producer == OM_NONE)
 				continue;
-			char shape[128];
 			shape_text(&r->g.values[v], shape, sizeof shape);
-			fprintf(fp, "  n%zu -> n%zu [label=\"%s\"];\n", r->g.values[v].producer, k,
-				shape);
+			l_str(&l, "  ");
+			l_node_id(&l, r->g.values[v].producer);
+			l_str(&l, " -> ");
+			l_node_id(&l, k);
+			l_str(&l, " [label=\"");
+			l_str(&l, shape);
+			l_str(&l, "\"];\n");
 		}
+		if (l.b.len > 1 << 16)
+			l_flush(&l, fp);
 	}
 	/* the ops of one stage side by side: they can run concurrently */
 	for (int64_t s = 0; s < r->stages.stages; s++) {
-		fprintf(fp, "  { rank=same;");
-		for (size_t i = r->stage_start[s]; i < r->stage_start[s + 1]; i++)
-			fprintf(fp, " n%zu;", r->by_stage[i]);
-		fprintf(fp, " }\n");
+		l_str(&l, "  { rank=same;");
+		for (size_t i = r->stage_start[s]; i < r->stage_start[s + 1]; i++) {
+			l_str(&l, " ");
+			l_node_id(&l, r->by_stage[i]);
+			l_str(&l, ";");
+		}
+		l_str(&l, " }\n");
+		if (l.b.len > 1 << 16)
+			l_flush(&l, fp);
 	}
-	fprintf(fp, "}\n");
-	return finish(fp);
+	l_str(&l, "}\n");
+	return l_done(&l, fp);
 }

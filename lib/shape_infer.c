@@ -1503,18 +1503,26 @@ int shape_infer(struct om_graph *g, const struct si_opts *o, size_t *order,
 {
 	if (apply_inputs(g, o, err) || topo_order(g, order, err))
 		return -1;
-	for (size_t i = 0; i < g->nnodes; i++) {
+	/* each op type's rule, looked up once */
+	const struct rule **rule_of = malloc((g->nop_types + 1) * sizeof *rule_of);
+	if (!rule_of)
+		return sp_fail(err, "%s: out of memory", g->path);
+	for (size_t t = 0; t < g->nop_types; t++)
+		rule_of[t] = find_rule(g->op_types[t]);
+	int rc = 0;
+	for (size_t i = 0; i < g->nnodes && !rc; i++) {
 		const struct om_node *n = &g->nodes[order[i]];
 		struct ctx c = {g, n, err};
-		const struct rule *r = find_rule(n->op);
+		const struct rule *r = rule_of[n->op_id];
 		unknown[order[i]] = !r;
 		if (!r && !o->allow_unknown)
-			return node_fail(&c, "no shape rule for this op (--allow-unknown counts it as "
-					 "zero)");
-		if (r && r->fn(&c))
-			return -1;
+			rc = node_fail(&c, "no shape rule for this op (--allow-unknown counts it as "
+				       "zero)");
+		else if (r)
+			rc = r->fn(&c);
 	}
-	return 0;
+	free(rule_of);
+	return rc;
 }
 
 int si_parse_dims(const char *text, const char *option, int *ndim, int64_t *dims,
