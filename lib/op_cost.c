@@ -207,14 +207,14 @@ void op_cost(const struct om_graph *g, size_t i, int unknown, const unsigned cha
 		c->groups = om_attr_int(n, "group", 1);
 		c->depthwise = c->groups > 1 && x && x->ndim > 1 && x->dims[1] == c->groups;
 	}
-	if (n->nout && n->out[0] != OM_NONE && g->values[n->out[0]].ndim >= 0)
-		c->threads = om_value_numel(&g->values[n->out[0]]);
 	c->kernel = 1;
 	for (size_t k = 0; k < sizeof views / sizeof views[0]; k++)
 		if (!strcmp(n->op, views[k]))
 			c->kernel = 0;
 	if (!c->kernel)
-		return; /* a view moves nothing */
+		return; /* a view moves nothing and runs no threads */
+	if (n->nout && n->out[0] != OM_NONE && g->values[n->out[0]].ndim >= 0)
+		c->threads = om_value_numel(&g->values[n->out[0]]);
 	for (size_t k = 0; k < n->nin; k++) {
 		const struct om_value *v = in(g, n, k);
 		if (!v)

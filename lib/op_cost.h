@@ -18,9 +18,9 @@
  *     cubic over the k axes it resizes, none for nearest
  *   layout and shape ops (Reshape, Transpose, Concat, Gather, Slice, Pad, ...): 0
  * Views (Identity, Reshape, Flatten, Squeeze, Unsqueeze, Dropout) run no
- * kernel at inference: they move no bytes either. Thread-level parallelism
- * is the element count of the first output (one thread per output
- * element), as the seed's partitioner counts it. */
+ * kernel at inference: they move no bytes and have no threads either.
+ * Thread-level parallelism is the element count of the first output (one
+ * thread per output element), as the seed's partitioner counts it. */
 #ifndef SPKIT_OP_COST_H
 #define SPKIT_OP_COST_H
 

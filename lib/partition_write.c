@@ -246,8 +246,10 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 		    "critical_path_ops    %lld\ncritical_path_flops  %lld\n",
 		(long long)r->stages.stages, (long long)r->stages.max_parallel_ops,
 		(long long)r->stages.critical_path_ops, (long long)r->critical_path_flops);
-	fprintf(fp, "hardware             %s (ridge point %.1f FLOP/byte at %s; thresholds %s)\n",
-		hw->name, ridge_point(r), hw_dtype_name(r->o->dtype), thresholds_name(r));
+	fprintf(fp, "hardware             %s (ridge point %.1f FLOP/byte for matrix products at "
+		    "%s, %.1f for other ops; thresholds %s)\n",
+		hw->name, ridge_point(r), hw_dtype_name(r->o->dtype), hw->vector_flops / hw->bandwidth,
+		thresholds_name(r));
 	fprintf(fp, "roofline_time_us     %.3f\ncritical_path_time_us %.3f\n",
 		r->roofline_time_s * 1e6, r->critical_path_time_s * 1e6);
 	fprintf(fp, "op_types            ");
@@ -425,7 +427,17 @@ static void json_op(struct line *l, const struct gp_report *r, size_t k)
 	l_str(l, rl_class_name(op->roof.cls));
 	l_str(l, "\", \"time_s\": ");
 	l_json_double(l, op->roof.time_s);
-	l_str(l, op->critical ? ", \"critical\": true}" : ", \"critical\": false}");
+	l_str(l, op->critical ? ", \"critical\": true" : ", \"critical\": false");
+	for (int side = 0; side < 2; side++) { /* the tensors it reads and writes */
+		const size_t *v = side ? n->out : n->in, count = side ? n->nout : n->nin;
+		l_str(l, side ? ", \"outputs\": [" : ",\n   \"inputs\": [");
+		for (size_t i = 0; i < count; i++) {
+			l_str(l, i ? ", " : "");
+			l_json_string(l, v[i] == OM_NONE ? "" : r->g.values[v[i]].name);
+		}
+		l_str(l, "]");
+	}
+	l_str(l, "}");
 }
 
 int gp_write_json(FILE *fp, const struct gp_report *r)
