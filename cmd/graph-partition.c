@@ -41,7 +41,7 @@ static const char usage[] =
 	"                           warning) instead of failing\n"
 	"  -o, --output FILE        write the report to FILE instead of standard output\n"
 	"  -q, --quiet              no warnings\n"
-	"  -v, --verbose            timings on stderr\n"
+	"  -v, --verbose            timings and peak memory on stderr\n"
 	"  -h, --help               show this help and exit\n"
 	"  -V, --version            show the version and exit\n"
 	"\n"
@@ -186,8 +186,8 @@ int main(int argc, char **argv)
 				 r.g.nodes[r.order[i]].name, r.g.nodes[r.order[i]].op);
 	write_report(&o, &r);
 	cli_log(2, "load: %.3f s (%llu bytes of tensor data left unread), analysis: %.3f s, "
-		   "report: %.3f s", t1 - t0, (unsigned long long)r.g.dropped_bytes, t2 - t1,
-		timer_now() - t2);
+		   "report: %.3f s, peak RSS %.1f MiB", t1 - t0, (unsigned long long)r.g.dropped_bytes,
+		t2 - t1, timer_now() - t2, timer_peak_rss() / (1 << 20));
 	gp_free(&r);
 	for (size_t i = 0; i < o.gp.si.noverrides; i++)
 		free((char *)o.overrides[i].name);

@@ -26,10 +26,11 @@ if [ "${1:-}" != --no-weights ]; then
 fi
 
 # One measurement per line: the median wall and CPU time of $runs runs and the
-# peak RSS, each command measured in a fresh Python so RSS is its own.
+# peak RSS: graph-partition's own (-v reports it; a child's rusage would count
+# the Python it was forked from), the child's for python3-onnx.
 measure() { # label command...
 	$py - "$runs" "$@" <<'PY'
-import resource, statistics, subprocess, sys, time
+import re, resource, statistics, subprocess, sys, time
 runs, label, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
 wall, cpu = [], []
 for _ in range(runs):
@@ -40,6 +41,9 @@ for _ in range(runs):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
 rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+if cmd[0].endswith("graph-partition"):
+    log = subprocess.run(cmd + ["-v"], check=True, capture_output=True, text=True).stderr
+    rss = float(re.search(r"peak RSS ([0-9.]+) MiB", log).group(1))
 print(f"| {label} | {statistics.median(wall) * 1e3:.1f} | {statistics.median(cpu) * 1e3:.1f} "
       f"| {rss:.1f} |")
 PY
