@@ -43,8 +43,7 @@ static int positive(const struct ydoc_node *map, const char *key, double scale, 
 	if (ydoc_require_double(map, key, out, err))
 		return -1;
 	if (!(*out > 0))
-		return sp_fail(err, "%s:%zu: %s: expected a positive number", ydoc_file(map),
-			       ydoc_line(ydoc_get(map, key)), key);
+		return ydoc_fail(ydoc_get(map, key), err, "%s: expected a positive number", key);
 	*out *= scale;
 	return 0;
 }
@@ -76,8 +75,7 @@ int hw_load(const char *path, struct hw_spec *hw, struct sp_err *err)
 	else
 		hw->vector_flops = hw->peak_flops[HW_FP32];
 	if (!rc && hw->sms < 1)
-		rc = sp_fail(err, "%s:%zu: sms: expected a positive integer", path,
-			     ydoc_line(ydoc_get(root, "sms")));
+		rc = ydoc_fail(ydoc_get(root, "sms"), err, "sms: expected a positive integer");
 	if (!rc)
 		snprintf(hw->name, sizeof hw->name, "%s", name);
 	ydoc_free(doc);

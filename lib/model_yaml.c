@@ -1,6 +1,5 @@
 #include "model_yaml.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +19,6 @@ struct loader {
 	struct om_graph *g;
 	struct sp_err *err;
 };
-
-static int fail_at(const struct ydoc_node *n, struct sp_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail_at(const struct ydoc_node *n, struct sp_err *err, const char *fmt, ...)
-{
-	char msg[SP_ERR_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return sp_fail(err, "%s:%zu: %s", ydoc_file(n), ydoc_line(n), msg);
-}
 
 static int oom(const struct loader *l)
 {
@@ -60,17 +47,17 @@ static int substitute(const struct ydoc_node *at, const char *text, const struct
 			} else if (skip == 4 && !strncmp(p, "$out", 4)) {
 				with = cp ? cp->out : NULL;
 			} else {
-				return fail_at(at, err, "'%s': unknown placeholder '%.*s' (expected $i, "
+				return ydoc_fail(at, err, "'%s': unknown placeholder '%.*s' (expected $i, "
 					       "$in or $out)", sp_quote(q, sizeof q, text), (int)skip, p);
 			}
 			if (!cp || !with)
-				return fail_at(at, err, "'%s': %.*s outside a repeated block%s",
+				return ydoc_fail(at, err, "'%s': %.*s outside a repeated block%s",
 					       sp_quote(q, sizeof q, text), (int)skip, p,
 					       cp ? " with that key" : "");
 		}
 		size_t add = with ? strlen(with) : 1;
 		if (len + add >= YM_NAME_MAX)
-			return fail_at(at, err, "'%s': name longer than %d bytes",
+			return ydoc_fail(at, err, "'%s': name longer than %d bytes",
 				       sp_quote(q, sizeof q, text), YM_NAME_MAX - 1);
 		memcpy(out + len, with ? with : p, add);
 		len += add;
@@ -95,10 +82,10 @@ static int declare(struct loader *l, const struct ydoc_node *at, const char *nam
 {
 	char q[80];
 	if (!name[0])
-		return fail_at(at, l->err, "a tensor needs a name");
+		return ydoc_fail(at, l->err, "a tensor needs a name");
 	size_t *found = strmap_find(&l->g->names, name, strlen(name));
 	if (found)
-		return fail_at(at, l->err, "'%s' is declared twice", sp_quote(q, sizeof q, name));
+		return ydoc_fail(at, l->err, "'%s' is declared twice", sp_quote(q, sizeof q, name));
 	*index = om_value_intern(l->g, name);
 	return *index == OM_NONE ? oom(l) : 0;
 }
@@ -110,22 +97,22 @@ static int read_dims(struct loader *l, const struct ydoc_node *seq, const char *
 	char q[80];
 	sp_quote(q, sizeof q, name);
 	if (ydoc_kind(seq) != YDOC_SEQUENCE)
-		return fail_at(seq, l->err, "'%s': expected a list of dims", q);
+		return ydoc_fail(seq, l->err, "'%s': expected a list of dims", q);
 	size_t n = ydoc_seq_len(seq);
 	if (n > OM_MAX_DIMS)
-		return fail_at(seq, l->err, "'%s': %zu dims, more than %d", q, n, OM_MAX_DIMS);
+		return ydoc_fail(seq, l->err, "'%s': %zu dims, more than %d", q, n, OM_MAX_DIMS);
 	for (size_t d = 0; d < n; d++) {
 		const struct ydoc_node *e = ydoc_seq_at(seq, d);
 		const char *text = ydoc_text(e);
 		int64_t dim;
 		if (text && num_parse_int(text, &dim) == NUM_OK) {
 			if (dim < 0)
-				return fail_at(e, l->err, "'%s': dim %zu is negative (%lld)", q, d,
+				return ydoc_fail(e, l->err, "'%s': dim %zu is negative (%lld)", q, d,
 					       (long long)dim);
 		} else if (symbolic && text && !ydoc_is_null(e) && text[0]) {
 			dim = -1;
 		} else {
-			return fail_at(e, l->err, "'%s': dim %zu is not %s", q, d,
+			return ydoc_fail(e, l->err, "'%s': dim %zu is not %s", q, d,
 				       symbolic ? "an integer or a name" : "an integer");
 		}
 		v->dims[d] = dim;
@@ -149,7 +136,7 @@ static int read_constant(struct loader *l, const struct ydoc_node *v, const char
 	double floats[OM_CONST_MAX];
 	int all_int = 1;
 	if (ydoc_kind(v) == YDOC_MAPPING || n > OM_CONST_MAX)
-		return fail_at(v, l->err, "'%s': expected a number or a list of at most %d",
+		return ydoc_fail(v, l->err, "'%s': expected a number or a list of at most %d",
 			       sp_quote(q, sizeof q, name), OM_CONST_MAX);
 	for (size_t i = 0; i < n; i++) {
 		const struct ydoc_node *e = is_list ? ydoc_seq_at(v, i) : v;
@@ -165,7 +152,7 @@ static int read_constant(struct loader *l, const struct ydoc_node *v, const char
 	val->ndim = is_list;
 	val->dims[0] = (int64_t)n;
 	val->elem_type = all_int ? 7 : 1; /* int64, float */
-	if (all_int ? om_value_set_ints(val, ints, n) : om_value_set_floats(val, floats, n))
+	if (om_value_set(val, ints, all_int ? NULL : floats, n))
 		return oom(l);
 	return 0;
 }
@@ -177,7 +164,7 @@ static int read_section(struct loader *l, const struct ydoc_node *map, const cha
 	if (!sec || ydoc_is_null(sec))
 		return 0;
 	if (ydoc_kind(sec) != YDOC_MAPPING)
-		return fail_at(sec, l->err, "%s: expected a mapping of names", key);
+		return ydoc_fail(sec, l->err, "%s: expected a mapping of names", key);
 	for (size_t i = 0; i < ydoc_map_len(sec); i++) {
 		const char *raw = ydoc_map_key_at(sec, i);
 		const struct ydoc_node *v = ydoc_map_value_at(sec, i);
@@ -213,7 +200,7 @@ static int read_attr(struct loader *l, struct om_node *n, const char *key,
 	int is_list = ydoc_kind(v) == YDOC_SEQUENCE;
 	size_t count = is_list ? ydoc_seq_len(v) : 1;
 	if (ydoc_kind(v) == YDOC_MAPPING || count > 64 || ydoc_is_null(v))
-		return fail_at(v, l->err, "attribute '%s': expected a number, a string or a list "
+		return ydoc_fail(v, l->err, "attribute '%s': expected a number, a string or a list "
 			       "of at most 64 numbers", sp_quote(q, sizeof q, key));
 	for (size_t i = 0; i < count; i++) {
 		const struct ydoc_node *e = is_list ? ydoc_seq_at(v, i) : v;
@@ -225,16 +212,16 @@ static int read_attr(struct loader *l, struct om_node *n, const char *key,
 		} else if (!is_list && text) {
 			return om_node_add_string(n, key, text) ? oom(l) : 0;
 		} else {
-			return fail_at(e, l->err, "attribute '%s': a list must hold numbers only",
+			return ydoc_fail(e, l->err, "attribute '%s': a list must hold numbers only",
 				       sp_quote(q, sizeof q, key));
 		}
 	}
 	if (!strcmp(key, "value") && !strcmp(n->op, "ConstantOfShape")) {
 		if (is_list || !n->nout)
-			return fail_at(v, l->err, "ConstantOfShape's value: expected one number");
+			return ydoc_fail(v, l->err, "ConstantOfShape's value: expected one number");
 		struct om_value *y = &l->g->values[n->out[0]];
 		y->elem_type = all_int ? 7 : 1;
-		rc = all_int ? om_value_set_ints(y, ints, 1) : om_value_set_floats(y, floats, 1);
+		rc = om_value_set(y, ints, all_int ? NULL : floats, 1);
 	} else if (is_list) {
 		rc = all_int ? om_node_add_ints(n, key, ints, count)
 			     : om_node_add_floats(n, key, floats, count);
@@ -257,7 +244,7 @@ static int read_names(struct loader *l, const struct ydoc_node *item, const char
 		return -1;
 	if (required && !*n) {
 		free(raw);
-		return fail_at(item, l->err, "%s: expected at least one name", key);
+		return ydoc_fail(item, l->err, "%s: expected at least one name", key);
 	}
 	*names = malloc((*n ? *n : 1) * sizeof **names);
 	if (!*names) {
@@ -289,7 +276,7 @@ static int read_node(struct loader *l, const struct ydoc_node *item, const struc
 	    read_names(l, item, "outputs", 1, cp, &out, &nout))
 		goto done;
 	if (nin > 64 || nout > 64) {
-		rc = fail_at(item, l->err, "more than 64 inputs or outputs");
+		rc = ydoc_fail(item, l->err, "more than 64 inputs or outputs");
 		goto done;
 	}
 	if (raw_name ? substitute(item, raw_name, cp, name, l->err) : 0)
@@ -300,18 +287,18 @@ static int read_node(struct loader *l, const struct ydoc_node *item, const struc
 		size_t *v = out[i][0] ? strmap_find(&l->g->names, out[i], strlen(out[i])) : NULL;
 		const struct om_value *val = v ? &l->g->values[*v] : NULL;
 		if (!out[i][0]) {
-			rc = fail_at(item, l->err, "node '%s': output %zu has no name",
+			rc = ydoc_fail(item, l->err, "node '%s': output %zu has no name",
 				     sp_quote(q, sizeof q, name), i);
 			goto done;
 		}
 		if (val && val->producer != OM_NONE) {
 			const struct om_node *p = &l->g->nodes[val->producer];
-			rc = fail_at(item, l->err, "node '%s': output '%s' is already produced by "
+			rc = ydoc_fail(item, l->err, "node '%s': output '%s' is already produced by "
 				     "node '%s' (line %zu)", name, out[i], p->name, p->line);
 			goto done;
 		}
 		if (val && (val->is_input || val->is_initializer)) {
-			rc = fail_at(item, l->err, "node '%s': output '%s' is an input, a param or "
+			rc = ydoc_fail(item, l->err, "node '%s': output '%s' is an input, a param or "
 				     "a constant", name, out[i]);
 			goto done;
 		}
@@ -327,7 +314,7 @@ static int read_node(struct loader *l, const struct ydoc_node *item, const struc
 	const struct ydoc_node *attrs = ydoc_get(item, "attrs");
 	if (attrs && !ydoc_is_null(attrs)) {
 		if (ydoc_kind(attrs) != YDOC_MAPPING) {
-			rc = fail_at(attrs, l->err, "attrs: expected a mapping");
+			rc = ydoc_fail(attrs, l->err, "attrs: expected a mapping");
 			goto done;
 		}
 		for (size_t i = 0; i < ydoc_map_len(attrs); i++)
@@ -360,7 +347,7 @@ static int read_block(struct loader *l, const struct ydoc_node *item)
 	size_t per_copy = ydoc_seq_len(nodes);
 	if (repeat < 1 || repeat > YM_MAX_NODES ||
 	    l->g->nnodes + (size_t)repeat * per_copy > YM_MAX_NODES)
-		return fail_at(ydoc_get(item, "repeat"), l->err,
+		return ydoc_fail(ydoc_get(item, "repeat"), l->err,
 			       "repeat: %lld copies of %zu nodes: expected 1 or more, at most %d "
 			       "nodes in the model", (long long)repeat, per_copy, YM_MAX_NODES);
 	char prev[YM_NAME_MAX], cur[YM_NAME_MAX];
@@ -387,7 +374,7 @@ static int read_nodes(struct loader *l, const struct ydoc_node *seq, const struc
 		const struct ydoc_node *item = ydoc_seq_at(seq, i);
 		int block = ydoc_kind(item) == YDOC_MAPPING && ydoc_get(item, "repeat");
 		if (block && cp)
-			return fail_at(item, l->err, "a repeated block inside a repeated block");
+			return ydoc_fail(item, l->err, "a repeated block inside a repeated block");
 		if (block ? read_block(l, item) : read_node(l, item, cp))
 			return -1;
 	}
@@ -414,7 +401,7 @@ static int read_model(struct loader *l, const struct ydoc *doc)
 	for (size_t i = 0; i < nout; i++) {
 		size_t *v = strmap_find(&l->g->names, outputs[i], strlen(outputs[i]));
 		if (!v) {
-			int rc = fail_at(ydoc_get(root, "outputs"), l->err, "output '%s' is no tensor "
+			int rc = ydoc_fail(ydoc_get(root, "outputs"), l->err, "output '%s' is no tensor "
 					 "of the model", sp_quote(q, sizeof q, outputs[i]));
 			free(outputs);
 			return rc;

@@ -61,41 +61,37 @@ static struct om_attr *attr_new(struct om_node *n, const char *name, enum om_att
 int om_node_add_int(struct om_node *n, const char *name, int64_t v)
 {
 	struct om_attr *a = attr_new(n, name, OM_ATTR_INT);
-	if (!a)
-		return -1;
-	a->i = v;
-	return 0;
-}
-
-int om_node_add_ints(struct om_node *n, const char *name, const int64_t *v, size_t count)
-{
-	struct om_attr *a = attr_new(n, name, OM_ATTR_INTS);
-	if (!a || !(a->ints = malloc((count ? count : 1) * sizeof *v)))
-		return -1;
-	if (count) /* v may be NULL then */
-		memcpy(a->ints, v, count * sizeof *v);
-	a->nints = count;
-	return 0;
-}
-
-int om_node_add_floats(struct om_node *n, const char *name, const double *v, size_t count)
-{
-	struct om_attr *a = attr_new(n, name, OM_ATTR_FLOATS);
-	if (!a || !(a->floats = malloc((count ? count : 1) * sizeof *v)))
-		return -1;
-	if (count)
-		memcpy(a->floats, v, count * sizeof *v);
-	a->nints = count;
-	return 0;
+	return a ? (a->i = v, 0) : -1;
 }
 
 int om_node_add_float(struct om_node *n, const char *name, double v)
 {
 	struct om_attr *a = attr_new(n, name, OM_ATTR_FLOAT);
-	if (!a)
-		return -1;
-	a->f = v;
-	return 0;
+	return a ? (a->f = v, 0) : -1;
+}
+
+/* A list attribute: count elements of size bytes copied from v (NULL when 0). */
+static void *add_list(struct om_node *n, const char *name, enum om_attr_type type, const void *v,
+		      size_t count, size_t size)
+{
+	struct om_attr *a = attr_new(n, name, type);
+	void *copy = a ? malloc((count ? count : 1) * size) : NULL;
+	if (!copy)
+		return NULL;
+	if (count)
+		memcpy(copy, v, count * size);
+	a->nints = count;
+	return type == OM_ATTR_INTS ? (void *)(a->ints = copy) : (void *)(a->floats = copy);
+}
+
+int om_node_add_ints(struct om_node *n, const char *name, const int64_t *v, size_t count)
+{
+	return add_list(n, name, OM_ATTR_INTS, v, count, sizeof *v) ? 0 : -1;
+}
+
+int om_node_add_floats(struct om_node *n, const char *name, const double *v, size_t count)
+{
+	return add_list(n, name, OM_ATTR_FLOATS, v, count, sizeof *v) ? 0 : -1;
 }
 
 int om_node_add_string(struct om_node *n, const char *name, const char *s)
@@ -198,29 +194,24 @@ static void clear_contents(struct om_value *v)
 	v->ncval = v->nfval = 0;
 }
 
-int om_value_set_ints(struct om_value *v, const int64_t *vals, size_t n)
+int om_value_set(struct om_value *v, const int64_t *ints, const double *floats, size_t n)
 {
 	clear_contents(v);
 	if (n > OM_CONST_MAX)
 		return 0;
-	if (!(v->cval = malloc((n ? n : 1) * sizeof *vals)))
+	size_t size = floats ? sizeof *floats : sizeof *ints;
+	void *p = malloc((n ? n : 1) * size);
+	if (!p)
 		return -1;
 	if (n)
-		memcpy(v->cval, vals, n * sizeof *vals);
-	v->ncval = n;
-	return 0;
-}
-
-int om_value_set_floats(struct om_value *v, const double *vals, size_t n)
-{
-	clear_contents(v);
-	if (n > OM_CONST_MAX)
-		return 0;
-	if (!(v->fval = malloc((n ? n : 1) * sizeof *vals)))
-		return -1;
-	if (n)
-		memcpy(v->fval, vals, n * sizeof *vals);
-	v->nfval = n;
+		memcpy(p, floats ? (const void *)floats : (const void *)ints, n * size);
+	if (floats) {
+		v->fval = p;
+		v->nfval = n;
+	} else {
+		v->cval = p;
+		v->ncval = n;
+	}
 	return 0;
 }
 
@@ -230,62 +221,43 @@ int om_value_set_floats(struct om_value *v, const double *vals, size_t n)
  * little-endian, as on the hosts this runs on. */
 static int tensor_data(const Onnx__TensorProto *t, size_t n, int64_t *ints, double *floats)
 {
-	const uint8_t *raw = t->has_raw_data ? t->raw_data.data : NULL;
-	size_t rawlen = t->has_raw_data ? t->raw_data.len : 0;
-	for (size_t i = 0; i < n; i++) {
-		switch (t->data_type) {
-		case ONNX__TENSOR_PROTO__DATA_TYPE__INT64:
-			if (t->n_int64_data == n)
-				ints[i] = t->int64_data[i];
-			else if (rawlen == n * 8)
-				memcpy(&ints[i], raw + 8 * i, 8);
-			else
-				return 0;
-			break;
-		case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: {
-			int32_t x;
-			if (t->n_int32_data == n)
-				x = t->int32_data[i];
-			else if (rawlen == n * 4)
-				memcpy(&x, raw + 4 * i, 4);
-			else
-				return 0;
-			ints[i] = x;
-			break;
-		}
-		case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: {
-			float x;
-			if (t->n_float_data == n)
-				x = t->float_data[i];
-			else if (rawlen == n * 4)
-				memcpy(&x, raw + 4 * i, 4);
-			else
-				return 0;
-			floats[i] = x;
-			break;
-		}
-		case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE:
-			if (t->n_double_data == n)
-				floats[i] = t->double_data[i];
-			else if (rawlen == n * 8)
-				memcpy(&floats[i], raw + 8 * i, 8);
-			else
-				return 0;
-			break;
-		case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: {
-			uint16_t h;
-			if (t->n_int32_data == n)
-				h = (uint16_t)t->int32_data[i];
-			else if (rawlen == n * 2)
-				memcpy(&h, raw + 2 * i, 2);
-			else
-				return 0;
-			floats[i] = half_to_float(h);
-			break;
-		}
-		default: return 0;
-		}
+	union {
+		int64_t i64[OM_CONST_MAX];
+		int32_t i32[OM_CONST_MAX];
+		float f32[OM_CONST_MAX];
+		double f64[OM_CONST_MAX];
+		uint16_t f16[OM_CONST_MAX];
+	} u;
+	const void *typed = NULL; /* the typed field, when it holds the n elements */
+	size_t size;
+#define TYPED(field) (t->n_##field == n ? (const void *)t->field : NULL)
+	switch (t->data_type) {
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: size = 8, typed = TYPED(int64_data); break;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: size = 4, typed = TYPED(int32_data); break;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: size = 4, typed = TYPED(float_data); break;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: size = 8, typed = TYPED(double_data); break;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: /* typed: the bits in int32_data */
+		size = 2;
+		for (size_t i = 0; t->n_int32_data == n && i < n; i++)
+			u.f16[i] = (uint16_t)t->int32_data[i];
+		break;
+	default: return 0;
 	}
+#undef TYPED
+	if (typed)
+		memcpy(&u, typed, n * size);
+	else if (t->has_raw_data && t->raw_data.len == n * size)
+		memcpy(&u, t->raw_data.data, n * size);
+	else if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 || t->n_int32_data != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		switch (t->data_type) {
+		case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: ints[i] = u.i64[i]; break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: ints[i] = u.i32[i]; break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: floats[i] = u.f32[i]; break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: floats[i] = u.f64[i]; break;
+		default: floats[i] = half_to_float(u.f16[i]);
+		}
 	return t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ||
 			       t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32
 		       ? 1
@@ -313,8 +285,7 @@ static int load_tensor(struct om_graph *g, const Onnx__TensorProto *t, const cha
 	if (n == 0 || n > OM_CONST_MAX)
 		return 0;
 	int kind = tensor_data(t, (size_t)n, ints, floats);
-	int rc = kind == 1 ? om_value_set_ints(v, ints, (size_t)n)
-		 : kind == 2 ? om_value_set_floats(v, floats, (size_t)n) : 0;
+	int rc = kind ? om_value_set(v, ints, kind == 2 ? floats : NULL, (size_t)n) : 0;
 	return rc ? oom(err, g) : 0;
 }
 

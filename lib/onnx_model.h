@@ -101,10 +101,10 @@ int om_node_add_string(struct om_node *n, const char *name, const char *s);
 int om_set_value(struct om_graph *g, const char *name, int ndim, const int64_t *dims,
 		 int is_initializer, struct sp_err *err);
 
-/* Give v constant contents, replacing any: integers or floating point,
- * copied; more than OM_CONST_MAX elements keep none. -1: out of memory. */
-int om_value_set_ints(struct om_value *v, const int64_t *vals, size_t n);
-int om_value_set_floats(struct om_value *v, const double *vals, size_t n);
+/* Give v constant contents, replacing any: n floating-point numbers from
+ * floats, or (floats NULL) n integers from ints, copied; more than
+ * OM_CONST_MAX elements keep none. -1: out of memory. */
+int om_value_set(struct om_value *v, const int64_t *ints, const double *floats, size_t n);
 
 /* The attribute called name of node n, or NULL. */
 const struct om_attr *om_attr(const struct om_node *n, const char *name);

@@ -8,8 +8,10 @@
 #include "model_yaml.h"
 #include "strmap.h"
 
-const char *const gp_thread_bucket_names[GP_THREAD_BUCKETS] = {"<1K", "1K-10K", "10K-100K",
-							       "100K-1M", ">1M"};
+/* The classes each kind of thresholds gives, in the order reports list them. */
+static const enum rl_class ridge_classes[] = {RL_COMPUTE, RL_MEMORY, RL_LATENCY, RL_NONE};
+static const enum rl_class seed_classes[] = {RL_COMPUTE, RL_BALANCED, RL_MEMORY, RL_BANDWIDTH,
+					     RL_NONE};
 
 static int has_suffix(const char *s, const char *suffix)
 {
@@ -56,7 +58,7 @@ static int count_op_types(struct gp_report *r, struct sp_err *err)
 		r->op_types = grown;
 		if (added) {
 			*slot = r->nop_types;
-			r->op_types[r->nop_types++] = (struct gp_count){op, 0};
+			r->op_types[r->nop_types++] = (struct gp_count){op, 0, 0};
 		}
 		r->op_types[*slot].count++;
 	}
@@ -69,9 +71,17 @@ static int count_op_types(struct gp_report *r, struct sp_err *err)
 /* Cost, roofline and class of every op, and the sums over them. */
 static void cost_ops(struct gp_report *r)
 {
+	static const char *const buckets[GP_THREAD_BUCKETS] = {"<1K", "1K-10K", "10K-100K",
+							       "100K-1M", ">1M"};
 	const struct gp_options *o = r->o;
-	int dtype_bytes = oc_dtype_size(hw_dtype_name(o->dtype));
+	int dtype_bytes = oc_dtype_size(hw_dtype_name(o->dtype)), seed = o->thresholds == RL_SEED;
+	const enum rl_class *cls = seed ? seed_classes : ridge_classes;
+	int64_t by_class[RL_NCLASSES] = {0};
 	double threads = 0;
+	r->nbottlenecks = seed ? sizeof seed_classes / sizeof seed_classes[0]
+			       : sizeof ridge_classes / sizeof ridge_classes[0];
+	for (int b = 0; b < GP_THREAD_BUCKETS; b++)
+		r->threads[b] = (struct gp_count){buckets[b], 0, b};
 	for (size_t i = 0; i < r->g.nnodes; i++) {
 		size_t k = r->order[i];
 		struct gp_op *op = &r->ops[k];
@@ -86,7 +96,7 @@ static void cost_ops(struct gp_report *r)
 						   c->weight_bytes)};
 		rl_estimate(&o->hw, o->dtype, o->thresholds, &ro, &op->roof);
 		r->roofline_time_s += op->roof.time_s;
-		r->bottlenecks[op->roof.cls]++;
+		by_class[op->roof.cls]++;
 		r->unknown_ops += op->unknown;
 		r->depthwise_ops += c->depthwise;
 		r->grouped_ops += c->groups > 1 && !c->depthwise;
@@ -98,9 +108,11 @@ static void cost_ops(struct gp_report *r)
 		for (int64_t limit = 1000; b < GP_THREAD_BUCKETS - 1 && c->threads >= limit;
 		     limit *= 10)
 			b++;
-		r->thread_buckets[b]++;
+		r->threads[b].count++;
 	}
 	r->avg_threads = r->kernels ? threads / (double)r->kernels : 0;
+	for (size_t i = 0; i < r->nbottlenecks; i++)
+		r->bottlenecks[i] = (struct gp_count){rl_class_name(cls[i]), by_class[cls[i]], cls[i]};
 }
 
 /* The critical paths: by FLOPs (marking its ops) and by roofline time

@@ -42,14 +42,15 @@ struct gp_op {
 	unsigned char critical; /* on the critical path by FLOPs */
 };
 
+/* One entry of a distribution; id is the rl_class of a bottleneck class. */
 struct gp_count {
 	const char *name;
 	int64_t count;
+	int id;
 };
 
 /* Thread-level parallelism buckets, as the seed's partitioner reports them. */
 enum { GP_THREAD_BUCKETS = 5 };
-extern const char *const gp_thread_bucket_names[GP_THREAD_BUCKETS];
 
 struct gp_report {
 	struct om_graph g;
@@ -65,11 +66,11 @@ struct gp_report {
 	int64_t critical_path_flops;
 	double critical_path_time_s, roofline_time_s;
 	int64_t kernels, unknown_ops, depthwise_ops, grouped_ops;
-	int64_t bottlenecks[RL_NCLASSES];
-	struct gp_count *op_types; /* most common first */
-	size_t nop_types;
+	/* the distributions: op types (most common first), the classes of the
+	 * thresholds used (all of them, zeros too), the thread buckets */
+	struct gp_count *op_types, bottlenecks[RL_NCLASSES], threads[GP_THREAD_BUCKETS];
+	size_t nop_types, nbottlenecks;
 	double avg_threads; /* over the kernels */
-	int64_t thread_buckets[GP_THREAD_BUCKETS];
 	struct fusion *fusions;
 	size_t nfusions;
 };

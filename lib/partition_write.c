@@ -10,18 +10,6 @@
 #include "num.h"
 #include "partition.h"
 
-/* The classes each kind of thresholds gives, in the order reports list them. */
-static const enum rl_class ridge_classes[] = {RL_COMPUTE, RL_MEMORY, RL_LATENCY, RL_NONE};
-static const enum rl_class seed_classes[] = {RL_COMPUTE, RL_BALANCED, RL_MEMORY, RL_BANDWIDTH,
-					     RL_NONE};
-
-static const enum rl_class *classes(const struct gp_report *r, size_t *n)
-{
-	*n = r->o->thresholds == RL_SEED ? sizeof seed_classes / sizeof seed_classes[0]
-					 : sizeof ridge_classes / sizeof ridge_classes[0];
-	return r->o->thresholds == RL_SEED ? seed_classes : ridge_classes;
-}
-
 static const char *thresholds_name(const struct gp_report *r)
 {
 	return r->o->thresholds == RL_SEED ? "seed" : "ridge";
@@ -56,6 +44,20 @@ static double ridge_point(const struct gp_report *r)
 static int finish(FILE *fp)
 {
 	return fflush(fp) || ferror(fp) ? -1 : 0;
+}
+
+/* A distribution: " a 3, b 4" in the table, "\"a\": 3, \"b\": 4" in JSON. */
+static void put_counts(FILE *fp, int json, const struct gp_count *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ", " : json ? "" : " ", fp);
+		if (json) {
+			jsonw_string(fp, c[i].name);
+			fprintf(fp, ": %lld", (long long)c[i].count);
+		} else {
+			fprintf(fp, "%s %lld", c[i].name, (long long)c[i].count);
+		}
+	}
 }
 
 /* A report line is built in memory and written at once: printf per field
@@ -253,19 +255,11 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 	fprintf(fp, "roofline_time_us     %.3f\ncritical_path_time_us %.3f\n",
 		r->roofline_time_s * 1e6, r->critical_path_time_s * 1e6);
 	fprintf(fp, "op_types            ");
-	for (size_t i = 0; i < r->nop_types; i++)
-		fprintf(fp, "%s %s %lld", i ? "," : "", r->op_types[i].name,
-			(long long)r->op_types[i].count);
+	put_counts(fp, 0, r->op_types, r->nop_types);
 	fprintf(fp, "\nbottlenecks         ");
-	size_t ncls;
-	const enum rl_class *cls = classes(r, &ncls);
-	for (size_t i = 0; i < ncls; i++)
-		fprintf(fp, "%s %s %lld", i ? "," : "", rl_class_name(cls[i]),
-			(long long)r->bottlenecks[cls[i]]);
+	put_counts(fp, 0, r->bottlenecks, r->nbottlenecks);
 	fprintf(fp, "\nthreads_per_kernel   %.0f on average;", r->avg_threads);
-	for (int b = 0; b < GP_THREAD_BUCKETS; b++)
-		fprintf(fp, "%s %s %lld", b ? "," : "", gp_thread_bucket_names[b],
-			(long long)r->thread_buckets[b]);
+	put_counts(fp, 0, r->threads, GP_THREAD_BUCKETS);
 	fprintf(fp, "\nconv_groups          depthwise %lld, grouped %lld\n",
 		(long long)r->depthwise_ops, (long long)r->grouped_ops);
 	fprintf(fp, "fusion_candidates    %zu\n", r->nfusions);
@@ -317,21 +311,11 @@ static void json_summary(FILE *fp, const struct gp_report *r)
 		(long long)r->depthwise_ops, (long long)r->grouped_ops);
 	json_double(fp, "avg_threads", r->avg_threads);
 	fprintf(fp, ",\n  \"parallelism\": {");
-	for (int b = 0; b < GP_THREAD_BUCKETS; b++)
-		fprintf(fp, "%s\"%s\": %lld", b ? ", " : "", gp_thread_bucket_names[b],
-			(long long)r->thread_buckets[b]);
+	put_counts(fp, 1, r->threads, GP_THREAD_BUCKETS);
 	fprintf(fp, "},\n  \"op_types\": {");
-	for (size_t i = 0; i < r->nop_types; i++) {
-		fprintf(fp, "%s", i ? ", " : "");
-		jsonw_string(fp, r->op_types[i].name);
-		fprintf(fp, ": %lld", (long long)r->op_types[i].count);
-	}
+	put_counts(fp, 1, r->op_types, r->nop_types);
 	fprintf(fp, "},\n  \"bottlenecks\": {");
-	size_t ncls;
-	const enum rl_class *cls = classes(r, &ncls);
-	for (size_t i = 0; i < ncls; i++)
-		fprintf(fp, "%s\"%s\": %lld", i ? ", " : "", rl_class_name(cls[i]),
-			(long long)r->bottlenecks[cls[i]]);
+	put_counts(fp, 1, r->bottlenecks, r->nbottlenecks);
 	fprintf(fp, "}, \"fusion_candidates\": %zu},\n", r->nfusions);
 }
 
@@ -585,14 +569,13 @@ int gp_write_dot(FILE *fp, const struct gp_report *r)
 		  "fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8, color=\"#606060\"];\n");
 	l_flush(&l, fp);
 	/* the legend: one box per class of these thresholds */
-	size_t ncls;
-	const enum rl_class *cls = classes(r, &ncls);
 	fprintf(fp, "  subgraph cluster_legend {\n    label=\"bottleneck (%s, %s)\";\n",
 		thresholds_name(r), hw_dtype_name(r->o->dtype));
-	for (size_t i = 0; i < ncls; i++)
+	for (size_t i = 0; i < r->nbottlenecks; i++)
 		fprintf(fp, "    legend_%s [label=\"%s: %lld\", fillcolor=\"%s\"];\n",
-			rl_class_name(cls[i]), rl_class_name(cls[i]),
-			(long long)r->bottlenecks[cls[i]], class_colour(cls[i]));
+			r->bottlenecks[i].name, r->bottlenecks[i].name,
+			(long long)r->bottlenecks[i].count,
+			class_colour((enum rl_class)r->bottlenecks[i].id));
 	fprintf(fp, "  }\n");
 	for (size_t i = 0; i < r->g.nnodes; i++) {
 		size_t k = r->order[i];

@@ -81,7 +81,7 @@ static int set_output(const struct ctx *c, size_t i, int ndim, const int64_t *di
 static int set_cval(const struct ctx *c, size_t i, const int64_t *vals, size_t n)
 {
 	struct om_value *v = output(c, i);
-	if (v && om_value_set_ints(v, vals, n))
+	if (v && om_value_set(v, vals, NULL, n))
 		return sp_fail(c->err, "%s: out of memory", c->g->path);
 	return 0;
 }
@@ -89,7 +89,7 @@ static int set_cval(const struct ctx *c, size_t i, const int64_t *vals, size_t n
 static int set_fval(const struct ctx *c, size_t i, const double *vals, size_t n)
 {
 	struct om_value *v = output(c, i);
-	if (v && om_value_set_floats(v, vals, n))
+	if (v && om_value_set(v, NULL, vals, n))
 		return sp_fail(c->err, "%s: out of memory", c->g->path);
 	return 0;
 }

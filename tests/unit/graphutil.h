@@ -42,7 +42,7 @@ static inline void gu_floats(struct om_graph *g, const char *name, int ndim, siz
 	assert_int_equal(om_set_value(g, name, ndim, dims, 1, &e), 0);
 	struct om_value *v = &g->values[om_value_intern(g, name)];
 	v->elem_type = 1;
-	assert_int_equal(om_value_set_floats(v, vals, n), 0);
+	assert_int_equal(om_value_set(v, NULL, vals, n), 0);
 }
 
 /* A node with one output; in is a NULL-terminated list. Returns the node. */

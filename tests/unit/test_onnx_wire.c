@@ -7,14 +7,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "onnx/onnx.pb-c.h"
 #include "onnx_model.h"
 #include "onnx_wire.h"
+#include "testutil.h"
 
 enum { BIG = 100000 };
 
@@ -30,6 +29,18 @@ static void init_tensor(Onnx__TensorProto *t, char *name, int64_t *dims, size_t 
 	t->raw_data.data = data;
 	t->raw_data.len = len;
 	t->has_raw_data = 1;
+}
+
+static void init_node(Onnx__NodeProto *n, char *op, char *name, char **in, size_t nin,
+		      char **out)
+{
+	onnx__node_proto__init(n);
+	n->op_type = op;
+	n->name = name;
+	n->input = in;
+	n->n_input = nin;
+	n->output = out;
+	n->n_output = 1;
 }
 
 /* A model: y = Reshape(x @ w, shape) where w holds BIG bytes of data, shape
@@ -53,26 +64,11 @@ static uint8_t *pack_model(size_t *size)
 	char *const_out[] = {"cv"}, *mm_in[] = {"x", "w"}, *mm_out[] = {"xw"},
 	     *rs_in[] = {"xw", "shape"}, *rs_out[] = {"y"};
 	Onnx__NodeProto nodes[3];
-	for (int i = 0; i < 3; i++)
-		onnx__node_proto__init(&nodes[i]);
-	nodes[0].op_type = "Constant";
-	nodes[0].name = "const";
-	nodes[0].output = const_out;
-	nodes[0].n_output = 1;
+	init_node(&nodes[0], "Constant", "const", NULL, 0, const_out);
 	nodes[0].attribute = attrs;
 	nodes[0].n_attribute = 1;
-	nodes[1].op_type = "MatMul";
-	nodes[1].name = "mm";
-	nodes[1].input = mm_in;
-	nodes[1].n_input = 2;
-	nodes[1].output = mm_out;
-	nodes[1].n_output = 1;
-	nodes[2].op_type = "Reshape";
-	nodes[2].name = "rs";
-	nodes[2].input = rs_in;
-	nodes[2].n_input = 2;
-	nodes[2].output = rs_out;
-	nodes[2].n_output = 1;
+	init_node(&nodes[1], "MatMul", "mm", mm_in, 2, mm_out);
+	init_node(&nodes[2], "Reshape", "rs", rs_in, 2, rs_out);
 	Onnx__NodeProto *np[] = {&nodes[0], &nodes[1], &nodes[2]};
 	Onnx__TensorProto *inits[] = {&w, &s};
 	Onnx__GraphProto g;
@@ -134,12 +130,8 @@ static void test_file_and_memory_agree(void **state)
 {
 	size_t size;
 	uint8_t *wire = pack_model(&size);
-	char path[] = "/tmp/test_onnx_wire.XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	FILE *fp = fdopen(fd, "wb");
-	assert_int_equal(fwrite(wire, 1, size, fp), size);
-	fclose(fp);
+	const char *path = test_path("m.onnx");
+	test_spit(path, wire, size);
 	struct buf a = {0}, b = {0};
 	struct onnx_wire_stats sa, sb;
 	struct sp_err e;
@@ -149,10 +141,9 @@ static void test_file_and_memory_agree(void **state)
 	assert_memory_equal(a.data, b.data, a.len);
 	assert_int_equal(sa.dropped_bytes, sb.dropped_bytes);
 	/* cut anywhere, the file is truncated: an error with an offset */
-	assert_int_equal(truncate(path, (off_t)size - 7), 0);
+	test_spit(path, wire, size - 7);
 	assert_int_equal(onnx_wire_slim_file(path, &b, &sb, &e), -1);
 	assert_non_null(strstr(e.msg, "not an ONNX model: truncated or another format (at byte"));
-	unlink(path);
 	buf_free(&a);
 	buf_free(&b);
 	free(wire);
@@ -194,5 +185,5 @@ int main(void)
 		cmocka_unit_test(test_file_and_memory_agree),
 		cmocka_unit_test(test_bad_wire),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -8,14 +8,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
 #include "hardware.h"
 #include "roofline.h"
+#include "testutil.h"
 
 /* A GPU with round numbers: 100 TFLOP/s matrix fp16, 10 vector, 1 TB/s, 5 us. */
 static struct hw_spec toy(void)
@@ -118,20 +113,16 @@ static void test_dtypes_and_default(void **state)
 	close_to(file.peak_flops[HW_TF32], 156e12);
 }
 
+/* hw_load on text as a file must fail with "FILE:msg". */
 static void load_fails(const char *text, const char *msg)
 {
-	char path[] = "/tmp/test_roofline.XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
+	const char *path = test_path("hw.yaml");
 	struct hw_spec hw;
 	struct sp_err e;
+	test_spit(path, text, strlen(text));
 	assert_int_equal(hw_load(path, &hw, &e), -1);
-	unlink(path);
-	const char *colon = strchr(e.msg, ':'); /* after the temporary name */
-	if (!colon || strcmp(colon + 1, msg))
-		fail_msg("'%s', expected '<file>:%s'", e.msg, msg);
+	if (strncmp(e.msg, path, strlen(path)) || strcmp(e.msg + strlen(path) + 1, msg))
+		fail_msg("'%s', expected '%s:%s'", e.msg, path, msg);
 }
 
 static void test_file_errors(void **state)
@@ -139,14 +130,11 @@ static void test_file_errors(void **state)
 	static const char ok[] = "name: x\nsms: 4\nmemory_bandwidth_gbs: 100\nl2_cache_mb: 1\n"
 				 "launch_overhead_us: 2\npeak_tflops: {fp32: 1, tf32: 2, fp16: 3, "
 				 "bf16: 3, int8: 6}\n";
-	char path[] = "/tmp/test_roofline.XXXXXX";
-	int fd = mkstemp(path);
-	assert_int_equal(write(fd, ok, sizeof ok - 1), (ssize_t)(sizeof ok - 1));
-	close(fd);
+	const char *path = test_path("ok.yaml");
 	struct hw_spec hw;
 	struct sp_err e;
+	test_spit(path, ok, sizeof ok - 1);
 	assert_int_equal(hw_load(path, &hw, &e), 0);
-	unlink(path);
 	close_to(hw.vector_flops, 1e12); /* the fp32 peak when absent */
 	close_to(hw.launch_s, 2e-6);
 	close_to(hw.l2_bytes, 1 << 20);
@@ -176,5 +164,5 @@ int main(void)
 		cmocka_unit_test(test_dtypes_and_default),
 		cmocka_unit_test(test_file_errors),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

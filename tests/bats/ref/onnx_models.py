@@ -250,22 +250,24 @@ MODELS = {
 }
 
 
-def with_weights(path, megabytes):
-    """A chain of MatMuls whose weights hold data: megabytes of it in all."""
+def with_weights(path, megabytes, stripped):
+    """A chain of MatMuls whose weights hold data, megabytes of it in all; or,
+    stripped, the same graph with dims only."""
     import numpy as np
     from onnx import numpy_helper
     n = max(1, megabytes // 4)  # 1024 x 1024 fp32 each
     nodes, inits, x = [], [], "x"
     for i in range(n):
-        inits.append(numpy_helper.from_array(np.full((1024, 1024), 0.5, np.float32), f"w{i}"))
+        inits.append(weight(f"w{i}", [1024, 1024]) if stripped else
+                     numpy_helper.from_array(np.full((1024, 1024), 0.5, np.float32), f"w{i}"))
         nodes.append(h.make_node("MatMul", [x, f"w{i}"], [f"y{i}"], name=f"mm{i}"))
         x = f"y{i}"
     onnx.save(model("weights", nodes, [f32("x", [4, 1024])], [f32(x, None)], inits), path)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[2] == "weights":
-        with_weights(sys.argv[1], int(sys.argv[3]))
+    if len(sys.argv) == 4 and sys.argv[2] in ("weights", "stripped"):
+        with_weights(sys.argv[1], int(sys.argv[3]), sys.argv[2] == "stripped")
         sys.exit(0)
     for name, m in MODELS.items():
         onnx.save(m, f"{sys.argv[1]}/{name}.onnx")
