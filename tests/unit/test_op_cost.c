@@ -123,6 +123,33 @@ static void test_elementwise_and_normalisation(void **state)
 	om_free(&k.g);
 }
 
+/* The FLOPs per output element of every elementwise and normalisation op
+ * of the issue's list, on a (2,3,4) output. */
+static void test_each_per_element_op(void **state)
+{
+	static const struct {
+		const char *op;
+		int flops;
+		size_t nin;
+	} ops[] = {{"Relu", 1, 1},    {"Clip", 1, 1},	    {"Sigmoid", 1, 1}, {"HardSigmoid", 1, 1},
+		   {"HardSwish", 1, 1}, {"Sqrt", 1, 1},     {"Erf", 1, 1},     {"Tanh", 1, 1},
+		   {"Gelu", 1, 1},    {"Mul", 1, 2},	    {"Add", 1, 2},     {"Sub", 1, 2},
+		   {"Div", 1, 2},     {"Pow", 1, 2},	    {"Equal", 1, 2},   {"Mod", 1, 2},
+		   {"Where", 1, 3},   {"Softmax", 5, 1},    {"LayerNormalization", 5, 2},
+		   {"BatchNormalization", 2, 5}};
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		struct costed k = {0};
+		gu_init(&k.g);
+		gu_tensor(&k.g, 'i', "x", 3, GU_DIMS(2, 3, 4), NULL);
+		gu_node(&k.g, ops[i].op, "n", GU_IN("x", "x", "x", "x", "x"), "y")->nin = ops[i].nin;
+		cost_all(&k, 4, 0);
+		if (k.c[0].flops != ops[i].flops * 24)
+			fail_msg("%s: %lld FLOPs", ops[i].op, (long long)k.c[0].flops);
+		assert_int_equal(k.c[0].macs, 0);
+		om_free(&k.g);
+	}
+}
+
 static void test_pools(void **state)
 {
 	struct costed k = {0};
@@ -258,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_conv_transpose_flops),
 		cmocka_unit_test(test_matrix_products),
 		cmocka_unit_test(test_elementwise_and_normalisation),
+		cmocka_unit_test(test_each_per_element_op),
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_params_and_totals),
 		cmocka_unit_test(test_einsum_resize_reduce),

@@ -136,6 +136,33 @@ static void test_elementwise(void **state)
 			    "node 'n' (Sub): shapes (2,3) and (4,3) ('b') cannot broadcast");
 }
 
+/* Every elementwise op of the issue's list: the unary ones keep the shape,
+ * the binary ones broadcast (3,1,5) with (4,1). */
+static void test_each_elementwise_op(void **state)
+{
+	static const char *const unary[] = {"Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
+					    "Sqrt", "Erf", "Tanh", "Gelu", "Exp", "Log", "Neg",
+					    "Abs", "Reciprocal", "LeakyRelu", "Elu", "Softplus",
+					    "Softmax", "LogSoftmax", "Sin", "Cos", "Round", "CumSum"};
+	static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
+					     "Mod", "Equal", "Less", "Greater", "And", "Or"};
+	struct sp_err e;
+	for (size_t k = 0; k < sizeof unary / sizeof unary[0] + sizeof binary / sizeof binary[0];
+	     k++) {
+		int is_unary = k < sizeof unary / sizeof unary[0];
+		const char *op = is_unary ? unary[k] : binary[k - sizeof unary / sizeof unary[0]];
+		struct om_graph g;
+		gu_init(&g);
+		gu_tensor(&g, 'i', "x", 3, GU_DIMS(3, 1, 5), NULL);
+		gu_tensor(&g, 'i', "y", 2, GU_DIMS(4, 1), NULL);
+		gu_node(&g, op, "n", is_unary ? GU_IN("x") : GU_IN("x", "y"), "z");
+		if (gu_infer(&g, &plain, &e))
+			fail_msg("%s: %s", op, e.msg);
+		gu_assert_dims(&g, "z", 3, is_unary ? GU_DIMS(3, 1, 5) : GU_DIMS(3, 4, 5));
+		om_free(&g);
+	}
+}
+
 static void test_pools(void **state)
 {
 	struct om_graph g;
@@ -681,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_conv_transpose),
 		cmocka_unit_test(test_gemm_and_matmul),
 		cmocka_unit_test(test_elementwise),
+		cmocka_unit_test(test_each_elementwise_op),
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_shape_arithmetic),
