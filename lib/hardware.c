@@ -31,7 +31,7 @@ void hw_default(struct hw_spec *hw)
 		.bandwidth = 4800e9,
 		.l2_bytes = 60.0 * (1 << 20),
 		.sms = 132,
-		.launch_s = 3e-6,
+		.launch_s = 3.7e-6,
 	};
 	*hw = h200;
 }

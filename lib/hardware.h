@@ -7,7 +7,7 @@
  *	sms: 132
  *	memory_bandwidth_gbs: 4800     # 10^9 bytes/s
  *	l2_cache_mb: 60                # 2^20 bytes
- *	launch_overhead_us: 3
+ *	launch_overhead_us: 3.7
  *	vector_tflops: 66.9            # elementwise and other non-matrix ops
  *	peak_tflops:                   # matrix products: dense, without sparsity
  *	  fp32: 66.9

@@ -9,7 +9,7 @@ import sys
 
 rep = json.load(open(sys.argv[1]))
 if sys.argv[2] == "default":
-    hw = {"sms": 132, "memory_bandwidth_gbs": 4800, "launch_overhead_us": 3,
+    hw = {"sms": 132, "memory_bandwidth_gbs": 4800, "launch_overhead_us": 3.7,
           "vector_tflops": 66.9,
           "peak_tflops": {"fp32": 66.9, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4,
                           "int8": 1978.9}}

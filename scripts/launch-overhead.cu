@@ -1,0 +1,78 @@
+// What a kernel costs beyond its work, for graph-partition's hardware files
+// (launch_overhead_us): back-to-back launches of an empty kernel from the
+// host on one stream, timed with CUDA events (the per-launch time once the
+// queue is full), for a one-block grid and a grid of 4 blocks per SM; and
+// the same launches replayed from a CUDA graph. Medians of 7 runs.
+//   nvcc -O2 -o launch-overhead scripts/launch-overhead.cu && ./launch-overhead
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#define CHECK(x)                                                                      \
+	do {                                                                              \
+		cudaError_t e_ = (x);                                                         \
+		if (e_ != cudaSuccess) {                                                      \
+			std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));           \
+			return 1;                                                                 \
+		}                                                                             \
+	} while (0)
+
+__global__ void empty_kernel() {}
+
+int main()
+{
+	const int launches = 20000, runs = 7;
+	cudaDeviceProp prop;
+	CHECK(cudaGetDeviceProperties(&prop, 0));
+	cudaStream_t s;
+	cudaEvent_t start, stop;
+	CHECK(cudaStreamCreate(&s));
+	CHECK(cudaEventCreate(&start));
+	CHECK(cudaEventCreate(&stop));
+	std::printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
+	const int grids[] = {1, 4 * prop.multiProcessorCount};
+	for (int grid : grids) {
+		for (int i = 0; i < 2000; i++) // warm-up
+			empty_kernel<<<grid, 256, 0, s>>>();
+		std::vector<float> us;
+		for (int r = 0; r < runs; r++) {
+			CHECK(cudaEventRecord(start, s));
+			for (int i = 0; i < launches; i++)
+				empty_kernel<<<grid, 256, 0, s>>>();
+			CHECK(cudaEventRecord(stop, s));
+			CHECK(cudaEventSynchronize(stop));
+			float ms;
+			CHECK(cudaEventElapsedTime(&ms, start, stop));
+			us.push_back(ms * 1000 / launches);
+		}
+		std::sort(us.begin(), us.end());
+		std::printf("stream launches, grid %4d x 256: %.2f us per kernel (min %.2f, max %.2f)\n",
+			    grid, us[runs / 2], us[0], us[runs - 1]);
+		// the same from a CUDA graph of 1000 launches
+		cudaGraph_t graph;
+		cudaGraphExec_t exec;
+		CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		for (int i = 0; i < 1000; i++)
+			empty_kernel<<<grid, 256, 0, s>>>();
+		CHECK(cudaStreamEndCapture(s, &graph));
+		CHECK(cudaGraphInstantiate(&exec, graph, 0));
+		CHECK(cudaGraphLaunch(exec, s));
+		us.clear();
+		for (int r = 0; r < runs; r++) {
+			CHECK(cudaEventRecord(start, s));
+			for (int i = 0; i < launches / 1000; i++)
+				CHECK(cudaGraphLaunch(exec, s));
+			CHECK(cudaEventRecord(stop, s));
+			CHECK(cudaEventSynchronize(stop));
+			float ms;
+			CHECK(cudaEventElapsedTime(&ms, start, stop));
+			us.push_back(ms * 1000 / launches);
+		}
+		std::sort(us.begin(), us.end());
+		std::printf("CUDA graph,      grid %4d x 256: %.2f us per kernel (min %.2f, max %.2f)\n",
+			    grid, us[runs / 2], us[0], us[runs - 1]);
+		CHECK(cudaGraphExecDestroy(exec));
+		CHECK(cudaGraphDestroy(graph));
+	}
+	return 0;
+}
