@@ -3,7 +3,8 @@
 // host on one stream, timed with CUDA events (the per-launch time once the
 // queue is full), for a one-block grid and a grid of 4 blocks per SM; and
 // the same launches replayed from a CUDA graph. Medians of 7 runs.
-//   nvcc -O2 -o launch-overhead scripts/launch-overhead.cu && ./launch-overhead
+//   nvcc -O2 -std=c++17 -arch=sm_90 -o launch-overhead scripts/launch-overhead.cu
+//   ./launch-overhead
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -30,24 +31,34 @@ int main()
 	CHECK(cudaEventCreate(&start));
 	CHECK(cudaEventCreate(&stop));
 	std::printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
-	const int grids[] = {1, 4 * prop.multiProcessorCount};
-	for (int grid : grids) {
-		for (int i = 0; i < 2000; i++) // warm-up
-			empty_kernel<<<grid, 256, 0, s>>>();
+	// the median time per kernel of launches kernels issued by issue(), in us
+	auto per_kernel = [&](auto issue, float *med, float *lo, float *hi) -> cudaError_t {
 		std::vector<float> us;
 		for (int r = 0; r < runs; r++) {
-			CHECK(cudaEventRecord(start, s));
-			for (int i = 0; i < launches; i++)
-				empty_kernel<<<grid, 256, 0, s>>>();
-			CHECK(cudaEventRecord(stop, s));
-			CHECK(cudaEventSynchronize(stop));
 			float ms;
-			CHECK(cudaEventElapsedTime(&ms, start, stop));
+			cudaEventRecord(start, s);
+			issue();
+			cudaEventRecord(stop, s);
+			cudaError_t e = cudaEventSynchronize(stop);
+			if (e != cudaSuccess || (e = cudaEventElapsedTime(&ms, start, stop)) != cudaSuccess)
+				return e;
 			us.push_back(ms * 1000 / launches);
 		}
 		std::sort(us.begin(), us.end());
+		*med = us[runs / 2], *lo = us[0], *hi = us[runs - 1];
+		return cudaGetLastError();
+	};
+	const int grids[] = {1, 4 * prop.multiProcessorCount};
+	for (int grid : grids) {
+		float med, lo, hi;
+		for (int i = 0; i < 2000; i++) // warm-up
+			empty_kernel<<<grid, 256, 0, s>>>();
+		CHECK(per_kernel([&] {
+			for (int i = 0; i < launches; i++)
+				empty_kernel<<<grid, 256, 0, s>>>();
+		}, &med, &lo, &hi));
 		std::printf("stream launches, grid %4d x 256: %.2f us per kernel (min %.2f, max %.2f)\n",
-			    grid, us[runs / 2], us[0], us[runs - 1]);
+			    grid, med, lo, hi);
 		// the same from a CUDA graph of 1000 launches
 		cudaGraph_t graph;
 		cudaGraphExec_t exec;
@@ -57,20 +68,12 @@ int main()
 		CHECK(cudaStreamEndCapture(s, &graph));
 		CHECK(cudaGraphInstantiate(&exec, graph, 0));
 		CHECK(cudaGraphLaunch(exec, s));
-		us.clear();
-		for (int r = 0; r < runs; r++) {
-			CHECK(cudaEventRecord(start, s));
+		CHECK(per_kernel([&] {
 			for (int i = 0; i < launches / 1000; i++)
-				CHECK(cudaGraphLaunch(exec, s));
-			CHECK(cudaEventRecord(stop, s));
-			CHECK(cudaEventSynchronize(stop));
-			float ms;
-			CHECK(cudaEventElapsedTime(&ms, start, stop));
-			us.push_back(ms * 1000 / launches);
-		}
-		std::sort(us.begin(), us.end());
+				cudaGraphLaunch(exec, s);
+		}, &med, &lo, &hi));
 		std::printf("CUDA graph,      grid %4d x 256: %.2f us per kernel (min %.2f, max %.2f)\n",
-			    grid, us[runs / 2], us[0], us[runs - 1]);
+			    grid, med, lo, hi);
 		CHECK(cudaGraphExecDestroy(exec));
 		CHECK(cudaGraphDestroy(graph));
 	}
