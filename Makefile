@@ -174,6 +174,9 @@ install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(PREFIX)/share/spkit/hardware $(DESTDIR)$(PREFIX)/share/spkit/models
+	install -m 644 $(wildcard configs/hardware/*.yaml) $(DESTDIR)$(PREFIX)/share/spkit/hardware/
+	install -m 644 $(wildcard configs/models/*.yaml) $(DESTDIR)$(PREFIX)/share/spkit/models/
 
 clean:
 	rm -rf build bin

@@ -1,14 +1,14 @@
 #include "onnx_model.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
-#include "infile.h"
+#include "half.h"
 #include "onnx/onnx.pb-c.h"
-
-/* Beyond this an .onnx file is refused before it is read into memory. */
-#define OM_FILE_MAX ((uint64_t)4 << 30)
+#include "onnx_wire.h"
 
 static int oom(struct sp_err *err, const struct om_graph *g)
 {
@@ -17,27 +17,28 @@ static int oom(struct sp_err *err, const struct om_graph *g)
 
 size_t om_value_intern(struct om_graph *g, const char *name)
 {
-	size_t *found = strmap_find(&g->names, name, strlen(name));
-	if (found)
-		return *found;
+	int added;
+	size_t len = strlen(name), *slot = strmap_insert(&g->names, name, len, &added);
+	if (!slot)
+		return OM_NONE;
+	if (!added)
+		return *slot; /* the values do not move: callers may hold pointers into them */
+	/* out of memory from here on, the name maps to no value: the caller
+	 * fails and the graph is only freed */
 	struct om_value *v = buf_grow_array(g->values, &g->values_cap, g->nvalues + 1, sizeof *v);
 	if (!v)
 		return OM_NONE;
 	g->values = v;
-	char *copy = strdup(name);
-	int added;
-	size_t *slot = copy ? strmap_insert(&g->names, name, strlen(name), &added) : NULL;
-	if (!slot) {
-		free(copy);
-		return OM_NONE;
-	}
 	v = &g->values[g->nvalues];
 	memset(v, 0, sizeof *v);
-	v->name = copy;
 	v->ndim = -1;
 	v->producer = OM_NONE;
-	*slot = g->nvalues;
-	return g->nvalues++;
+	*slot = g->nvalues++;
+	v->name = malloc(len + 1);
+	if (!v->name)
+		return OM_NONE;
+	memcpy(v->name, name, len + 1);
+	return *slot;
 }
 
 static struct om_attr *attr_new(struct om_node *n, const char *name, enum om_attr_type type)
@@ -60,21 +61,37 @@ static struct om_attr *attr_new(struct om_node *n, const char *name, enum om_att
 int om_node_add_int(struct om_node *n, const char *name, int64_t v)
 {
 	struct om_attr *a = attr_new(n, name, OM_ATTR_INT);
-	if (!a)
-		return -1;
-	a->i = v;
-	return 0;
+	return a ? (a->i = v, 0) : -1;
+}
+
+int om_node_add_float(struct om_node *n, const char *name, double v)
+{
+	struct om_attr *a = attr_new(n, name, OM_ATTR_FLOAT);
+	return a ? (a->f = v, 0) : -1;
+}
+
+/* A list attribute: count elements of size bytes copied from v (NULL when 0). */
+static void *add_list(struct om_node *n, const char *name, enum om_attr_type type, const void *v,
+		      size_t count, size_t size)
+{
+	struct om_attr *a = attr_new(n, name, type);
+	void *copy = a ? malloc((count ? count : 1) * size) : NULL;
+	if (!copy)
+		return NULL;
+	if (count)
+		memcpy(copy, v, count * size);
+	a->nints = count;
+	return type == OM_ATTR_INTS ? (void *)(a->ints = copy) : (void *)(a->floats = copy);
 }
 
 int om_node_add_ints(struct om_node *n, const char *name, const int64_t *v, size_t count)
 {
-	struct om_attr *a = attr_new(n, name, OM_ATTR_INTS);
-	if (!a || !(a->ints = malloc((count ? count : 1) * sizeof *v)))
-		return -1;
-	if (count) /* v may be NULL then */
-		memcpy(a->ints, v, count * sizeof *v);
-	a->nints = count;
-	return 0;
+	return add_list(n, name, OM_ATTR_INTS, v, count, sizeof *v) ? 0 : -1;
+}
+
+int om_node_add_floats(struct om_node *n, const char *name, const double *v, size_t count)
+{
+	return add_list(n, name, OM_ATTR_FLOATS, v, count, sizeof *v) ? 0 : -1;
 }
 
 int om_node_add_string(struct om_node *n, const char *name, const char *s)
@@ -96,6 +113,30 @@ static int add_names(struct om_graph *g, const char *const *names, size_t count,
 	return 0;
 }
 
+/* The graph's one copy of an op type's name (nodes share it), and its index. */
+static const char *intern_op(struct om_graph *g, const char *op, size_t *id)
+{
+	int added;
+	size_t *slot = strmap_insert(&g->op_index, op, strlen(op), &added);
+	if (!slot)
+		return NULL;
+	*id = *slot;
+	if (!added)
+		return g->op_types[*slot];
+	char **grown = buf_grow_array(g->op_types, &g->op_types_cap, g->nop_types + 1,
+				      sizeof *grown);
+	char *copy = strdup(op);
+	if (!grown || !copy) {
+		free(copy);
+		g->op_types = grown ? grown : g->op_types;
+		return NULL; /* the map holds a slot pointing nowhere: the graph is freed next */
+	}
+	g->op_types = grown;
+	*id = *slot = g->nop_types;
+	g->op_types[g->nop_types++] = copy;
+	return copy;
+}
+
 int om_add_node(struct om_graph *g, const char *op, const char *name, const char *const *in,
 		size_t nin, const char *const *out, size_t nout, struct sp_err *err)
 {
@@ -105,7 +146,7 @@ int om_add_node(struct om_graph *g, const char *op, const char *name, const char
 	g->nodes = nodes;
 	struct om_node *n = &nodes[g->nnodes++];
 	memset(n, 0, sizeof *n);
-	n->op = strdup(op);
+	n->op = intern_op(g, op, &n->op_id);
 	n->name = strdup(name);
 	n->nin = nin;
 	n->nout = nout;
@@ -115,7 +156,7 @@ int om_add_node(struct om_graph *g, const char *op, const char *name, const char
 		if (n->out[i] == OM_NONE)
 			continue;
 		struct om_value *v = &g->values[n->out[i]];
-		if (v->producer != OM_NONE || v->is_initializer || v->is_input)
+		if (v->producer != OM_NONE || v->is_initializer || v->is_input || v->is_constant)
 			return sp_fail(err, "%s: node '%s' (%s): output '%s' is already produced",
 				       g->path, name, op, v->name);
 		v->producer = g->nnodes - 1;
@@ -144,7 +185,86 @@ int om_set_value(struct om_graph *g, const char *name, int ndim, const int64_t *
 	return 0;
 }
 
-/* Dims and, for small int64 tensors with data, the values. */
+static void clear_contents(struct om_value *v)
+{
+	free(v->cval);
+	free(v->fval);
+	v->cval = NULL;
+	v->fval = NULL;
+	v->ncval = v->nfval = 0;
+}
+
+int om_value_set(struct om_value *v, const int64_t *ints, const double *floats, size_t n)
+{
+	clear_contents(v);
+	if (n > OM_CONST_MAX)
+		return 0;
+	size_t size = floats ? sizeof *floats : sizeof *ints;
+	void *p = malloc((n ? n : 1) * size);
+	if (!p)
+		return -1;
+	if (n)
+		memcpy(p, floats ? (const void *)floats : (const void *)ints, n * size);
+	if (floats) {
+		v->fval = p;
+		v->nfval = n;
+	} else {
+		v->cval = p;
+		v->ncval = n;
+	}
+	return 0;
+}
+
+/* The contents of a small tensor with its data in the file (n elements):
+ * integers into ints or floating point into floats; 0 when there are none
+ * (a stripped initializer, another type), 1 ints, 2 floats. Raw data is
+ * little-endian, as on the hosts this runs on. */
+static int tensor_data(const Onnx__TensorProto *t, size_t n, int64_t *ints, double *floats)
+{
+	union {
+		int64_t i64[OM_CONST_MAX];
+		int32_t i32[OM_CONST_MAX];
+		float f32[OM_CONST_MAX];
+		double f64[OM_CONST_MAX];
+		uint16_t f16[OM_CONST_MAX];
+	} u;
+	const void *typed = NULL; /* the typed field, when it holds the n elements */
+	size_t size;
+#define TYPED(field) (t->n_##field == n ? (const void *)t->field : NULL)
+	switch (t->data_type) {
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: size = 8, typed = TYPED(int64_data); break;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: size = 4, typed = TYPED(int32_data); break;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: size = 4, typed = TYPED(float_data); break;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: size = 8, typed = TYPED(double_data); break;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: /* typed: the bits in int32_data */
+		size = 2;
+		for (size_t i = 0; t->n_int32_data == n && i < n; i++)
+			u.f16[i] = (uint16_t)t->int32_data[i];
+		break;
+	default: return 0;
+	}
+#undef TYPED
+	if (typed)
+		memcpy(&u, typed, n * size);
+	else if (t->has_raw_data && t->raw_data.len == n * size)
+		memcpy(&u, t->raw_data.data, n * size);
+	else if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16 || t->n_int32_data != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		switch (t->data_type) {
+		case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: ints[i] = u.i64[i]; break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: ints[i] = u.i32[i]; break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: floats[i] = u.f32[i]; break;
+		case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: floats[i] = u.f64[i]; break;
+		default: floats[i] = half_to_float(u.f16[i]);
+		}
+	return t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64 ||
+			       t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32
+		       ? 1
+		       : 2;
+}
+
+/* Dims and, for small tensors with data, the values. */
 static int load_tensor(struct om_graph *g, const Onnx__TensorProto *t, const char *name,
 		       int is_initializer, size_t *index, struct sp_err *err)
 {
@@ -160,23 +280,13 @@ static int load_tensor(struct om_graph *g, const Onnx__TensorProto *t, const cha
 	*index = om_value_intern(g, name);
 	struct om_value *v = &g->values[*index];
 	v->elem_type = t->data_type;
-	int64_t n = om_value_numel(v);
-	if (t->data_type != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 || n > OM_CONST_MAX)
+	int64_t n = om_value_numel(v), ints[OM_CONST_MAX];
+	double floats[OM_CONST_MAX];
+	if (n == 0 || n > OM_CONST_MAX)
 		return 0;
-	const int64_t *src = NULL;
-	if (t->n_int64_data == (size_t)n)
-		src = t->int64_data;
-	else if (t->has_raw_data && t->raw_data.len == (size_t)n * 8)
-		src = (const int64_t *)(const void *)t->raw_data.data; /* little-endian hosts */
-	if (!src || n == 0)
-		return 0; /* stripped, or nothing to keep */
-	free(v->cval);
-	v->cval = malloc((n ? (size_t)n : 1) * sizeof *src);
-	if (!v->cval)
-		return oom(err, g);
-	memcpy(v->cval, src, (size_t)n * sizeof *src);
-	v->ncval = (size_t)n;
-	return 0;
+	int kind = tensor_data(t, (size_t)n, ints, floats);
+	int rc = kind ? om_value_set(v, ints, kind == 2 ? floats : NULL, (size_t)n) : 0;
+	return rc ? oom(err, g) : 0;
 }
 
 static int load_value_info(struct om_graph *g, const Onnx__ValueInfoProto *vi, size_t *index,
@@ -225,11 +335,15 @@ static int load_attrs(struct om_graph *g, struct om_node *n, const Onnx__NodePro
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
 			rc = om_node_add_ints(n, an, ap->ints, ap->n_ints);
 			break;
-		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
-			if (!(a = attr_new(n, an, OM_ATTR_FLOAT)))
-				return oom(err, g);
-			a->f = ap->f;
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: rc = om_node_add_float(n, an, ap->f); break;
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
+			double *v = malloc((ap->n_floats ? ap->n_floats : 1) * sizeof *v);
+			for (size_t i = 0; v && i < ap->n_floats; i++)
+				v[i] = ap->floats[i];
+			rc = !v || om_node_add_floats(n, an, v, ap->n_floats);
+			free(v);
 			break;
+		}
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
 			char *s = ap->s.len ? strndup((const char *)ap->s.data, ap->s.len) : strdup("");
 			rc = !s || om_node_add_string(n, an, s);
@@ -248,7 +362,7 @@ static int load_attrs(struct om_graph *g, struct om_node *n, const Onnx__NodePro
 				return -1;
 			break;
 		}
-		default: break; /* graphs, floats, strings: not needed for shapes */
+		default: break; /* graphs, strings: not needed for shapes */
 		}
 		if (rc)
 			return oom(err, g);
@@ -305,51 +419,83 @@ static int convert(struct om_graph *g, const Onnx__ModelProto *m, struct sp_err 
 	return 0;
 }
 
-int om_load_mem(const void *data, size_t size, const char *name, struct om_graph *g,
-		struct sp_err *err)
+/* protobuf-c's allocations while decoding, carved from large blocks that
+ * are freed together: a 100,000-node model makes a million small ones. */
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+static void *arena_alloc(void *arena, size_t size)
 {
-	memset(g, 0, sizeof *g);
+	struct arena_block **head = arena, *b = *head;
+	size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+	if (!b || b->cap - b->used < size) {
+		size_t cap = size > (1 << 20) ? size : 1 << 20;
+		if (!(b = malloc(sizeof *b + cap)))
+			return NULL;
+		b->next = *head;
+		b->used = 0;
+		b->cap = cap;
+		*head = b;
+	}
+	void *p = (char *)b->data + b->used;
+	b->used += size;
+	return p;
+}
+
+static void arena_free_one(void *arena, void *p)
+{
+	(void)arena; /* freed with the whole arena */
+	(void)p;
+}
+
+/* Decode a slimmed model (onnx_wire.h) into g. */
+static int decode(const struct buf *wire, const struct onnx_wire_stats *st, const char *name,
+		  struct om_graph *g, struct sp_err *err)
+{
 	g->path = strdup(name);
 	if (!g->path)
 		return sp_fail(err, "%s: out of memory", name);
-	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);
-	if (!m) {
-		sp_fail(err, "%s: not an ONNX model (protobuf decoding failed: truncated or "
-			     "another format)", name);
-		om_free(g);
-		return -1;
+	g->dropped_bytes = st->dropped_bytes;
+	struct arena_block *arena = NULL;
+	ProtobufCAllocator alloc = {arena_alloc, arena_free_one, &arena};
+	Onnx__ModelProto *m =
+		onnx__model_proto__unpack(&alloc, wire->len, (const uint8_t *)wire->data);
+	int rc = m ? convert(g, m, err)
+		   : sp_fail(err, "%s: not an ONNX model (protobuf decoding failed: truncated or "
+				  "another format)", name);
+	while (arena) {
+		struct arena_block *next = arena->next;
+		free(arena);
+		arena = next;
 	}
-	int rc = convert(g, m, err);
-	onnx__model_proto__free_unpacked(m, NULL);
 	if (rc)
 		om_free(g);
 	return rc;
 }
 
+int om_load_mem(const void *data, size_t size, const char *name, struct om_graph *g,
+		struct sp_err *err)
+{
+	struct buf wire = {0};
+	struct onnx_wire_stats st;
+	memset(g, 0, sizeof *g);
+	int rc = onnx_wire_slim_mem(data, size, name, &wire, &st, err) ||
+		 decode(&wire, &st, name, g, err);
+	buf_free(&wire);
+	return rc ? -1 : 0;
+}
+
 int om_load(const char *path, struct om_graph *g, struct sp_err *err)
 {
-	FILE *fp;
-	uint64_t size;
+	struct buf wire = {0};
+	struct onnx_wire_stats st;
 	memset(g, 0, sizeof *g);
-	if (infile_open(path, &fp, &size, err))
-		return -1;
-	if (size > OM_FILE_MAX) {
-		fclose(fp);
-		return sp_fail(err, "%s: %llu bytes, more than the %llu an ONNX file may hold", path,
-			       (unsigned long long)size, (unsigned long long)OM_FILE_MAX);
-	}
-	void *data = malloc(size ? size : 1);
-	if (!data) {
-		fclose(fp);
-		return sp_fail(err, "%s: out of memory for %llu bytes", path, (unsigned long long)size);
-	}
-	size_t got = fread(data, 1, size, fp);
-	int read_error = ferror(fp);
-	fclose(fp);
-	int rc = got != size || read_error ? sp_fail(err, "%s: read error", path)
-					   : om_load_mem(data, size, path, g, err);
-	free(data);
-	return rc;
+	int rc = onnx_wire_slim_file(path, &wire, &st, err) || decode(&wire, &st, path, g, err);
+	buf_free(&wire);
+	return rc ? -1 : 0;
 }
 
 void om_free(struct om_graph *g)
@@ -359,18 +505,23 @@ void om_free(struct om_graph *g)
 		for (size_t k = 0; k < n->nattrs; k++) {
 			free(n->attrs[k].name);
 			free(n->attrs[k].ints);
+			free(n->attrs[k].floats);
 			free(n->attrs[k].s);
 		}
 		free(n->attrs);
 		free(n->in);
 		free(n->out);
 		free(n->name);
-		free(n->op);
 	}
 	for (size_t i = 0; i < g->nvalues; i++) {
 		free(g->values[i].name);
 		free(g->values[i].cval);
+		free(g->values[i].fval);
 	}
+	for (size_t i = 0; i < g->nop_types; i++)
+		free(g->op_types[i]);
+	free(g->op_types);
+	strmap_free(&g->op_index);
 	free(g->nodes);
 	free(g->values);
 	free(g->path);

@@ -2,12 +2,14 @@
  * with their dims, initializers marked as parameters) and nodes (op type,
  * name, input and output value indices, the attributes shape inference
  * needs). Only dims are kept of initializers; their data is dropped, except
- * small int64 tensors (shape arithmetic of dynamic exports reads those).
+ * small int64 and float tensors (the shape arithmetic of dynamic exports
+ * and Resize's scales read those). The YAML model format (model_yaml.h)
+ * builds the same graph.
  *
- * The protobuf is decoded with protobuf-c from Debian's onnx.proto. Note:
- * protobuf-c copies every initializer's raw_data while decoding, so a model
- * of hundreds of MB needs that much memory briefly (freed before the load
- * returns); the graph kept afterwards is proportional to the node count. */
+ * The protobuf is decoded with protobuf-c from Debian's onnx.proto, after
+ * onnx_wire.h has streamed the file and left out the large tensor data, so
+ * a model of hundreds of MB is never held in memory: what the load needs is
+ * proportional to the node count, not to the weights. */
 #ifndef SPKIT_ONNX_MODEL_H
 #define SPKIT_ONNX_MODEL_H
 
@@ -20,8 +22,8 @@
 enum { OM_MAX_DIMS = 8, OM_CONST_MAX = 64 /* int64 elements kept of a constant */ };
 #define OM_NONE ((size_t)-1) /* an optional input left empty ("") */
 
-enum om_attr_type { OM_ATTR_OTHER, OM_ATTR_INT, OM_ATTR_FLOAT, OM_ATTR_INTS, OM_ATTR_STRING,
-		    OM_ATTR_TENSOR };
+enum om_attr_type { OM_ATTR_OTHER, OM_ATTR_INT, OM_ATTR_FLOAT, OM_ATTR_INTS, OM_ATTR_FLOATS,
+		    OM_ATTR_STRING, OM_ATTR_TENSOR };
 
 struct om_attr {
 	char *name;
@@ -29,7 +31,8 @@ struct om_attr {
 	int64_t i;
 	double f;
 	int64_t *ints; /* INTS */
-	size_t nints;
+	double *floats; /* FLOATS */
+	size_t nints;  /* entries of ints or floats */
 	char *s;       /* STRING, NUL-terminated */
 	size_t tensor; /* TENSOR: index of a value holding the tensor's dims and constant data */
 };
@@ -40,19 +43,25 @@ struct om_value {
 	int ndim;           /* -1: shape unknown */
 	int64_t dims[OM_MAX_DIMS]; /* -1: a symbolic dim */
 	int is_initializer; /* a parameter: an initializer */
+	int is_constant;    /* a YAML model's constant: given values, not a parameter */
 	int is_input;       /* a graph input that is not an initializer */
 	int is_output;      /* a graph output */
 	size_t producer;    /* node index, or OM_NONE */
-	int64_t *cval;      /* constant int64 contents (at most OM_CONST_MAX), or NULL */
+	int64_t *cval;      /* constant integer contents (at most OM_CONST_MAX), or NULL */
 	size_t ncval;
+	double *fval;       /* constant floating-point contents (as many), or NULL */
+	size_t nfval;
 };
 
 struct om_node {
-	char *name, *op;
+	char *name;
+	const char *op; /* the graph's copy of the op type, one per distinct type */
+	size_t op_id;   /* its index in the graph's op_types */
 	size_t *in, nin;   /* value indices, OM_NONE for an empty optional input */
 	size_t *out, nout;
 	struct om_attr *attrs;
 	size_t nattrs;
+	size_t line; /* where a YAML model defines it (messages say file:line); 0 for ONNX */
 };
 
 struct om_graph {
@@ -63,6 +72,10 @@ struct om_graph {
 	struct om_node *nodes;
 	size_t nnodes, nodes_cap;
 	struct strmap names; /* value name -> index */
+	struct strmap op_index; /* op type -> index in op_types */
+	char **op_types;
+	size_t nop_types, op_types_cap;
+	uint64_t dropped_bytes; /* tensor data the load left unread (onnx_wire.h) */
 };
 
 /* Read and decode an .onnx file. On failure g is left empty (om_free is safe). */
@@ -81,10 +94,17 @@ int om_add_node(struct om_graph *g, const char *op, const char *name, const char
 		size_t nin, const char *const *out, size_t nout, struct sp_err *err);
 int om_node_add_int(struct om_node *n, const char *name, int64_t v);
 int om_node_add_ints(struct om_node *n, const char *name, const int64_t *v, size_t count);
+int om_node_add_floats(struct om_node *n, const char *name, const double *v, size_t count);
+int om_node_add_float(struct om_node *n, const char *name, double v);
 int om_node_add_string(struct om_node *n, const char *name, const char *s);
 /* Set a value's shape (ndim dims); with is_initializer it becomes a parameter. */
 int om_set_value(struct om_graph *g, const char *name, int ndim, const int64_t *dims,
 		 int is_initializer, struct sp_err *err);
+
+/* Give v constant contents, replacing any: n floating-point numbers from
+ * floats, or (floats NULL) n integers from ints, copied; more than
+ * OM_CONST_MAX elements keep none. -1: out of memory. */
+int om_value_set(struct om_value *v, const int64_t *ints, const double *floats, size_t n);
 
 /* The attribute called name of node n, or NULL. */
 const struct om_attr *om_attr(const struct om_node *n, const char *name);

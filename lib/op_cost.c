@@ -7,7 +7,7 @@ int oc_dtype_size(const char *name)
 	static const struct {
 		const char *name;
 		int size;
-	} sizes[] = {{"fp32", 4}, {"fp16", 2}, {"bf16", 2}, {"int8", 1}};
+	} sizes[] = {{"fp32", 4}, {"tf32", 4}, {"fp16", 2}, {"bf16", 2}, {"int8", 1}};
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		if (!strcmp(sizes[i].name, name))
 			return sizes[i].size;
@@ -64,7 +64,18 @@ static const struct per_element per_element[] = {
 	{"Less", 1, OC_ELEMENTWISE}, {"Greater", 1, OC_ELEMENTWISE},
 	{"LessOrEqual", 1, OC_ELEMENTWISE}, {"GreaterOrEqual", 1, OC_ELEMENTWISE},
 	{"And", 1, OC_ELEMENTWISE}, {"Or", 1, OC_ELEMENTWISE}, {"Xor", 1, OC_ELEMENTWISE},
+	{"Sin", 1, OC_ELEMENTWISE}, {"Cos", 1, OC_ELEMENTWISE}, {"Sign", 1, OC_ELEMENTWISE},
+	{"Round", 1, OC_ELEMENTWISE}, {"IsNaN", 1, OC_ELEMENTWISE}, {"IsInf", 1, OC_ELEMENTWISE},
+	{"Softsign", 1, OC_ELEMENTWISE}, {"Celu", 1, OC_ELEMENTWISE},
+	{"ThresholdedRelu", 1, OC_ELEMENTWISE}, {"Shrink", 1, OC_ELEMENTWISE},
+	{"CumSum", 1, OC_ELEMENTWISE},
+	{"GroupNormalization", 5, OC_NORMALIZATION}, {"MeanVarianceNormalization", 5, OC_NORMALIZATION},
+	{"LRN", 5, OC_NORMALIZATION}, {"Hardmax", 5, OC_NORMALIZATION},
 };
+
+/* Ops that run no kernel at inference: they relabel their input. */
+static const char *const views[] = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+				    "Dropout"};
 
 static const struct om_value *in(const struct om_graph *g, const struct om_node *n, size_t i)
 {
@@ -79,6 +90,45 @@ static int64_t prod(const int64_t *dims, int n)
 	for (int d = 0; d < n; d++)
 		p = om_mul(p, dims[d]);
 	return p;
+}
+
+/* Einsum's MACs: the product of every index's size (shape inference has
+ * checked the equation against the operands). */
+static int64_t einsum_macs(const struct om_graph *g, const struct om_node *n)
+{
+	const struct om_attr *ea = om_attr(n, "equation");
+	int64_t size[128] = {0}, macs = 1;
+	size_t k = 0;
+	int d = 0;
+	for (const char *p = ea ? ea->s : ""; *p && *p != '-'; p++) {
+		unsigned char l = (unsigned char)*p;
+		if (l == ',') {
+			k++;
+			d = 0;
+		} else if (l < 128 && l != ' ' && in(g, n, k) && d < in(g, n, k)->ndim) {
+			int64_t dim = in(g, n, k)->dims[d++];
+			size[l] = dim > size[l] ? dim : size[l];
+		}
+	}
+	for (int l = 0; l < 128; l++)
+		if (size[l])
+			macs = om_mul(macs, size[l]);
+	return macs;
+}
+
+/* Resize: 2 FLOPs per tap; 2^k taps (linear) or 4^k (cubic) over the k
+ * axes whose size changes. */
+static int64_t resize_flops(const struct om_node *n, const struct om_value *x,
+			    const struct om_value *y)
+{
+	const struct om_attr *ma = om_attr(n, "mode");
+	const char *mode = ma && ma->type == OM_ATTR_STRING ? ma->s : "nearest";
+	int64_t per_axis = !strcmp(mode, "linear") || !strcmp(mode, "bilinear") ? 2
+			   : !strcmp(mode, "cubic") || !strcmp(mode, "bicubic") ? 4 : 0, taps = 1;
+	for (int d = 0; per_axis && d < x->ndim && d < y->ndim; d++)
+		if (x->dims[d] != y->dims[d])
+			taps = om_mul(taps, per_axis);
+	return per_axis ? om_mul(om_mul(2, taps), om_value_numel(y)) : 0;
 }
 
 /* Multiply-accumulates of the matrix-product ops; -1 for other ops. */
@@ -96,6 +146,8 @@ static int64_t matmul_macs(const struct om_graph *g, const struct om_node *n,
 		return om_mul(om_value_numel(y), a->dims[om_attr_int(n, "transA", 0) ? 0 : 1]);
 	if (!strcmp(n->op, "MatMul"))
 		return om_mul(om_value_numel(y), a->dims[a->ndim - 1]);
+	if (!strcmp(n->op, "Einsum"))
+		return einsum_macs(g, n);
 	return -1;
 }
 
@@ -130,9 +182,13 @@ static void count_flops(const struct om_graph *g, const struct om_node *n, struc
 	} else if (!strcmp(n->op, "GlobalAveragePool") || !strcmp(n->op, "GlobalMaxPool")) {
 		c->cls = OC_POOL;
 		c->flops = om_value_numel(x);
-	} else if (!strncmp(n->op, "Reduce", 6)) {
+	} else if (!strncmp(n->op, "Reduce", 6) || !strcmp(n->op, "ArgMax") ||
+		   !strcmp(n->op, "ArgMin") || !strcmp(n->op, "TopK")) {
 		c->cls = OC_REDUCE;
 		c->flops = om_value_numel(x);
+	} else if (!strcmp(n->op, "Resize") || !strcmp(n->op, "Upsample")) {
+		c->flops = resize_flops(n, x, y);
+		c->cls = c->flops ? OC_ELEMENTWISE : OC_DATA;
 	}
 }
 
@@ -145,6 +201,20 @@ void op_cost(const struct om_graph *g, size_t i, int unknown, const unsigned cha
 		c->cls = OC_UNKNOWN;
 	else
 		count_flops(g, n, c);
+	c->groups = 1;
+	if (!strcmp(n->op, "Conv") || !strcmp(n->op, "ConvTranspose")) {
+		const struct om_value *x = in(g, n, 0);
+		c->groups = om_attr_int(n, "group", 1);
+		c->depthwise = c->groups > 1 && x && x->ndim > 1 && x->dims[1] == c->groups;
+	}
+	c->kernel = 1;
+	for (size_t k = 0; k < sizeof views / sizeof views[0]; k++)
+		if (!strcmp(n->op, views[k]))
+			c->kernel = 0;
+	if (!c->kernel)
+		return; /* a view moves nothing and runs no threads */
+	if (n->nout && n->out[0] != OM_NONE && g->values[n->out[0]].ndim >= 0)
+		c->threads = om_value_numel(&g->values[n->out[0]]);
 	for (size_t k = 0; k < n->nin; k++) {
 		const struct om_value *v = in(g, n, k);
 		if (!v)
@@ -162,6 +232,17 @@ void op_cost(const struct om_graph *g, size_t i, int unknown, const unsigned cha
 							dtype_bytes));
 	int64_t moved = om_add(om_add(c->input_bytes, c->output_bytes), c->weight_bytes);
 	c->intensity = moved ? (double)c->flops / (double)moved : 0.0;
+}
+
+void oc_make_constant(struct op_cost *c)
+{
+	enum oc_class cls = c->cls;
+	int64_t groups = c->groups;
+	int depthwise = c->depthwise;
+	memset(c, 0, sizeof *c);
+	c->cls = cls;
+	c->groups = groups;
+	c->depthwise = depthwise;
 }
 
 void oc_accumulate(struct oc_totals *t, const struct op_cost *c)

@@ -13,6 +13,17 @@ struct ctx {
 	struct sp_err *err;
 };
 
+/* Where a node is: the file, and the line for a YAML model's node. */
+static const char *node_where(const struct om_graph *g, const struct om_node *n, char *buf,
+			      size_t size)
+{
+	if (n->line)
+		snprintf(buf, size, "%s:%zu", g->path, n->line);
+	else
+		snprintf(buf, size, "%s", g->path);
+	return buf;
+}
+
 /* Every message about a node starts the same way. */
 static int node_fail(const struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int node_fail(const struct ctx *c, const char *fmt, ...)
@@ -22,7 +33,9 @@ static int node_fail(const struct ctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	return sp_fail(c->err, "%s: node '%s' (%s): %s", c->g->path, c->n->name, c->n->op, what);
+	char at[300];
+	return sp_fail(c->err, "%s: node '%s' (%s): %s", node_where(c->g, c->n, at, sizeof at),
+		       c->n->name, c->n->op, what);
 }
 
 static struct om_value *input(const struct ctx *c, size_t i)
@@ -64,19 +77,30 @@ static int set_output(const struct ctx *c, size_t i, int ndim, const int64_t *di
 	return 0;
 }
 
-/* Constant int64 contents for an output (copied; at most OM_CONST_MAX). */
+/* Constant contents for an output (copied; more than OM_CONST_MAX keep none). */
 static int set_cval(const struct ctx *c, size_t i, const int64_t *vals, size_t n)
 {
 	struct om_value *v = output(c, i);
-	if (!v || n > OM_CONST_MAX)
-		return 0;
-	free(v->cval);
-	v->cval = malloc((n ? n : 1) * sizeof *vals);
-	if (!v->cval)
+	if (v && om_value_set(v, vals, NULL, n))
 		return sp_fail(c->err, "%s: out of memory", c->g->path);
-	memcpy(v->cval, vals, n * sizeof *vals);
-	v->ncval = n;
 	return 0;
+}
+
+static int set_fval(const struct ctx *c, size_t i, const double *vals, size_t n)
+{
+	struct om_value *v = output(c, i);
+	if (v && om_value_set(v, NULL, vals, n))
+		return sp_fail(c->err, "%s: out of memory", c->g->path);
+	return 0;
+}
+
+/* ONNX's integer element types (TensorProto.DataType), whose constants are
+ * carried as int64; the floating-point ones are carried as double. */
+static int is_integral(int elem_type)
+{
+	return elem_type == 2 || elem_type == 3 || elem_type == 4 || elem_type == 5 ||
+	       elem_type == 6 || elem_type == 7 || elem_type == 9 || elem_type == 12 ||
+	       elem_type == 13;
 }
 
 static int norm_axis(const struct ctx *c, int64_t axis, int rank, int64_t *out)
@@ -120,18 +144,6 @@ static int int_list(const struct ctx *c, const char *name, size_t i, int64_t *ou
 
 /* ---- elementwise ---- */
 
-static int rule_same(const struct ctx *c)
-{
-	const struct om_value *x = input(c, 0);
-	if (!x || set_output(c, 0, x->ndim, x->dims, x->elem_type))
-		return -1;
-	/* Dropout's mask and the like have the input's shape too. */
-	for (size_t i = 1; i < c->n->nout; i++)
-		if (set_output(c, i, x->ndim, x->dims, 0))
-			return -1;
-	return 0;
-}
-
 /* Output 0 takes these dims, x's element type and x's constant contents
  * (the ops that only move or relabel data). */
 static int set_output_keep(const struct ctx *c, const struct om_value *x, int ndim,
@@ -139,16 +151,36 @@ static int set_output_keep(const struct ctx *c, const struct om_value *x, int nd
 {
 	if (set_output(c, 0, ndim, dims, x->elem_type))
 		return -1;
-	return x->cval ? set_cval(c, 0, x->cval, x->ncval) : 0;
+	return x->cval ? set_cval(c, 0, x->cval, x->ncval)
+	       : x->fval ? set_fval(c, 0, x->fval, x->nfval) : 0;
 }
 
+/* Identity and Cast; Cast converts constants between integers and floating
+ * point (toward zero, as C and numpy's astype do). */
 static int rule_passthrough(const struct ctx *c)
 {
 	const struct om_value *x = input(c, 0);
 	if (!x || set_output_keep(c, x, x->ndim, x->dims))
 		return -1;
-	if (!strcmp(c->n->op, "Cast"))
-		output(c, 0)->elem_type = (int)om_attr_int(c->n, "to", 0);
+	if (strcmp(c->n->op, "Cast"))
+		return 0;
+	int to = (int)om_attr_int(c->n, "to", 0);
+	output(c, 0)->elem_type = to;
+	int64_t ints[OM_CONST_MAX];
+	double floats[OM_CONST_MAX];
+	if (x->cval && !is_integral(to)) {
+		for (size_t i = 0; i < x->ncval; i++)
+			floats[i] = (double)x->cval[i];
+		return set_fval(c, 0, floats, x->ncval);
+	}
+	if (x->fval && is_integral(to)) {
+		for (size_t i = 0; i < x->nfval; i++) {
+			if (!(fabs(x->fval[i]) < 9.2e18)) /* NaN, infinities, beyond int64 */
+				return set_cval(c, 0, NULL, OM_CONST_MAX + 1);
+			ints[i] = (int64_t)x->fval[i];
+		}
+		return set_cval(c, 0, ints, x->nfval);
+	}
 	return 0;
 }
 
@@ -188,28 +220,36 @@ static int broadcast_into(const struct ctx *c, int *ndim, int64_t *dims, const s
 	return 0;
 }
 
-/* One element of an int64 elementwise op; 0 when it has no int64 value
+/* One element of an integer elementwise op; 0 when it has no integer value
  * (another op, a division by zero, an overflow). */
-static int fold_one(const char *op, const int64_t *x, int64_t *out)
+static int fold_int(const struct om_node *n, const int64_t *x, int64_t *out)
 {
+	const char *op = n->op;
 	if (!strcmp(op, "Add"))
 		return !__builtin_add_overflow(x[0], x[1], out);
 	if (!strcmp(op, "Sub"))
 		return !__builtin_sub_overflow(x[0], x[1], out);
 	if (!strcmp(op, "Mul"))
 		return !__builtin_mul_overflow(x[0], x[1], out);
-	if (!strcmp(op, "Div")) {
+	if (!strcmp(op, "Div") || !strcmp(op, "Mod")) {
 		if (x[1] == 0 || (x[0] == INT64_MIN && x[1] == -1))
 			return 0;
-		*out = x[0] / x[1];
+		*out = !strcmp(op, "Div") ? x[0] / x[1] : x[0] % x[1];
+		/* Mod without fmod takes the divisor's sign, as Python's % does */
+		if (!strcmp(op, "Mod") && !om_attr_int(n, "fmod", 0) && *out && (*out < 0) != (x[1] < 0))
+			*out += x[1];
 		return 1;
+	}
+	if (!strcmp(op, "Neg") || !strcmp(op, "Abs")) {
+		*out = !strcmp(op, "Abs") && x[0] >= 0 ? x[0] : -x[0];
+		return x[0] != INT64_MIN;
 	}
 	if (!strcmp(op, "Max") || !strcmp(op, "Min")) {
 		*out = (x[0] > x[1]) == !strcmp(op, "Max") ? x[0] : x[1];
 		return 1;
 	}
-	if (!strcmp(op, "Equal")) {
-		*out = x[0] == x[1];
+	if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater")) {
+		*out = op[0] == 'E' ? x[0] == x[1] : op[0] == 'L' ? x[0] < x[1] : x[0] > x[1];
 		return 1;
 	}
 	if (!strcmp(op, "Where")) {
@@ -219,30 +259,85 @@ static int fold_one(const char *op, const int64_t *x, int64_t *out)
 	return 0;
 }
 
-/* Shape arithmetic: an elementwise op on int64 constants is evaluated when
- * every input is a scalar or has the output's element count (the 1-D shape
- * tensors of dynamic exports). */
+/* The same in floating point (scales and sizes computed from shapes). */
+static int fold_float(const char *op, const double *x, double *out)
+{
+	static const char *const unary[] = {"Neg", "Abs", "Sqrt", "Floor", "Ceil", "Reciprocal"};
+	static double (*const unary_fn[])(double) = {NULL, fabs, sqrt, floor, ceil, NULL};
+	for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++)
+		if (!strcmp(op, unary[i])) {
+			*out = unary_fn[i] ? unary_fn[i](x[0]) : i == 0 ? -x[0] : 1.0 / x[0];
+			return 1;
+		}
+	if (!strcmp(op, "Add"))
+		*out = x[0] + x[1];
+	else if (!strcmp(op, "Sub"))
+		*out = x[0] - x[1];
+	else if (!strcmp(op, "Mul"))
+		*out = x[0] * x[1];
+	else if (!strcmp(op, "Div"))
+		*out = x[0] / x[1];
+	else if (!strcmp(op, "Pow"))
+		*out = pow(x[0], x[1]);
+	else if (!strcmp(op, "Max") || !strcmp(op, "Min"))
+		*out = (x[0] > x[1]) == !strcmp(op, "Max") ? x[0] : x[1];
+	else if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater"))
+		*out = op[0] == 'E' ? x[0] == x[1] : op[0] == 'L' ? x[0] < x[1] : x[0] > x[1];
+	else if (!strcmp(op, "Where"))
+		*out = x[0] != 0 ? x[1] : x[2];
+	else
+		return 0;
+	return 1;
+}
+
+/* Shape arithmetic: an elementwise op on constants is evaluated when every
+ * input is a scalar or has the output's element count (the 1-D shape
+ * tensors of dynamic exports); in integers when every input is one, else
+ * in double. */
 static int fold_constants(const struct ctx *c)
 {
 	const struct om_value *y = output(c, 0);
-	int64_t n = y ? om_value_numel(y) : 0, vals[OM_CONST_MAX];
-	if (!y || n > OM_CONST_MAX || c->n->nin > 3)
+	int64_t n = y ? om_value_numel(y) : 0, ivals[OM_CONST_MAX];
+	double fvals[OM_CONST_MAX];
+	int all_int = 1;
+	if (!y || n > OM_CONST_MAX || !c->n->nin || c->n->nin > 3)
 		return 0;
 	for (size_t i = 0; i < c->n->nin; i++) {
 		const struct om_value *v = &c->g->values[c->n->in[i]];
-		if (!v->cval || (v->ncval != 1 && (int64_t)v->ncval != n))
+		size_t count = v->cval ? v->ncval : v->nfval;
+		if ((!v->cval && !v->fval) || (count != 1 && (int64_t)count != n))
 			return 0;
+		all_int &= v->cval != NULL;
 	}
 	for (int64_t k = 0; k < n; k++) {
-		int64_t x[3];
+		int64_t xi[3];
+		double xf[3];
 		for (size_t i = 0; i < c->n->nin; i++) {
 			const struct om_value *v = &c->g->values[c->n->in[i]];
-			x[i] = v->cval[v->ncval == 1 ? 0 : k];
+			size_t at = (v->cval ? v->ncval : v->nfval) == 1 ? 0 : (size_t)k;
+			xi[i] = v->cval ? v->cval[at] : 0;
+			xf[i] = v->cval ? (double)v->cval[at] : v->fval[at];
 		}
-		if (!fold_one(c->n->op, x, &vals[k]))
+		if (all_int ? !fold_int(c->n, xi, &ivals[k]) : !fold_float(c->n->op, xf, &fvals[k]))
 			return 0;
+		if (!all_int && is_integral(y->elem_type)) /* a comparison's bool */
+			ivals[k] = fvals[k] != 0;
 	}
-	return set_cval(c, 0, vals, (size_t)n);
+	return all_int || is_integral(y->elem_type) ? set_cval(c, 0, ivals, (size_t)n)
+						     : set_fval(c, 0, fvals, (size_t)n);
+}
+
+/* Unary ops: the input's shape (and every output's). */
+static int rule_same(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	if (!x || set_output(c, 0, x->ndim, x->dims, x->elem_type))
+		return -1;
+	/* Dropout's mask and the like have the input's shape too. */
+	for (size_t i = 1; i < c->n->nout; i++)
+		if (set_output(c, i, x->ndim, x->dims, 0))
+			return -1;
+	return fold_constants(c); /* Neg, Sqrt, Floor ... of a constant */
 }
 
 /* numpy broadcasting of all inputs. */
@@ -371,13 +466,20 @@ static int rule_conv_transpose(const struct ctx *c)
 	    int_list(c, "output_padding", OM_NONE, opad, OM_MAX_DIMS, &no, &found) ||
 	    int_list(c, "output_shape", OM_NONE, oshape, OM_MAX_DIMS, &nshape, &found))
 		return -1;
+	const struct om_attr *ap = om_attr(c->n, "auto_pad");
+	const char *auto_pad = ap && ap->type == OM_ATTR_STRING ? ap->s : "NOTSET";
+	int same = !strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER");
+	if (!same && strcmp(auto_pad, "VALID") && strcmp(auto_pad, "NOTSET"))
+		return node_fail(c, "unknown auto_pad '%s'", auto_pad);
+	if (!strcmp(auto_pad, "VALID"))
+		np = 0;
 	int64_t dims[OM_MAX_DIMS] = {x->dims[0], om_mul(w->dims[1], group)};
 	for (int d = 0; d < nsp; d++) {
-		if (nshape == (size_t)nsp) {
-			dims[2 + d] = oshape[d];
+		int64_t s = ns > (size_t)d ? strides[d] : 1, dl = nd > (size_t)d ? dil[d] : 1;
+		if (nshape == (size_t)nsp || same) { /* the pads are derived from the output */
+			dims[2 + d] = same ? om_mul(x->dims[2 + d], s) : oshape[d];
 			continue;
 		}
-		int64_t s = ns > (size_t)d ? strides[d] : 1, dl = nd > (size_t)d ? dil[d] : 1;
 		if (np != 2 * (size_t)nsp)
 			pads[d] = pads[nsp + d] = 0;
 		int64_t pad = om_add(pads[d], pads[nsp + d]);
@@ -743,20 +845,124 @@ static int rule_split(const struct ctx *c)
 	return 0;
 }
 
+/* Pad: pads from the attribute (opset 2-10) or input 1, over every axis or
+ * over the axes of input 3 (opset 18). */
 static int rule_pad(const struct ctx *c)
 {
 	const struct om_value *x = input(c, 0);
-	int64_t pads[2 * OM_MAX_DIMS], dims[OM_MAX_DIMS];
-	size_t np;
+	int64_t pads[2 * OM_MAX_DIMS], axes[OM_MAX_DIMS], dims[OM_MAX_DIMS];
+	size_t np, na = 0;
 	int found;
-	if (!x || int_list(c, "pads", 1, pads, 2 * OM_MAX_DIMS, &np, &found))
+	if (!x || int_list(c, "pads", 1, pads, 2 * OM_MAX_DIMS, &np, &found) ||
+	    (c->n->nin > 3 && int_list(c, "axes", 3, axes, OM_MAX_DIMS, &na, &found)))
 		return -1;
-	if (c->n->nin > 3 && c->n->in[3] != OM_NONE)
-		return node_fail(c, "the axes input is not supported");
-	if (np != 2 * (size_t)x->ndim)
-		return node_fail(c, "%zu pads for rank %d", np, x->ndim);
-	for (int d = 0; d < x->ndim; d++)
-		dims[d] = om_add(om_add(x->dims[d], pads[d]), pads[x->ndim + d]);
+	if (!na)
+		for (int d = 0; d < x->ndim; d++)
+			axes[na++] = d;
+	if (np != 2 * na)
+		return node_fail(c, "%zu pads for %zu axes", np, na);
+	memcpy(dims, x->dims, sizeof dims);
+	int seen = 0;
+	for (size_t i = 0; i < na; i++) {
+		int64_t axis;
+		if (norm_axis(c, axes[i], x->ndim, &axis))
+			return -1;
+		if (seen & (1 << axis))
+			return node_fail(c, "axis %lld given twice", (long long)axis);
+		seen |= 1 << axis;
+		dims[axis] = om_add(om_add(x->dims[axis], pads[i]), pads[na + i]);
+	}
+	return set_output(c, 0, x->ndim, dims, x->elem_type);
+}
+
+/* Round half away from zero, as ONNX's Resize rounds sizes. */
+static int64_t round_half_up(double v)
+{
+	return (int64_t)floor(v + 0.5);
+}
+
+/* Resize (opset 10: X, scales; 11 and later: X, roi, scales, sizes, with
+ * opset 18's axes and keep_aspect_ratio_policy) and Upsample (scales as
+ * input 1, or an attribute before opset 9). Output dims: sizes as given
+ * (or scaled by one factor under not_larger / not_smaller), else
+ * floor(dim * scale), the roi's extent folded in for tf_crop_and_resize. */
+static int rule_resize(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	if (!x)
+		return -1;
+	int v10 = !strcmp(c->n->op, "Upsample") || c->g->opset == 10;
+	size_t iroi = v10 ? OM_NONE : 1, iscales = v10 ? 1 : 2, isizes = v10 ? OM_NONE : 3;
+	const struct om_value *scales = NULL, *sizes = NULL, *roi = NULL;
+	if (iscales < c->n->nin && c->n->in[iscales] != OM_NONE)
+		scales = &c->g->values[c->n->in[iscales]];
+	if (isizes < c->n->nin && c->n->in[isizes] != OM_NONE)
+		sizes = &c->g->values[c->n->in[isizes]];
+	if (iroi < c->n->nin && c->n->in[iroi] != OM_NONE)
+		roi = &c->g->values[c->n->in[iroi]];
+	/* an empty scales tensor (a placeholder beside sizes) counts as absent */
+	if (scales && sizes && om_value_numel(scales) == 0)
+		scales = NULL;
+	int64_t axes[OM_MAX_DIMS];
+	size_t na;
+	int found;
+	if (int_list(c, "axes", OM_NONE, axes, OM_MAX_DIMS, &na, &found))
+		return -1;
+	if (!na)
+		for (int d = 0; d < x->ndim; d++)
+			axes[na++] = d;
+	for (size_t i = 0; i < na; i++)
+		if (norm_axis(c, axes[i], x->ndim, &axes[i]))
+			return -1;
+	double f[OM_MAX_DIMS];
+	const struct om_attr *sa = om_attr(c->n, "scales");
+	int64_t dims[OM_MAX_DIMS];
+	memcpy(dims, x->dims, sizeof dims);
+	if (sizes) {
+		if (!sizes->cval || sizes->ncval != na)
+			return node_fail(c, "sizes '%s' is not a constant of %zu integers", sizes->name,
+					 na);
+		const struct om_attr *pa = om_attr(c->n, "keep_aspect_ratio_policy");
+		const char *policy = pa && pa->type == OM_ATTR_STRING ? pa->s : "stretch";
+		int larger = !strcmp(policy, "not_smaller");
+		if (strcmp(policy, "stretch") && !larger && strcmp(policy, "not_larger"))
+			return node_fail(c, "unknown keep_aspect_ratio_policy '%s'", policy);
+		double scale = larger ? 0 : HUGE_VAL;
+		for (size_t i = 0; i < na; i++) {
+			if (sizes->cval[i] < 0)
+				return node_fail(c, "size %lld is negative", (long long)sizes->cval[i]);
+			double r = x->dims[axes[i]] ? (double)sizes->cval[i] / (double)x->dims[axes[i]]
+						    : 1.0;
+			scale = larger ? fmax(scale, r) : fmin(scale, r);
+			dims[axes[i]] = sizes->cval[i];
+		}
+		if (strcmp(policy, "stretch"))
+			for (size_t i = 0; i < na; i++)
+				dims[axes[i]] = round_half_up(scale * (double)x->dims[axes[i]]);
+		return set_output(c, 0, x->ndim, dims, x->elem_type);
+	}
+	if (scales) {
+		if (!scales->fval || scales->nfval != na)
+			return node_fail(c, "scales '%s' is not a constant of %zu numbers", scales->name,
+					 na);
+		memcpy(f, scales->fval, na * sizeof *f);
+	} else if (sa && sa->type == OM_ATTR_FLOATS && sa->nints == na) {
+		memcpy(f, sa->floats, na * sizeof *f);
+	} else {
+		return node_fail(c, "neither scales nor sizes");
+	}
+	const struct om_attr *ma = om_attr(c->n, "coordinate_transformation_mode");
+	int crop = ma && ma->type == OM_ATTR_STRING && !strcmp(ma->s, "tf_crop_and_resize");
+	if (crop && (!roi || !roi->fval || roi->nfval != 2 * na))
+		return node_fail(c, "tf_crop_and_resize without a constant roi of %zu numbers", 2 * na);
+	for (size_t i = 0; i < na; i++) {
+		double extent = crop ? roi->fval[na + i] - roi->fval[i] : 1.0;
+		double d = floor((double)x->dims[axes[i]] * extent * f[i]);
+		if (!(f[i] > 0) || !(d >= 0 && d < 9e18))
+			return node_fail(c, "scale %g gives no size for dim %lld", f[i],
+					 (long long)axes[i]);
+		dims[axes[i]] = (int64_t)d;
+	}
 	return set_output(c, 0, x->ndim, dims, x->elem_type);
 }
 
@@ -810,7 +1016,7 @@ static int rule_gather(const struct ctx *c)
 	return set_cval(c, 0, vals, idx->ncval);
 }
 
-/* ConstantOfShape: dims from a constant; int64 contents when small
+/* ConstantOfShape: dims from a constant; constant contents when small
  * (the value tensor was loaded onto the output as one element). */
 static int rule_constant_of_shape(const struct ctx *c)
 {
@@ -821,16 +1027,21 @@ static int rule_constant_of_shape(const struct ctx *c)
 	if (!s->cval || s->ncval > OM_MAX_DIMS)
 		return node_fail(c, "shape '%s' is not a constant of at most %d dims", s->name,
 				 OM_MAX_DIMS);
-	int64_t fill = y->cval && y->ncval == 1 ? y->cval[0] : 0;
-	int is_int = y->cval != NULL;
+	int64_t ifill = y->cval && y->ncval == 1 ? y->cval[0] : 0;
+	double ffill = y->fval && y->nfval == 1 ? y->fval[0] : 0;
+	int is_int = y->cval != NULL || !y->fval; /* no value: float zeros */
 	if (set_output(c, 0, (int)s->ncval, s->cval, y->elem_type ? y->elem_type : 1))
 		return -1;
-	int64_t n = om_value_numel(y), vals[OM_CONST_MAX];
-	if (!is_int || n > OM_CONST_MAX)
-		return 0;
-	for (int64_t i = 0; i < n; i++)
-		vals[i] = fill;
-	return set_cval(c, 0, vals, (size_t)n);
+	int64_t n = om_value_numel(y), ivals[OM_CONST_MAX];
+	double fvals[OM_CONST_MAX];
+	if (n > OM_CONST_MAX)
+		return set_cval(c, 0, NULL, OM_CONST_MAX + 1); /* too large to carry */
+	for (int64_t i = 0; i < n; i++) {
+		ivals[i] = ifill;
+		fvals[i] = ffill;
+	}
+	return is_int && is_integral(y->elem_type) ? set_cval(c, 0, ivals, (size_t)n)
+						    : set_fval(c, 0, fvals, (size_t)n);
 }
 
 /* Range on int64 scalars. */
@@ -876,8 +1087,12 @@ static int rule_constant(const struct ctx *c)
 	}
 	if ((a = om_attr(c->n, "value_int")))
 		return set_output(c, 0, 0, NULL, 7) || set_cval(c, 0, &a->i, 1);
-	if (om_attr(c->n, "value_float"))
-		return set_output(c, 0, 0, NULL, 1);
+	if ((a = om_attr(c->n, "value_floats"))) {
+		int64_t n = (int64_t)a->nints;
+		return set_output(c, 0, 1, &n, 1) || set_fval(c, 0, a->floats, a->nints);
+	}
+	if ((a = om_attr(c->n, "value_float")))
+		return set_output(c, 0, 0, NULL, 1) || set_fval(c, 0, &a->f, 1);
 	if (y->ndim < 0)
 		return node_fail(c, "no value attribute this program reads");
 	return 0;
@@ -901,6 +1116,215 @@ static int rule_reduce(const struct ctx *c)
 	return set_output(c, 0, nd, dims, x->elem_type);
 }
 
+/* LayerNormalization: Y like X; Mean and InvStdDev (training outputs) with
+ * the normalised dims from axis on reduced to 1. */
+static int rule_layer_norm(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	int64_t axis, dims[OM_MAX_DIMS];
+	if (!x || norm_axis(c, om_attr_int(c->n, "axis", -1), x->ndim, &axis) ||
+	    set_output(c, 0, x->ndim, x->dims, x->elem_type))
+		return -1;
+	memcpy(dims, x->dims, sizeof dims);
+	for (int d = (int)axis; d < x->ndim; d++)
+		dims[d] = 1;
+	return set_output(c, 1, x->ndim, dims, 1) || set_output(c, 2, x->ndim, dims, 1);
+}
+
+/* ArgMax, ArgMin: one axis reduced (kept as 1 by default), int64 indices. */
+static int rule_arg_reduce(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	int64_t axis, dims[OM_MAX_DIMS];
+	int nd = 0;
+	if (!x || norm_axis(c, om_attr_int(c->n, "axis", 0), x->ndim, &axis))
+		return -1;
+	for (int d = 0; d < x->ndim; d++)
+		if (d != axis)
+			dims[nd++] = x->dims[d];
+		else if (om_attr_int(c->n, "keepdims", 1))
+			dims[nd++] = 1;
+	return set_output(c, 0, nd, dims, 7);
+}
+
+/* TopK: K (input 1, or an attribute before opset 10) along axis; values and
+ * int64 indices. */
+static int rule_topk(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	int64_t axis, k[1], dims[OM_MAX_DIMS];
+	size_t nk;
+	int found;
+	if (!x || norm_axis(c, om_attr_int(c->n, "axis", -1), x->ndim, &axis))
+		return -1;
+	const struct om_attr *ka = om_attr(c->n, "k");
+	if (ka && ka->type == OM_ATTR_INT) {
+		k[0] = ka->i;
+		nk = 1;
+	} else if (int_list(c, "K", 1, k, 1, &nk, &found)) {
+		return -1;
+	}
+	if (nk != 1 || k[0] < 0 || k[0] > x->dims[axis])
+		return node_fail(c, "K is not one integer from 0 to %lld", (long long)x->dims[axis]);
+	memcpy(dims, x->dims, sizeof dims);
+	dims[axis] = k[0];
+	return set_output(c, 0, x->ndim, dims, x->elem_type) ||
+	       set_output(c, 1, x->ndim, dims, 7);
+}
+
+/* Tile: every dim times its constant repeat count. */
+static int rule_tile(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	int64_t reps[OM_MAX_DIMS], dims[OM_MAX_DIMS];
+	size_t nr;
+	int found;
+	if (!x || int_list(c, "repeats", 1, reps, OM_MAX_DIMS, &nr, &found))
+		return -1;
+	if (nr != (size_t)x->ndim)
+		return node_fail(c, "%zu repeats for rank %d", nr, x->ndim);
+	for (int d = 0; d < x->ndim; d++) {
+		if (reps[d] < 0)
+			return node_fail(c, "repeat %lld is negative", (long long)reps[d]);
+		dims[d] = om_mul(x->dims[d], reps[d]);
+	}
+	return set_output(c, 0, x->ndim, dims, x->elem_type);
+}
+
+/* DepthToSpace and SpaceToDepth: blocks of blocksize^2 channels to and from
+ * space, on NCHW. */
+static int rule_depth_space(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	if (!x)
+		return -1;
+	int64_t b = om_attr_int(c->n, "blocksize", 0), bb = om_mul(b, b);
+	int to_space = !strcmp(c->n->op, "DepthToSpace");
+	if (x->ndim != 4 || b < 1)
+		return node_fail(c, "expected a rank-4 input and a positive blocksize");
+	int64_t dims[4] = {x->dims[0], 0, 0, 0};
+	if (to_space ? x->dims[1] % bb : x->dims[2] % b || x->dims[3] % b)
+		return node_fail(c, "dims do not divide by blocksize %lld", (long long)b);
+	dims[1] = to_space ? x->dims[1] / bb : om_mul(x->dims[1], bb);
+	for (int d = 2; d < 4; d++)
+		dims[d] = to_space ? om_mul(x->dims[d], b) : x->dims[d] / b;
+	return set_output(c, 0, 4, dims, x->elem_type);
+}
+
+/* Size: the element count as an int64 scalar, a constant. */
+static int rule_size(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0);
+	int64_t n = x ? om_value_numel(x) : 0;
+	return !x || set_output(c, 0, 0, NULL, 7) || set_cval(c, 0, &n, 1) ? -1 : 0;
+}
+
+/* GatherElements: the shape of the indices. */
+static int rule_gather_elements(const struct ctx *c)
+{
+	const struct om_value *x = input(c, 0), *idx = x ? input(c, 1) : NULL;
+	if (!idx)
+		return -1;
+	if (idx->ndim != x->ndim)
+		return node_fail(c, "indices of rank %d for data of rank %d", idx->ndim, x->ndim);
+	return set_output(c, 0, idx->ndim, idx->dims, x->elem_type);
+}
+
+/* OneHot: the indices' shape with a dim of the constant depth at axis. */
+static int rule_one_hot(const struct ctx *c)
+{
+	const struct om_value *idx = input(c, 0), *depth = idx ? input(c, 1) : NULL,
+			      *vals = depth ? input(c, 2) : NULL;
+	if (!vals)
+		return -1;
+	int64_t axis, dims[OM_MAX_DIMS], d;
+	if (norm_axis(c, om_attr_int(c->n, "axis", -1), idx->ndim + 1, &axis))
+		return -1;
+	if (depth->ncval == 1)
+		d = depth->cval[0];
+	else if (depth->nfval == 1 && fabs(depth->fval[0]) < 9e18)
+		d = (int64_t)depth->fval[0];
+	else
+		return node_fail(c, "depth '%s' is not a constant scalar", depth->name);
+	if (d < 0)
+		return node_fail(c, "depth %lld is negative", (long long)d);
+	for (int i = 0, k = 0; i <= idx->ndim; i++)
+		dims[i] = i == axis ? d : idx->dims[k++];
+	return set_output(c, 0, idx->ndim + 1, dims, vals->elem_type);
+}
+
+/* Einsum without ellipses: each operand's letters name its dims; the
+ * output's letters (after "->", or the letters used once, sorted) give the
+ * output dims. A letter's dims must agree (or be 1, broadcast). */
+static int rule_einsum(const struct ctx *c)
+{
+	const struct om_attr *ea = om_attr(c->n, "equation");
+	if (!ea || ea->type != OM_ATTR_STRING)
+		return node_fail(c, "no equation");
+	int64_t size[128];
+	int count[128] = {0};
+	for (int i = 0; i < 128; i++)
+		size[i] = -1;
+	const char *p = ea->s;
+	size_t k = 0;
+	int elem = 0;
+	for (;; p++) {
+		const struct om_value *v = input(c, k);
+		if (!v)
+			return -1;
+		elem = elem ? elem : v->elem_type;
+		int d = 0;
+		for (; *p && *p != ',' && *p != '-'; p++) {
+			if (*p == ' ')
+				continue;
+			unsigned char l = (unsigned char)*p;
+			if (!((l >= 'a' && l <= 'z') || (l >= 'A' && l <= 'Z')))
+				return node_fail(c, "equation '%s': only letters are supported", ea->s);
+			if (d >= v->ndim)
+				return node_fail(c, "equation '%s': operand %zu has rank %d", ea->s, k,
+						 v->ndim);
+			int64_t dim = v->dims[d++];
+			if (size[l] >= 0 && size[l] != dim && size[l] != 1 && dim != 1)
+				return node_fail(c, "equation '%s': '%c' is %lld and %lld", ea->s, l,
+						 (long long)size[l], (long long)dim);
+			if (size[l] < 0 || size[l] == 1)
+				size[l] = dim;
+			count[l]++;
+		}
+		if (d != v->ndim)
+			return node_fail(c, "equation '%s': operand %zu has rank %d", ea->s, k, v->ndim);
+		k++;
+		if (*p != ',')
+			break;
+	}
+	if (k != c->n->nin)
+		return node_fail(c, "equation '%s' names %zu operands, the node has %zu", ea->s, k,
+				 c->n->nin);
+	int64_t dims[OM_MAX_DIMS];
+	int nd = 0;
+	if (*p == '-') {
+		if (p[1] != '>')
+			return node_fail(c, "equation '%s': '-' without '>'", ea->s);
+		for (p += 2; *p; p++) {
+			unsigned char l = (unsigned char)*p;
+			if (l == ' ')
+				continue;
+			if (l >= 128 || size[l] < 0 || nd == OM_MAX_DIMS)
+				return node_fail(c, "equation '%s': output letter '%c' is no input's",
+						 ea->s, *p);
+			dims[nd++] = size[l];
+		}
+	} else {
+		for (int l = 0; l < 128; l++)
+			if (count[l] == 1) {
+				if (nd == OM_MAX_DIMS)
+					return node_fail(c, "equation '%s': too many output dims", ea->s);
+				dims[nd++] = size[l];
+			}
+	}
+	return set_output(c, 0, nd, dims, elem);
+}
+
 struct rule {
 	const char *op;
 	int (*fn)(const struct ctx *c);
@@ -915,8 +1339,14 @@ static const struct rule rules[] = {
 	{"Erf", rule_same}, {"Gelu", rule_same}, {"Elu", rule_same}, {"Selu", rule_same},
 	{"Softplus", rule_same}, {"Mish", rule_same}, {"Floor", rule_same}, {"Ceil", rule_same},
 	{"Not", rule_same}, {"Softmax", rule_same}, {"LogSoftmax", rule_same},
-	{"BatchNormalization", rule_same}, {"LayerNormalization", rule_same},
-	{"InstanceNormalization", rule_same},
+	{"BatchNormalization", rule_same}, {"LayerNormalization", rule_layer_norm},
+	{"InstanceNormalization", rule_same}, {"GroupNormalization", rule_same},
+	{"MeanVarianceNormalization", rule_same}, {"LRN", rule_same},
+	{"Sin", rule_same}, {"Cos", rule_same}, {"Sign", rule_same}, {"Round", rule_same},
+	{"IsNaN", rule_same}, {"IsInf", rule_same}, {"Softsign", rule_same}, {"Celu", rule_same},
+	{"ThresholdedRelu", rule_same}, {"Shrink", rule_same}, {"Hardmax", rule_same},
+	{"CumSum", rule_same}, {"Trilu", rule_same}, {"ScatterND", rule_same},
+	{"ScatterElements", rule_same},
 	{"Add", rule_broadcast}, {"Sub", rule_broadcast}, {"Mul", rule_broadcast},
 	{"Div", rule_broadcast}, {"Pow", rule_broadcast}, {"Max", rule_broadcast},
 	{"Min", rule_broadcast}, {"Sum", rule_broadcast}, {"Mean", rule_broadcast},
@@ -927,14 +1357,21 @@ static const struct rule rules[] = {
 	{"Conv", rule_conv}, {"ConvTranspose", rule_conv_transpose},
 	{"MaxPool", rule_pool}, {"AveragePool", rule_pool}, {"LpPool", rule_pool},
 	{"GlobalAveragePool", rule_global_pool}, {"GlobalMaxPool", rule_global_pool},
+	{"GlobalLpPool", rule_global_pool},
 	{"Gemm", rule_gemm}, {"MatMul", rule_matmul},
 	{"Flatten", rule_flatten}, {"Reshape", rule_reshape}, {"Transpose", rule_transpose},
 	{"Concat", rule_concat}, {"Squeeze", rule_squeeze}, {"Unsqueeze", rule_unsqueeze},
 	{"Shape", rule_shape}, {"Gather", rule_gather}, {"Constant", rule_constant},
 	{"ReduceMean", rule_reduce}, {"ReduceSum", rule_reduce}, {"ReduceMax", rule_reduce},
-	{"ReduceMin", rule_reduce}, {"Expand", rule_expand}, {"Slice", rule_slice},
+	{"ReduceMin", rule_reduce}, {"ReduceProd", rule_reduce}, {"ReduceL1", rule_reduce},
+	{"ReduceL2", rule_reduce}, {"ReduceLogSum", rule_reduce}, {"ReduceLogSumExp", rule_reduce},
+	{"ReduceSumSquare", rule_reduce}, {"ArgMax", rule_arg_reduce}, {"ArgMin", rule_arg_reduce},
+	{"Expand", rule_expand}, {"Slice", rule_slice},
 	{"Split", rule_split}, {"Pad", rule_pad}, {"ConstantOfShape", rule_constant_of_shape},
-	{"Range", rule_range},
+	{"Range", rule_range}, {"Resize", rule_resize}, {"Upsample", rule_resize},
+	{"TopK", rule_topk}, {"Tile", rule_tile}, {"DepthToSpace", rule_depth_space},
+	{"SpaceToDepth", rule_depth_space}, {"Size", rule_size},
+	{"GatherElements", rule_gather_elements}, {"OneHot", rule_one_hot}, {"Einsum", rule_einsum},
 };
 
 static const struct rule *find_rule(const char *op)
@@ -990,6 +1427,7 @@ static int topo_order(const struct om_graph *g, size_t *order, struct sp_err *er
 	size_t *start = calloc(g->nvalues + 2, sizeof *start), *users = NULL;
 	size_t nedges = 0, head = 0, tail = 0;
 	int rc = -1;
+	char at[300];
 	if (!missing || !nusers || !start)
 		goto oom;
 	for (size_t i = 0; i < g->nnodes; i++) {
@@ -999,9 +1437,10 @@ static int topo_order(const struct om_graph *g, size_t *order, struct sp_err *er
 				continue;
 			const struct om_value *v = &g->values[n->in[k]];
 			if (v->producer == OM_NONE) {
-				if (!v->is_initializer && !v->is_input) {
+				if (!v->is_initializer && !v->is_input && !v->is_constant) {
 					rc = sp_fail(err, "%s: node '%s' (%s): input '%s' is never produced",
-						     g->path, n->name, n->op, v->name);
+						     node_where(g, n, at, sizeof at), n->name, n->op,
+						     v->name);
 					goto done;
 				}
 				continue;
@@ -1041,7 +1480,8 @@ static int topo_order(const struct om_graph *g, size_t *order, struct sp_err *er
 		for (size_t i = 0; i < g->nnodes; i++)
 			if (missing[i]) {
 				rc = sp_fail(err, "%s: the graph has a cycle through node '%s' (%s)",
-					     g->path, g->nodes[i].name, g->nodes[i].op);
+					     node_where(g, &g->nodes[i], at, sizeof at),
+					     g->nodes[i].name, g->nodes[i].op);
 				break;
 			}
 		goto done;
@@ -1063,18 +1503,26 @@ int shape_infer(struct om_graph *g, const struct si_opts *o, size_t *order,
 {
 	if (apply_inputs(g, o, err) || topo_order(g, order, err))
 		return -1;
-	for (size_t i = 0; i < g->nnodes; i++) {
+	/* each op type's rule, looked up once */
+	const struct rule **rule_of = malloc((g->nop_types + 1) * sizeof *rule_of);
+	if (!rule_of)
+		return sp_fail(err, "%s: out of memory", g->path);
+	for (size_t t = 0; t < g->nop_types; t++)
+		rule_of[t] = find_rule(g->op_types[t]);
+	int rc = 0;
+	for (size_t i = 0; i < g->nnodes && !rc; i++) {
 		const struct om_node *n = &g->nodes[order[i]];
 		struct ctx c = {g, n, err};
-		const struct rule *r = find_rule(n->op);
+		const struct rule *r = rule_of[n->op_id];
 		unknown[order[i]] = !r;
 		if (!r && !o->allow_unknown)
-			return node_fail(&c, "no shape rule for this op (--allow-unknown counts it as "
-					 "zero)");
-		if (r && r->fn(&c))
-			return -1;
+			rc = node_fail(&c, "no shape rule for this op (--allow-unknown counts it as "
+				       "zero)");
+		else if (r)
+			rc = r->fn(&c);
 	}
-	return 0;
+	free(rule_of);
+	return rc;
 }
 
 int si_parse_dims(const char *text, const char *option, int *ndim, int64_t *dims,

@@ -52,10 +52,7 @@ struct builder {
 	struct sp_err *err;
 };
 
-static int fail_at(const struct ydoc_node *n, struct sp_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail_at(const struct ydoc_node *n, struct sp_err *err, const char *fmt, ...)
+int ydoc_fail(const struct ydoc_node *n, struct sp_err *err, const char *fmt, ...)
 {
 	char msg[SP_ERR_MAX];
 	va_list ap;
@@ -95,7 +92,7 @@ static int name_anchor(struct builder *b, const yaml_char_t *anchor, size_t inde
 	int added;
 	size_t *v = strmap_insert(&b->anchors, anchor, strlen((const char *)anchor), &added);
 	if (!v)
-		return fail_at(b->doc->nodes[index], b->err, "out of memory");
+		return ydoc_fail(b->doc->nodes[index], b->err, "out of memory");
 	*v = index;
 	return 0;
 }
@@ -109,10 +106,10 @@ static size_t add_sat(size_t a, size_t b)
 static int check_size(struct builder *b, const struct ydoc_node *n, size_t weight, size_t height)
 {
 	if (weight > YDOC_MAX_NODES)
-		return fail_at(n, b->err, "document expands to more than %d nodes (aliases?)",
+		return ydoc_fail(n, b->err, "document expands to more than %d nodes (aliases?)",
 			       YDOC_MAX_NODES);
 	if (height > YDOC_MAX_DEPTH)
-		return fail_at(n, b->err, "nested more than %d levels deep", YDOC_MAX_DEPTH);
+		return ydoc_fail(n, b->err, "nested more than %d levels deep", YDOC_MAX_DEPTH);
 	return 0;
 }
 
@@ -125,10 +122,10 @@ static int attach(struct builder *b, struct ydoc_node *n)
 	}
 	struct frame *f = &b->stack[b->depth - 1];
 	if (f->node->kind == YDOC_MAPPING && f->nkids % 2 == 0 && n->kind != YDOC_SCALAR)
-		return fail_at(n, b->err, "a mapping key must be a scalar");
+		return ydoc_fail(n, b->err, "a mapping key must be a scalar");
 	struct ydoc_node **kids = buf_grow_array(f->kids, &f->cap, f->nkids + 1, sizeof *kids);
 	if (!kids)
-		return fail_at(n, b->err, "out of memory");
+		return ydoc_fail(n, b->err, "out of memory");
 	f->kids = kids;
 	kids[f->nkids++] = n;
 	/* Counted as children arrive, so an alias bomb stops at the first
@@ -147,7 +144,7 @@ static int on_scalar(struct builder *b, const yaml_event_t *ev)
 	n->len = ev->data.scalar.length;
 	n->text = malloc(n->len + 1);
 	if (!n->text)
-		return fail_at(n, b->err, "out of memory");
+		return ydoc_fail(n, b->err, "out of memory");
 	memcpy(n->text, ev->data.scalar.value, n->len);
 	n->text[n->len] = '\0';
 	n->plain =
@@ -176,14 +173,14 @@ static int on_start(struct builder *b, const yaml_event_t *ev, enum ydoc_kind ki
 	struct frame *stack =
 		n ? buf_grow_array(b->stack, &b->stack_cap, b->depth + 1, sizeof *stack) : NULL;
 	if (!stack)
-		return n ? fail_at(n, b->err, "out of memory") : -1;
+		return n ? ydoc_fail(n, b->err, "out of memory") : -1;
 	b->stack = stack;
 	struct frame *f = &stack[b->depth++];
 	memset(f, 0, sizeof *f);
 	f->node = n;
 	f->index = b->doc->nnodes - 1;
 	if (anchor && !(f->anchor = strdup((const char *)anchor)))
-		return fail_at(n, b->err, "out of memory");
+		return ydoc_fail(n, b->err, "out of memory");
 	return 0;
 }
 
@@ -210,14 +207,14 @@ static int merge_from(struct builder *b, const struct ydoc_node *merge, const st
 		      struct strmap *seen, struct ydoc_node ***out, size_t *n, size_t *cap)
 {
 	if (src->kind != YDOC_MAPPING)
-		return fail_at(merge, b->err, "'<<' merges mappings, found a %s",
+		return ydoc_fail(merge, b->err, "'<<' merges mappings, found a %s",
 			       src->kind == YDOC_SCALAR ? "scalar" : "sequence");
 	for (size_t j = 0; j < src->n; j++) {
 		struct ydoc_node *k = src->items[2 * j];
 		int added;
 		if (!strmap_insert(seen, k->text, k->len, &added) ||
 		    (added && add_pair(out, n, cap, k, src->items[2 * j + 1])))
-			return fail_at(merge, b->err, "out of memory");
+			return ydoc_fail(merge, b->err, "out of memory");
 	}
 	return 0;
 }
@@ -233,10 +230,10 @@ static int build_mapping(struct builder *b, struct frame *f, struct strmap *seen
 		int added;
 		size_t *first = strmap_insert(seen, k->text, k->len, &added);
 		if (!first)
-			return fail_at(k, b->err, "out of memory");
+			return ydoc_fail(k, b->err, "out of memory");
 		char q[80];
 		if (!added)
-			return fail_at(k, b->err, "duplicate key '%s' (first at line %zu)",
+			return ydoc_fail(k, b->err, "duplicate key '%s' (first at line %zu)",
 				       sp_quote(q, sizeof q, k->text), f->kids[*first]->line);
 		*first = i;
 		if (is_merge_key(k))
@@ -246,7 +243,7 @@ static int build_mapping(struct builder *b, struct frame *f, struct strmap *seen
 		struct ydoc_node *k = f->kids[i], *v = f->kids[i + 1];
 		if (k != merge) {
 			if (add_pair(out, n, cap, k, v))
-				return fail_at(k, b->err, "out of memory");
+				return ydoc_fail(k, b->err, "out of memory");
 		} else if (v->kind == YDOC_SEQUENCE) {
 			for (size_t j = 0; j < v->n; j++)
 				if (merge_from(b, k, v->items[j], seen, out, n, cap))
@@ -459,7 +456,7 @@ int ydoc_root_map(const struct ydoc *doc, const struct ydoc_node **map, struct s
 	if (!doc->root)
 		return sp_fail(err, "%s: empty document", doc->name);
 	if (doc->root->kind != YDOC_MAPPING)
-		return fail_at(doc->root, err, "expected a mapping at the top, found %s",
+		return ydoc_fail(doc->root, err, "expected a mapping at the top, found %s",
 			       kind_name(doc->root));
 	return 0;
 }
@@ -538,9 +535,9 @@ static int fail_value(const struct ydoc_node *n, const char *what, const char *e
 	char w[100], q[80];
 	sp_quote(w, sizeof w, what);
 	if (n->kind == YDOC_SCALAR && !ydoc_is_null(n))
-		return fail_at(n, err, "%s: expected %s, found '%s'", w, expected,
+		return ydoc_fail(n, err, "%s: expected %s, found '%s'", w, expected,
 			       sp_quote(q, sizeof q, n->text));
-	return fail_at(n, err, "%s: expected %s, found %s", w, expected, kind_name(n));
+	return ydoc_fail(n, err, "%s: expected %s, found %s", w, expected, kind_name(n));
 }
 
 static int is_value(const struct ydoc_node *n)
@@ -596,11 +593,11 @@ static int lookup(const struct ydoc_node *map, const char *key, int required,
 	*out = NULL;
 	char q[100];
 	if (map && map->kind != YDOC_MAPPING)
-		return fail_at(map, err, "expected a mapping with key '%s', found %s",
+		return ydoc_fail(map, err, "expected a mapping with key '%s', found %s",
 			       sp_quote(q, sizeof q, key), kind_name(map));
 	const struct ydoc_node *v = map ? ydoc_get(map, key) : NULL;
 	if (!v && required)
-		return map ? fail_at(map, err, "missing key '%s'", sp_quote(q, sizeof q, key))
+		return map ? ydoc_fail(map, err, "missing key '%s'", sp_quote(q, sizeof q, key))
 			   : sp_fail(err, "missing key '%s'", sp_quote(q, sizeof q, key));
 	if (!v || (!required && ydoc_is_null(v)))
 		return 0;
@@ -723,7 +720,7 @@ static int get_list(const struct ydoc_node *map, const char *key, int required, 
 	size_t count = v->kind == YDOC_SEQUENCE ? v->n : 1;
 	char *a = malloc((count ? count : 1) * size);
 	if (!a)
-		return fail_at(v, err, "out of memory");
+		return ydoc_fail(v, err, "out of memory");
 	if (v->kind == YDOC_SCALAR && convert(v, key, a, err)) {
 		free(a);
 		return -1;
@@ -777,4 +774,28 @@ int ydoc_require_string_list(const struct ydoc_node *map, const char *key, const
 			  err);
 	*out = a;
 	return rc;
+}
+
+int ydoc_check_keys(const struct ydoc_node *map, const char *const *allowed, const char *what,
+		    struct sp_err *err)
+{
+	if (map->kind != YDOC_MAPPING || ydoc_is_null(map))
+		return fail_value(map, what, "a mapping", err);
+	for (size_t i = 0; i < ydoc_map_len(map); i++) {
+		const char *key = ydoc_map_key_at(map, i);
+		size_t k = 0;
+		while (allowed[k] && strcmp(allowed[k], key))
+			k++;
+		if (allowed[k])
+			continue;
+		char list[200], q[80];
+		size_t len = 0;
+		list[0] = '\0';
+		for (k = 0; allowed[k] && len < sizeof list; k++)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "",
+						allowed[k]);
+		return ydoc_fail(ydoc_map_value_at(map, i), err, "unknown key '%s' in %s (expected %s)",
+			       sp_quote(q, sizeof q, key), what, list);
+	}
+	return 0;
 }

@@ -116,4 +116,15 @@ int ydoc_require_string_list(const struct ydoc_node *map, const char *key, const
 int ydoc_require(const struct ydoc_node *map, const char *key, enum ydoc_kind kind,
 		 const struct ydoc_node **out, struct sp_err *err);
 
+/* A message about node n: "FILE:LINE: " and the printf-style rest. Returns -1. */
+int ydoc_fail(const struct ydoc_node *n, struct sp_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Every key of map is one of the NULL-terminated allowed list, so a typo
+ * is an error rather than a silent default: "x.yml:7: unknown key 'imput'
+ * in a node (expected op, name, inputs, outputs, attrs)"; `what` names
+ * the mapping. A map that is not a mapping is an error too. */
+int ydoc_check_keys(const struct ydoc_node *map, const char *const *allowed, const char *what,
+		    struct sp_err *err);
+
 #endif

@@ -12,8 +12,12 @@ here=$(dirname "$0")
 echo "== maxk-genmeta on reddit_like (CPU)"
 "$here/measure-genmeta.sh" "$SPKIT_BENCH_DIR/genmeta"
 
+echo "== graph-partition (CPU)"
+"$here/bench-graph-partition.sh"
+
 if "$bin/macko-spmv" bench --rows 8 --cols 8 --reps 1 --warmup 0 >/dev/null 2>&1; then
 	for b in "$here"/bench-*.sh; do
+		[ "$b" = "$here/bench-graph-partition.sh" ] && continue # CPU, above
 		echo "== $(basename "$b" .sh)"
 		"$b"
 	done

@@ -48,6 +48,13 @@ echo
 echo "== graph-partition: a small ViT-style block (data/vit_block.onnx, written by"
 echo "   tests/bats/ref/onnx_models.py with python3-onnx): shapes, FLOPs, bytes, stages"
 "$bin/graph-partition" data/vit_block.onnx --format table
+echo
+echo "== graph-partition: ViT-B/16 written by hand in YAML (configs/models/vit_b16.yaml, its encoder"
+echo "   block repeated 12 times), on the A100 file, and ResNet blocks drawn as a Graphviz graph"
+"$bin/graph-partition" configs/models/vit_b16.yaml --batch 8 --dtype bf16 \
+	--hardware configs/hardware/a100.yaml | sed -n '/^model /,/^fusion_candidates/p'
+"$bin/graph-partition" configs/models/resnet_basic.yaml --batch 1 -f dot -o "$out/resnet_basic.dot"
+echo "wrote $out/resnet_basic.dot (dot -Tsvg $out/resnet_basic.dot -o resnet_basic.svg draws it)"
 models=../shared/models
 if [ -f "$models/resnet18.onnx" ]; then
 	echo

@@ -32,6 +32,19 @@ static inline void gu_tensor(struct om_graph *g, int kind, const char *name, int
 	}
 }
 
+/* An initializer with floating-point contents (a Resize scale, a roi):
+ * ndim 1 of n elements, or a scalar when ndim is 0. */
+static inline void gu_floats(struct om_graph *g, const char *name, int ndim, size_t n,
+			     const double *vals)
+{
+	struct sp_err e;
+	int64_t dims[1] = {(int64_t)n};
+	assert_int_equal(om_set_value(g, name, ndim, dims, 1, &e), 0);
+	struct om_value *v = &g->values[om_value_intern(g, name)];
+	v->elem_type = 1;
+	assert_int_equal(om_value_set(v, NULL, vals, n), 0);
+}
+
 /* A node with one output; in is a NULL-terminated list. Returns the node. */
 static inline struct om_node *gu_node(struct om_graph *g, const char *op, const char *name,
 				      const char *const *in, const char *out)
@@ -66,6 +79,7 @@ static inline void gu_assert_dims(struct om_graph *g, const char *name, int ndim
 }
 
 #define GU_DIMS(...) ((const int64_t[]){__VA_ARGS__})
+#define GU_F(...) ((const double[]){__VA_ARGS__})
 #define GU_IN(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 #endif

@@ -123,6 +123,33 @@ static void test_elementwise_and_normalisation(void **state)
 	om_free(&k.g);
 }
 
+/* The FLOPs per output element of every elementwise and normalisation op
+ * of the issue's list, on a (2,3,4) output. */
+static void test_each_per_element_op(void **state)
+{
+	static const struct {
+		const char *op;
+		int flops;
+		size_t nin;
+	} ops[] = {{"Relu", 1, 1},    {"Clip", 1, 1},	    {"Sigmoid", 1, 1}, {"HardSigmoid", 1, 1},
+		   {"HardSwish", 1, 1}, {"Sqrt", 1, 1},     {"Erf", 1, 1},     {"Tanh", 1, 1},
+		   {"Gelu", 1, 1},    {"Mul", 1, 2},	    {"Add", 1, 2},     {"Sub", 1, 2},
+		   {"Div", 1, 2},     {"Pow", 1, 2},	    {"Equal", 1, 2},   {"Mod", 1, 2},
+		   {"Where", 1, 3},   {"Softmax", 5, 1},    {"LayerNormalization", 5, 2},
+		   {"BatchNormalization", 2, 5}};
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		struct costed k = {0};
+		gu_init(&k.g);
+		gu_tensor(&k.g, 'i', "x", 3, GU_DIMS(2, 3, 4), NULL);
+		gu_node(&k.g, ops[i].op, "n", GU_IN("x", "x", "x", "x", "x"), "y")->nin = ops[i].nin;
+		cost_all(&k, 4, 0);
+		if (k.c[0].flops != ops[i].flops * 24)
+			fail_msg("%s: %lld FLOPs", ops[i].op, (long long)k.c[0].flops);
+		assert_int_equal(k.c[0].macs, 0);
+		om_free(&k.g);
+	}
+}
+
 static void test_pools(void **state)
 {
 	struct costed k = {0};
@@ -161,14 +188,88 @@ static void test_params_and_totals(void **state)
 	assert_int_equal(t.matmul_flops, 2 * 2 * 4 * 4);
 	assert_int_equal(t.total_flops, 2 * 2 * 4 * 4 + 4);
 	assert_int_equal(t.macs, 2 * 4 * 4);
-	/* alias 16+16, mm 4+16+4 twice, relu 4+4, frob 4 in (no shape out) */
-	assert_int_equal(t.memory_bytes, 32 + 24 + 24 + 8 + 4);
+	/* the alias is a view: nothing; mm 4+16+4 twice, relu 4+4, frob 4 in (no shape out) */
+	assert_int_equal(k.c[0].kernel, 0);
+	assert_int_equal(t.memory_bytes, 24 + 24 + 8 + 4);
+	om_free(&k.g);
+}
+
+/* Einsum counts every index once; Resize by its taps; the reductions over
+ * their input; a few of the per-element constants. */
+static void test_einsum_resize_reduce(void **state)
+{
+	struct costed k = {0};
+	gu_init(&k.g);
+	gu_tensor(&k.g, 'i', "q", 4, GU_DIMS(2, 4, 5, 8), NULL);
+	gu_tensor(&k.g, 'i', "kk", 4, GU_DIMS(2, 4, 6, 8), NULL);
+	gu_tensor(&k.g, 'i', "x", 4, GU_DIMS(1, 3, 4, 5), NULL);
+	gu_tensor(&k.g, 'c', "sizes", 1, GU_DIMS(4), GU_DIMS(1, 3, 8, 5));
+	gu_tensor(&k.g, 'c', "big", 1, GU_DIMS(4), GU_DIMS(1, 3, 8, 10));
+	om_node_add_string(gu_node(&k.g, "Einsum", "att", GU_IN("q", "kk"), "s"), "equation",
+			   "bhid,bhjd->bhij");
+	gu_node(&k.g, "Resize", "nearest", GU_IN("x", "", "", "sizes"), "r0");
+	om_node_add_string(gu_node(&k.g, "Resize", "linear", GU_IN("x", "", "", "big"), "r1"), "mode",
+			   "linear");
+	om_node_add_string(gu_node(&k.g, "Resize", "cubic", GU_IN("x", "", "", "sizes"), "r2"),
+			   "mode", "cubic");
+	om_node_add_int(gu_node(&k.g, "ArgMax", "argmax", GU_IN("x"), "am"), "axis", 1);
+	gu_node(&k.g, "GroupNormalization", "gn", GU_IN("x"), "gn");
+	gu_node(&k.g, "Sin", "sin", GU_IN("x"), "sn");
+	cost_all(&k, 4, 0);
+	assert_int_equal(k.c[0].cls, OC_MATMUL);
+	assert_int_equal(k.c[0].macs, 2LL * 4 * 5 * 6 * 8); /* b h i j d */
+	assert_int_equal(k.c[0].flops, 2 * k.c[0].macs);
+	assert_int_equal(k.c[1].flops, 0);
+	assert_int_equal(k.c[1].cls, OC_DATA);
+	assert_int_equal(k.c[2].flops, 2LL * 4 * 3 * 8 * 10); /* two axes resized: 4 taps */
+	assert_int_equal(k.c[2].cls, OC_ELEMENTWISE);
+	assert_int_equal(k.c[3].flops, 2LL * 4 * 3 * 8 * 5);  /* one axis: 4 cubic taps */
+	assert_int_equal(k.c[4].flops, 3 * 4 * 5);            /* per input element */
+	assert_int_equal(k.c[4].cls, OC_REDUCE);
+	assert_int_equal(k.c[5].flops, 5 * 60);
+	assert_int_equal(k.c[6].flops, 60);
+	om_free(&k.g);
+}
+
+/* Threads are output elements; depthwise means group == input channels;
+ * views run no kernel and move nothing; a constant op costs nothing. */
+static void test_parallelism_and_views(void **state)
+{
+	struct costed k = {0};
+	gu_init(&k.g);
+	gu_tensor(&k.g, 'i', "x", 4, GU_DIMS(2, 8, 10, 10), NULL);
+	gu_tensor(&k.g, 'w', "dw", 4, GU_DIMS(16, 1, 3, 3), NULL);
+	gu_tensor(&k.g, 'w', "gw", 4, GU_DIMS(8, 4, 1, 1), NULL);
+	gu_tensor(&k.g, 'c', "flat", 1, GU_DIMS(2), GU_DIMS(2, -1));
+	om_node_add_int(gu_node(&k.g, "Conv", "depthwise", GU_IN("x", "dw"), "d"), "group", 8);
+	om_node_add_int(gu_node(&k.g, "Conv", "grouped", GU_IN("x", "gw"), "g"), "group", 2);
+	gu_node(&k.g, "Reshape", "view", GU_IN("g", "flat"), "v");
+	gu_node(&k.g, "Relu", "relu", GU_IN("v"), "r");
+	cost_all(&k, 2, 0);
+	assert_int_equal(k.c[0].threads, 2 * 16 * 8 * 8);
+	assert_true(k.c[0].depthwise);
+	assert_int_equal(k.c[0].groups, 8);
+	assert_false(k.c[1].depthwise);
+	assert_int_equal(k.c[1].groups, 2);
+	assert_int_equal(k.c[1].threads, 2 * 8 * 10 * 10);
+	assert_int_equal(k.c[2].kernel, 0);
+	assert_int_equal(k.c[2].threads, 0);
+	assert_int_equal(k.c[2].input_bytes + k.c[2].output_bytes + k.c[2].weight_bytes, 0);
+	assert_int_equal(k.c[3].kernel, 1);
+	assert_int_equal(k.c[3].groups, 1);
+	assert_int_equal(k.c[3].input_bytes, 2 * 2 * 800);
+	oc_make_constant(&k.c[0]);
+	assert_int_equal(k.c[0].kernel, 0);
+	assert_int_equal(k.c[0].flops + k.c[0].threads + k.c[0].input_bytes, 0);
+	assert_true(k.c[0].depthwise); /* what it is stays */
+	assert_int_equal(k.c[0].cls, OC_MATMUL);
 	om_free(&k.g);
 }
 
 static void test_dtypes(void **state)
 {
 	assert_int_equal(oc_dtype_size("fp32"), 4);
+	assert_int_equal(oc_dtype_size("tf32"), 4);
 	assert_int_equal(oc_dtype_size("fp16"), 2);
 	assert_int_equal(oc_dtype_size("bf16"), 2);
 	assert_int_equal(oc_dtype_size("int8"), 1);
@@ -184,8 +285,11 @@ int main(void)
 		cmocka_unit_test(test_conv_transpose_flops),
 		cmocka_unit_test(test_matrix_products),
 		cmocka_unit_test(test_elementwise_and_normalisation),
+		cmocka_unit_test(test_each_per_element_op),
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_params_and_totals),
+		cmocka_unit_test(test_einsum_resize_reduce),
+		cmocka_unit_test(test_parallelism_and_views),
 		cmocka_unit_test(test_dtypes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "graphutil.h"
 
 static const struct si_opts plain = {0};
@@ -132,6 +134,33 @@ static void test_elementwise(void **state)
 	om_free(&g);
 	expect_binary_error("Sub", 2, GU_DIMS(2, 3), 2, GU_DIMS(4, 3),
 			    "node 'n' (Sub): shapes (2,3) and (4,3) ('b') cannot broadcast");
+}
+
+/* Every elementwise op of the issue's list: the unary ones keep the shape,
+ * the binary ones broadcast (3,1,5) with (4,1). */
+static void test_each_elementwise_op(void **state)
+{
+	static const char *const unary[] = {"Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
+					    "Sqrt", "Erf", "Tanh", "Gelu", "Exp", "Log", "Neg",
+					    "Abs", "Reciprocal", "LeakyRelu", "Elu", "Softplus",
+					    "Softmax", "LogSoftmax", "Sin", "Cos", "Round", "CumSum"};
+	static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
+					     "Mod", "Equal", "Less", "Greater", "And", "Or"};
+	struct sp_err e;
+	for (size_t k = 0; k < sizeof unary / sizeof unary[0] + sizeof binary / sizeof binary[0];
+	     k++) {
+		int is_unary = k < sizeof unary / sizeof unary[0];
+		const char *op = is_unary ? unary[k] : binary[k - sizeof unary / sizeof unary[0]];
+		struct om_graph g;
+		gu_init(&g);
+		gu_tensor(&g, 'i', "x", 3, GU_DIMS(3, 1, 5), NULL);
+		gu_tensor(&g, 'i', "y", 2, GU_DIMS(4, 1), NULL);
+		gu_node(&g, op, "n", is_unary ? GU_IN("x") : GU_IN("x", "y"), "z");
+		if (gu_infer(&g, &plain, &e))
+			fail_msg("%s: %s", op, e.msg);
+		gu_assert_dims(&g, "z", 3, is_unary ? GU_DIMS(3, 1, 5) : GU_DIMS(3, 4, 5));
+		om_free(&g);
+	}
 }
 
 static void test_pools(void **state)
@@ -333,6 +362,285 @@ static void test_constant_folding(void **state)
 	om_free(&g);
 }
 
+/* Resize and Upsample: scales, sizes (stretched or kept in aspect), axes,
+ * tf_crop_and_resize's roi, opset 10's inputs, Upsample's attribute. */
+static void test_resize(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 3, 7, 9), NULL);
+	gu_tensor(&g, 'i', "y", 4, GU_DIMS(1, 2, 6, 8), NULL);
+	gu_floats(&g, "scales", 1, 4, GU_F(1, 1, 2, 1.5));
+	gu_floats(&g, "none", 1, 0, NULL);
+	gu_tensor(&g, 'c', "sizes", 1, GU_DIMS(4), GU_DIMS(1, 3, 10, 12));
+	gu_tensor(&g, 'c', "hw", 1, GU_DIMS(2), GU_DIMS(9, 9));
+	gu_floats(&g, "roi", 1, 8, GU_F(0, 0, 0.25, 0, 1, 1, 0.75, 0.5));
+	gu_floats(&g, "twice", 1, 4, GU_F(1, 1, 2, 2));
+	gu_node(&g, "Resize", "by_scales", GU_IN("x", "", "scales"), "a");
+	gu_node(&g, "Resize", "by_sizes", GU_IN("x", "", "none", "sizes"), "b");
+	struct om_node *n = gu_node(&g, "Resize", "larger", GU_IN("y", "", "", "hw"), "c");
+	om_node_add_ints(n, "axes", GU_DIMS(2, -1), 2);
+	om_node_add_string(n, "keep_aspect_ratio_policy", "not_smaller");
+	n = gu_node(&g, "Resize", "smaller", GU_IN("y", "", "", "hw"), "d");
+	om_node_add_ints(n, "axes", GU_DIMS(2, 3), 2);
+	om_node_add_string(n, "keep_aspect_ratio_policy", "not_larger");
+	n = gu_node(&g, "Resize", "crop", GU_IN("y", "roi", "twice"), "f");
+	om_node_add_string(n, "coordinate_transformation_mode", "tf_crop_and_resize");
+	gu_node(&g, "Upsample", "up9", GU_IN("y", "twice"), "u9");
+	n = gu_node(&g, "Upsample", "up7", GU_IN("y"), "u7");
+	om_node_add_floats(n, "scales", GU_F(1, 1, 3, 0.5), 4);
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "a", 4, GU_DIMS(1, 3, 14, 13)); /* floor(9 * 1.5) */
+	gu_assert_dims(&g, "b", 4, GU_DIMS(1, 3, 10, 12));
+	gu_assert_dims(&g, "c", 4, GU_DIMS(1, 2, 9, 12)); /* one scale: max(9/6, 9/8) */
+	gu_assert_dims(&g, "d", 4, GU_DIMS(1, 2, 7, 9));  /* min: round(6 * 1.125) */
+	gu_assert_dims(&g, "f", 4, GU_DIMS(1, 2, 6, 8));  /* 6 * 0.5 * 2, 8 * 0.5 * 2 */
+	gu_assert_dims(&g, "u9", 4, GU_DIMS(1, 2, 12, 16));
+	gu_assert_dims(&g, "u7", 4, GU_DIMS(1, 2, 18, 4));
+	om_free(&g);
+
+	/* opset 10: Resize(X, scales) */
+	gu_init(&g);
+	g.opset = 10;
+	gu_tensor(&g, 'i', "x", 3, GU_DIMS(1, 4, 5), NULL);
+	gu_floats(&g, "s", 1, 3, GU_F(1, 1, 3));
+	gu_node(&g, "Resize", "r10", GU_IN("x", "s"), "y");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "y", 3, GU_DIMS(1, 4, 15));
+	om_free(&g);
+
+	expect_binary_error("Resize", 2, GU_DIMS(2, 3), 1, GU_DIMS(2),
+			    "node 'n' (Resize): neither scales nor sizes");
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
+	gu_tensor(&g, 'i', "sz", 1, GU_DIMS(2), NULL);
+	gu_floats(&g, "s", 1, 3, GU_F(1, 1, 3));
+	gu_node(&g, "Resize", "r", GU_IN("x", "", "", "sz"), "y");
+	expect_error(&g, &plain, "node 'r' (Resize): sizes 'sz' is not a constant of 2 integers");
+	om_free(&g);
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
+	gu_floats(&g, "s", 1, 3, GU_F(1, 1, 3));
+	gu_node(&g, "Resize", "r", GU_IN("x", "", "s"), "y");
+	expect_error(&g, &plain, "node 'r' (Resize): scales 's' is not a constant of 2 numbers");
+	om_free(&g);
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
+	gu_floats(&g, "s", 1, 2, GU_F(1, 2));
+	om_node_add_string(gu_node(&g, "Resize", "r", GU_IN("x", "", "s"), "y"),
+			   "coordinate_transformation_mode", "tf_crop_and_resize");
+	expect_error(&g, &plain, "tf_crop_and_resize without a constant roi of 4 numbers");
+	om_free(&g);
+}
+
+/* Pad over opset 18's axes, ConvTranspose with SAME padding or output_shape. */
+static void test_pad_axes_and_deconv(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 2, 6, 8), NULL);
+	gu_tensor(&g, 'c', "pads", 1, GU_DIMS(4), GU_DIMS(1, 2, 3, 4));
+	gu_tensor(&g, 'c', "axes", 1, GU_DIMS(2), GU_DIMS(-1, 1));
+	gu_tensor(&g, 'w', "w", 4, GU_DIMS(2, 3, 3, 3), NULL);
+	gu_node(&g, "Pad", "pad", GU_IN("x", "pads", "", "axes"), "p");
+	struct om_node *n = gu_node(&g, "ConvTranspose", "same", GU_IN("x", "w"), "s");
+	om_node_add_ints(n, "strides", GU_DIMS(2, 3), 2);
+	om_node_add_string(n, "auto_pad", "SAME_UPPER");
+	n = gu_node(&g, "ConvTranspose", "shaped", GU_IN("x", "w"), "o");
+	om_node_add_ints(n, "strides", GU_DIMS(2, 2), 2);
+	om_node_add_ints(n, "output_shape", GU_DIMS(12, 17), 2);
+	n = gu_node(&g, "ConvTranspose", "valid", GU_IN("x", "w"), "v");
+	om_node_add_ints(n, "pads", GU_DIMS(1, 1, 1, 1), 4);
+	om_node_add_string(n, "auto_pad", "VALID"); /* the pads do not count */
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "p", 4, GU_DIMS(1, 8, 6, 12));
+	gu_assert_dims(&g, "s", 4, GU_DIMS(1, 3, 12, 24));
+	gu_assert_dims(&g, "o", 4, GU_DIMS(1, 3, 12, 17));
+	gu_assert_dims(&g, "v", 4, GU_DIMS(1, 3, 8, 10));
+	om_free(&g);
+
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
+	gu_tensor(&g, 'c', "pads", 1, GU_DIMS(4), GU_DIMS(1, 1, 1, 1));
+	gu_tensor(&g, 'c', "axes", 1, GU_DIMS(2), GU_DIMS(1, -1));
+	gu_node(&g, "Pad", "pad", GU_IN("x", "pads", "", "axes"), "p");
+	expect_error(&g, &plain, "node 'pad' (Pad): axis 1 given twice");
+	om_free(&g);
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 3), NULL);
+	gu_tensor(&g, 'c', "pads", 1, GU_DIMS(2), GU_DIMS(1, 1));
+	gu_node(&g, "Pad", "pad", GU_IN("x", "pads"), "p");
+	expect_error(&g, &plain, "node 'pad' (Pad): 2 pads for 2 axes");
+	om_free(&g);
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 2, 6, 8), NULL);
+	gu_tensor(&g, 'w', "w", 4, GU_DIMS(2, 3, 3, 3), NULL);
+	om_node_add_string(gu_node(&g, "ConvTranspose", "up", GU_IN("x", "w"), "y"), "auto_pad",
+			   "SOMETIMES");
+	expect_error(&g, &plain, "node 'up' (ConvTranspose): unknown auto_pad 'SOMETIMES'");
+	om_free(&g);
+}
+
+/* TopK, Tile, DepthToSpace, SpaceToDepth, Size, GatherElements, OneHot,
+ * ArgMax, ReduceL2 and LayerNormalization's extra outputs. */
+static void test_more_ops(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(2, 8, 6, 4), NULL);
+	gu_tensor(&g, 'i', "idx", 4, GU_DIMS(2, 8, 3, 4), NULL);
+	gu_tensor(&g, 'i', "cls", 2, GU_DIMS(3, 2), NULL);
+	gu_tensor(&g, 'i', "onoff", 1, GU_DIMS(2), NULL);
+	gu_tensor(&g, 'c', "k", 1, GU_DIMS(1), GU_DIMS(3));
+	gu_tensor(&g, 'c', "reps", 1, GU_DIMS(4), GU_DIMS(1, 2, 1, 3));
+	gu_tensor(&g, 'c', "depth", 0, NULL, GU_DIMS(10));
+	gu_tensor(&g, 'w', "ln_w", 2, GU_DIMS(6, 4), NULL);
+	const char *topk_out[] = {"tv", "ti"}, *ln_out[] = {"ln", "mean", "inv"};
+	assert_int_equal(om_add_node(&g, "TopK", "topk", GU_IN("x", "k"), 2, topk_out, 2, &e), 0);
+	om_node_add_int(&g.nodes[0], "axis", 2);
+	gu_node(&g, "Tile", "tile", GU_IN("x", "reps"), "tl");
+	om_node_add_int(gu_node(&g, "DepthToSpace", "d2s", GU_IN("x"), "d2s"), "blocksize", 2);
+	om_node_add_int(gu_node(&g, "SpaceToDepth", "s2d", GU_IN("x"), "s2d"), "blocksize", 2);
+	gu_node(&g, "Size", "size", GU_IN("x"), "n");
+	om_node_add_int(gu_node(&g, "GatherElements", "ge", GU_IN("x", "idx"), "ge"), "axis", 2);
+	om_node_add_int(gu_node(&g, "OneHot", "oh", GU_IN("cls", "depth", "onoff"), "oh"), "axis",
+			1);
+	struct om_node *n = gu_node(&g, "ArgMax", "am", GU_IN("x"), "am");
+	om_node_add_int(n, "axis", -1);
+	om_node_add_int(n, "keepdims", 0);
+	gu_node(&g, "ArgMin", "amin", GU_IN("x"), "amin");
+	om_node_add_ints(gu_node(&g, "ReduceL2", "l2", GU_IN("x"), "l2"), "axes", GU_DIMS(1, 3), 2);
+	assert_int_equal(om_add_node(&g, "LayerNormalization", "layer_norm", GU_IN("x", "ln_w"), 2,
+				     ln_out, 3, &e), 0);
+	om_node_add_int(&g.nodes[g.nnodes - 1], "axis", -2);
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "tv", 4, GU_DIMS(2, 8, 3, 4));
+	gu_assert_dims(&g, "ti", 4, GU_DIMS(2, 8, 3, 4));
+	assert_int_equal(g.values[om_value_intern(&g, "ti")].elem_type, 7);
+	gu_assert_dims(&g, "tl", 4, GU_DIMS(2, 16, 6, 12));
+	gu_assert_dims(&g, "d2s", 4, GU_DIMS(2, 2, 12, 8));
+	gu_assert_dims(&g, "s2d", 4, GU_DIMS(2, 32, 3, 2));
+	gu_assert_dims(&g, "n", 0, NULL);
+	assert_int_equal(g.values[om_value_intern(&g, "n")].cval[0], 2 * 8 * 6 * 4);
+	gu_assert_dims(&g, "ge", 4, GU_DIMS(2, 8, 3, 4));
+	gu_assert_dims(&g, "oh", 3, GU_DIMS(3, 10, 2));
+	gu_assert_dims(&g, "am", 3, GU_DIMS(2, 8, 6));
+	gu_assert_dims(&g, "amin", 4, GU_DIMS(1, 8, 6, 4));
+	gu_assert_dims(&g, "l2", 4, GU_DIMS(2, 1, 6, 1));
+	gu_assert_dims(&g, "ln", 4, GU_DIMS(2, 8, 6, 4));
+	gu_assert_dims(&g, "mean", 4, GU_DIMS(2, 8, 1, 1));
+	gu_assert_dims(&g, "inv", 4, GU_DIMS(2, 8, 1, 1));
+	om_free(&g);
+
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 6, 4, 4), NULL);
+	om_node_add_int(gu_node(&g, "DepthToSpace", "d2s", GU_IN("x"), "y"), "blocksize", 4);
+	expect_error(&g, &plain, "node 'd2s' (DepthToSpace): dims do not divide by blocksize 4");
+	om_free(&g);
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(4, 6), NULL);
+	gu_tensor(&g, 'c', "k", 1, GU_DIMS(1), GU_DIMS(7));
+	gu_node(&g, "TopK", "topk", GU_IN("x", "k"), "y");
+	expect_error(&g, &plain, "node 'topk' (TopK): K is not one integer from 0 to 6");
+	om_free(&g);
+	expect_binary_error("GatherElements", 2, GU_DIMS(4, 6), 1, GU_DIMS(4),
+			    "node 'n' (GatherElements): indices of rank 1 for data of rank 2");
+}
+
+/* Einsum: explicit and implicit outputs, broadcast 1s, and its errors. */
+static void test_einsum(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "q", 4, GU_DIMS(2, 4, 5, 8), NULL);
+	gu_tensor(&g, 'i', "k", 4, GU_DIMS(1, 4, 6, 8), NULL);
+	gu_tensor(&g, 'i', "a", 2, GU_DIMS(3, 7), NULL);
+	gu_tensor(&g, 'i', "b", 2, GU_DIMS(7, 5), NULL);
+	om_node_add_string(gu_node(&g, "Einsum", "att", GU_IN("q", "k"), "s"), "equation",
+			   "bhid,bhjd->bhij");
+	om_node_add_string(gu_node(&g, "Einsum", "mm", GU_IN("a", "b"), "ab"), "equation",
+			   "ij,jk");
+	om_node_add_string(gu_node(&g, "Einsum", "tr", GU_IN("a"), "at"), "equation", "ij->ji");
+	assert_int_equal(gu_infer(&g, &plain, &e), 0);
+	gu_assert_dims(&g, "s", 4, GU_DIMS(2, 4, 5, 6));
+	gu_assert_dims(&g, "ab", 2, GU_DIMS(3, 5)); /* i and k, once each, sorted */
+	gu_assert_dims(&g, "at", 2, GU_DIMS(7, 3));
+	om_free(&g);
+	static const struct {
+		const char *eq, *msg;
+	} bad[] = {
+		{"ij,ik->ik", "equation 'ij,ik->ik': 'i' is 2 and 4"},
+		{"...j,jk->k", "only letters are supported"},
+		{"ijk,jk->ik", "operand 0 has rank 2"},
+		{"ij,kj->iz", "output letter 'z' is no input's"},
+		{"ij", "names 1 operands, the node has 2"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		gu_init(&g);
+		gu_tensor(&g, 'i', "a", 2, GU_DIMS(2, 3), NULL);
+		gu_tensor(&g, 'i', "b", 2, GU_DIMS(4, 3), NULL);
+		om_node_add_string(gu_node(&g, "Einsum", "n", GU_IN("a", "b"), "y"), "equation",
+				   bad[i].eq);
+		expect_error(&g, &plain, bad[i].msg);
+		om_free(&g);
+	}
+}
+
+/* Constants in floating point: Cast between integers and floats, Mul and
+ * Sqrt on floats, Mod in both of its modes, comparisons, Constant's floats. */
+static void test_float_folding(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 3, 7, 9), NULL);
+	gu_tensor(&g, 'c', "zero", 1, GU_DIMS(1), GU_DIMS(0));
+	gu_tensor(&g, 'c', "two", 1, GU_DIMS(1), GU_DIMS(2));
+	gu_tensor(&g, 'c', "minus7", 1, GU_DIMS(2), GU_DIMS(-7, 7));
+	gu_tensor(&g, 'c', "three", 0, NULL, GU_DIMS(3));
+	gu_tensor(&g, 'c', "minus3", 0, NULL, GU_DIMS(-3));
+	gu_floats(&g, "half", 0, 1, GU_F(2.5));
+	gu_node(&g, "Shape", "shape", GU_IN("x"), "s");
+	gu_node(&g, "Slice", "empty", GU_IN("s", "two", "two"), "hw0");
+	gu_node(&g, "Slice", "nc", GU_IN("s", "zero", "two"), "nc"); /* 1, 3 */
+	om_node_add_int(gu_node(&g, "Cast", "f", GU_IN("nc"), "ncf"), "to", 1);
+	gu_node(&g, "Mul", "scaled", GU_IN("ncf", "half"), "m"); /* 2.5, 7.5 */
+	gu_node(&g, "Sqrt", "root", GU_IN("m"), "sq");
+	om_node_add_int(gu_node(&g, "Cast", "i", GU_IN("m"), "mi"), "to", 7); /* 2, 7 */
+	gu_node(&g, "Mod", "py_mod", GU_IN("minus7", "three"), "pm");      /* 2, 1 */
+	om_node_add_int(gu_node(&g, "Mod", "c_mod", GU_IN("minus7", "minus3"), "cm"), "fmod", 1);
+	gu_node(&g, "Less", "less", GU_IN("mi", "three"), "lt");
+	gu_node(&g, "Neg", "neg", GU_IN("minus7"), "ng");
+	struct om_node *n = gu_node(&g, "Constant", "cf", GU_IN(NULL), "cf");
+	n->nin = 0;
+	om_node_add_floats(n, "value_floats", GU_F(0.5, 1.5), 2);
+	if (gu_infer(&g, &plain, &e))
+		fail_msg("%s", e.msg);
+	const struct om_value *v = &g.values[om_value_intern(&g, "m")];
+	assert_int_equal(v->nfval, 2);
+	assert_true(v->fval[0] == 2.5 && v->fval[1] == 7.5);
+	v = &g.values[om_value_intern(&g, "sq")];
+	assert_true(fabs(v->fval[1] - sqrt(7.5)) < 1e-12);
+	v = &g.values[om_value_intern(&g, "mi")];
+	assert_true(v->ncval == 2 && v->cval[0] == 2 && v->cval[1] == 7);
+	v = &g.values[om_value_intern(&g, "pm")];
+	assert_true(v->cval[0] == 2 && v->cval[1] == 1);
+	v = &g.values[om_value_intern(&g, "cm")];
+	assert_true(v->cval[0] == -1 && v->cval[1] == 1);
+	v = &g.values[om_value_intern(&g, "lt")];
+	assert_true(v->cval[0] == 1 && v->cval[1] == 0);
+	v = &g.values[om_value_intern(&g, "ng")];
+	assert_true(v->cval[0] == 7 && v->cval[1] == -7);
+	v = &g.values[om_value_intern(&g, "cf")];
+	assert_true(v->ndim == 1 && v->nfval == 2 && v->fval[1] == 1.5);
+	gu_assert_dims(&g, "hw0", 1, GU_DIMS(0));
+	om_free(&g);
+}
+
 static void test_inputs_and_graph_errors(void **state)
 {
 	struct om_graph g;
@@ -400,12 +708,18 @@ int main(void)
 		cmocka_unit_test(test_conv_transpose),
 		cmocka_unit_test(test_gemm_and_matmul),
 		cmocka_unit_test(test_elementwise),
+		cmocka_unit_test(test_each_elementwise_op),
 		cmocka_unit_test(test_pools),
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_shape_arithmetic),
 		cmocka_unit_test(test_slice_split_pad_expand),
 		cmocka_unit_test(test_constant_makers),
 		cmocka_unit_test(test_constant_folding),
+		cmocka_unit_test(test_resize),
+		cmocka_unit_test(test_pad_axes_and_deconv),
+		cmocka_unit_test(test_more_ops),
+		cmocka_unit_test(test_einsum),
+		cmocka_unit_test(test_float_folding),
 		cmocka_unit_test(test_inputs_and_graph_errors),
 		cmocka_unit_test(test_parse_dims),
 	};

@@ -9,7 +9,7 @@
 #include "stages.h"
 
 /* x -> a -> b -> d, x -> c -> d (a residual block: c beside a and b),
- * plus an Identity of a weight that no stage holds. */
+ * plus an Identity of a weight and a Shape of x that no stage holds. */
 static void test_diamond(void **state)
 {
 	struct om_graph g;
@@ -22,20 +22,24 @@ static void test_diamond(void **state)
 	gu_node(&g, "Add", "b", GU_IN("a", "w2"), "b");
 	gu_node(&g, "Relu", "c", GU_IN("x"), "c");
 	gu_node(&g, "Add", "d", GU_IN("b", "c"), "d");
-	size_t order[5];
-	unsigned char unknown[5];
+	gu_node(&g, "Shape", "shape", GU_IN("d"), "s");
+	size_t order[6];
+	unsigned char unknown[6], on_path[6];
 	struct si_opts o = {0};
 	assert_int_equal(shape_infer(&g, &o, order, unknown, &e), 0);
-	const int64_t flops[5] = {0, 10, 20, 100, 1};
-	int64_t stage[5];
+	const int64_t flops[6] = {0, 10, 20, 100, 1, 1000};
+	int64_t stage[6], total;
 	struct stages_summary s;
-	assert_int_equal(stages_compute(&g, order, flops, stage, &s, &e), 0);
-	const int64_t want[5] = {-1, 0, 1, 0, 2};
+	assert_int_equal(stages_assign(&g, order, stage, &s, &e), 0);
+	const int64_t want[6] = {-1, 0, 1, 0, 2, -1};
 	assert_memory_equal(stage, want, sizeof want);
 	assert_int_equal(s.stages, 3);
 	assert_int_equal(s.max_parallel_ops, 2);
 	assert_int_equal(s.critical_path_ops, 3);
-	assert_int_equal(s.critical_path_flops, 101); /* through c, not the longer a-b */
+	assert_int_equal(stages_heaviest_path(&g, order, stage, flops, &total, on_path, &e), 0);
+	assert_int_equal(total, 101); /* through c, not the longer a-b; the Shape is constant */
+	const unsigned char want_path[6] = {0, 0, 0, 1, 1, 0};
+	assert_memory_equal(on_path, want_path, sizeof want_path);
 	om_free(&g);
 }
 

@@ -9,6 +9,8 @@ import onnx
 m = onnx.shape_inference.infer_shapes(onnx.load(sys.argv[1]), strict_mode=True, data_prop=True)
 ref = {}
 for v in list(m.graph.value_info) + list(m.graph.output):
+    if not v.type.tensor_type.HasField("shape"):
+        continue
     dims = v.type.tensor_type.shape.dim
     if all(d.HasField("dim_value") for d in dims):
         ref[v.name] = [d.dim_value for d in dims]

@@ -139,8 +139,135 @@ MODELS = {
          h.make_tensor("r17", TensorProto.INT64, [], [17]),
          h.make_tensor("r1", TensorProto.INT64, [], [1]),
          weight("head_w", [10, 64]), weight("head_b", [10])]),
+    # Rules beyond the classifiers: Resize by scales, by sizes and by sizes
+    # computed from a shape in floating point, ConvTranspose with SAME
+    # padding and with output_shape, Pad, TopK, Tile, DepthToSpace,
+    # SpaceToDepth, Size, GatherElements, OneHot, Einsum, ArgMax, ReduceL2,
+    # LayerNormalization's mean, and a Reshape target through Mod.
+    "ops_misc": model(
+        "misc", [
+            h.make_node("Resize", ["x", "", "scales"], ["r1"], name="resize_scales",
+                        mode="nearest"),
+            h.make_node("Resize", ["x", "", "", "sizes"], ["r2"], name="resize_sizes",
+                        mode="linear"),
+            h.make_node("Shape", ["x"], ["xs"], name="x_shape"),
+            h.make_node("Slice", ["xs", "two1", "four1"], ["hw"], name="hw"),
+            h.make_node("Slice", ["xs", "zero1", "two1"], ["nc"], name="nc"),
+            h.make_node("Cast", ["hw"], ["hwf"], name="hw_float", to=TensorProto.FLOAT),
+            h.make_node("Mul", ["hwf", "two_f"], ["hw2f"], name="hw_twice"),
+            h.make_node("Cast", ["hw2f"], ["hw2"], name="hw_int", to=TensorProto.INT64),
+            h.make_node("Concat", ["nc", "hw2"], ["sz"], name="sizes_dyn", axis=0),
+            h.make_node("Resize", ["x", "", "", "sz"], ["r3"], name="resize_dynamic"),
+            h.make_node("ConvTranspose", ["x", "wt"], ["ct1"], name="deconv_same",
+                        strides=[2, 2], auto_pad="SAME_UPPER"),
+            h.make_node("ConvTranspose", ["x", "wt"], ["ct2"], name="deconv_shape",
+                        strides=[2, 2], output_shape=[15, 19]),
+            h.make_node("Pad", ["x", "pads"], ["pd"], name="pad", mode="reflect"),
+            h.make_node("TopK", ["x", "k3"], ["tv", "ti"], name="topk", axis=3),
+            h.make_node("Tile", ["x", "reps"], ["tl"], name="tile"),
+            h.make_node("DepthToSpace", ["d"], ["d2s"], name="d2s", blocksize=2),
+            h.make_node("SpaceToDepth", ["d"], ["s2d"], name="s2d", blocksize=2),
+            h.make_node("Size", ["x"], ["n"], name="size"),
+            h.make_node("GatherElements", ["x", "gidx"], ["ge"], name="gather_el", axis=2),
+            h.make_node("OneHot", ["cls", "depth", "onoff"], ["oh"], name="onehot"),
+            h.make_node("Einsum", ["q", "k"], ["qk"], name="einsum",
+                        equation="bhid,bhjd->bhij"),
+            h.make_node("ArgMax", ["x"], ["am"], name="argmax", axis=1, keepdims=0),
+            h.make_node("ReduceL2", ["x"], ["l2"], name="l2", axes=[2, 3]),
+            h.make_node("LayerNormalization", ["q", "lw"], ["ln", "lmean"], name="ln",
+                        axis=-2),
+            h.make_node("Shape", ["q"], ["qs"], name="q_shape"),
+            h.make_node("Gather", ["qs", "three"], ["qd"], name="q_dim"),
+            h.make_node("Mod", ["qd", "six"], ["qm"], name="q_mod"),
+            h.make_node("Unsqueeze", ["qm", "zero1"], ["qm1"], name="q_mod1"),
+            h.make_node("Concat", ["qm1", "minus1"], ["qt"], name="q_target", axis=0),
+            h.make_node("Reshape", ["q", "qt"], ["qr"], name="q_reshape")],
+        [f32("x", [1, 3, 7, 9]), f32("d", [2, 8, 6, 4]), f32("q", [2, 4, 5, 8]),
+         f32("k", [2, 4, 6, 8]), h.make_tensor_value_info("cls", TensorProto.INT64, [3, 2])],
+        [f32("r1", None)],
+        [h.make_tensor("scales", TensorProto.FLOAT, [4], [1, 1, 2, 1.5]),
+         i64("sizes", [1, 3, 10, 12]), i64("two1", [2]), i64("four1", [4]),
+         i64("zero1", [0]), h.make_tensor("two_f", TensorProto.FLOAT, [], [2.0]),
+         weight("wt", [3, 4, 3, 3]), i64("pads", [0, 0, 1, 2, 0, 0, 3, 4]), i64("k3", [3]),
+         i64("reps", [2, 1, 1, 3]), h.make_tensor("gidx", TensorProto.INT64, [1, 3, 2, 9],
+                                                   [0] * 54),
+         h.make_tensor("depth", TensorProto.INT64, [], [10]),
+         h.make_tensor("onoff", TensorProto.FLOAT, [2], [0, 1]), weight("lw", [5, 8]),
+         h.make_tensor("three", TensorProto.INT64, [], [3]),
+         h.make_tensor("six", TensorProto.INT64, [], [6]), i64("minus1", [-1])]),
+    # Opset 18: Pad over the axes of its fourth input; Resize over its axes
+    # attribute, by sizes kept in aspect (not_larger) and by scales.
+    "opset18": model(
+        "o18", [
+            h.make_node("Pad", ["x", "pads", "", "axes"], ["p"], name="pad_axes"),
+            h.make_node("Resize", ["x", "", "", "sizes"], ["r"], name="resize_keep",
+                        axes=[2, 3], keep_aspect_ratio_policy="not_larger"),
+            h.make_node("Resize", ["x", "", "scales"], ["s"], name="resize_axes", axes=[3],
+                        mode="linear")],
+        [f32("x", [1, 2, 6, 8])], [f32("p", None)],
+        [i64("pads", [1, 2, 3, 4]), i64("axes", [-1, 1]), i64("sizes", [9, 9]),
+         h.make_tensor("scales", TensorProto.FLOAT, [1], [0.5])], opset=18),
+    # Fusion: conv1, its BatchNormalization and Relu are a chain; conv2's
+    # output has two consumers (no chain); gemm and its Sigmoid are one;
+    # matmul and its bias Add are one, which stops there because the sum is
+    # a graph output.
+    "fusion_cases": model(
+        "fus", [
+            h.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", kernel_shape=[3, 3],
+                        pads=[1, 1, 1, 1]),
+            h.make_node("BatchNormalization", ["c1", "s", "b", "m", "v"], ["n1"], name="bn1"),
+            h.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+            h.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2", kernel_shape=[1, 1]),
+            h.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+            h.make_node("Add", ["c2", "r2"], ["sum"], name="add"),
+            h.make_node("Flatten", ["sum"], ["f"], name="flatten"),
+            h.make_node("Gemm", ["f", "wf"], ["g"], name="gemm", transB=1),
+            h.make_node("Sigmoid", ["g"], ["out"], name="sigmoid"),
+            h.make_node("MatMul", ["f", "wm"], ["mm"], name="matmul"),
+            h.make_node("Add", ["mm", "bm"], ["mb"], name="bias"),
+            h.make_node("Gelu", ["mb"], ["out2"], name="gelu"),
+            h.make_node("Relu", ["out2"], ["out3"], name="relu3")],
+        [f32("x", [1, 4, 5, 5])], [f32("out", None), f32("out3", None), f32("mb", None)],
+        [weight("w1", [4, 4, 3, 3]), weight("s", [4]), weight("b", [4]), weight("m", [4]),
+         weight("v", [4]), weight("w2", [4, 4, 1, 1]), weight("wf", [3, 100]),
+         weight("wm", [100, 6]), weight("bm", [6])], opset=20),
+    # A node name with a quote and a backslash, for the DOT output's escaping.
+    "quoted_names": model(
+        "q", [h.make_node("Relu", ["x"], ["y"], name='say "hi" \\ bye')],
+        [f32("x", [1, 4])], [f32("y", None)]),
+    # The ONNX twin of configs/models/mlp.yaml.
+    "mlp": model(
+        "mlp", [
+            h.make_node("Gemm", ["x", "fc1.w", "fc1.b"], ["h1"], name="fc1", transB=1),
+            h.make_node("Relu", ["h1"], ["a1"], name="relu1"),
+            h.make_node("Gemm", ["a1", "fc2.w", "fc2.b"], ["h2"], name="fc2", transB=1),
+            h.make_node("Relu", ["h2"], ["a2"], name="relu2"),
+            h.make_node("Gemm", ["a2", "fc3.w", "fc3.b"], ["logits"], name="fc3", transB=1),
+            h.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=-1)],
+        [f32("x", ["N", 784])], [f32("probs", None)],
+        [weight("fc1.w", [256, 784]), weight("fc1.b", [256]), weight("fc2.w", [256, 256]),
+         weight("fc2.b", [256]), weight("fc3.w", [10, 256]), weight("fc3.b", [10])]),
 }
 
+
+def with_weights(path, megabytes, stripped):
+    """A chain of MatMuls whose weights hold data, megabytes of it in all; or,
+    stripped, the same graph with dims only."""
+    import numpy as np
+    from onnx import numpy_helper
+    n = max(1, megabytes // 4)  # 1024 x 1024 fp32 each
+    nodes, inits, x = [], [], "x"
+    for i in range(n):
+        inits.append(weight(f"w{i}", [1024, 1024]) if stripped else
+                     numpy_helper.from_array(np.full((1024, 1024), 0.5, np.float32), f"w{i}"))
+        nodes.append(h.make_node("MatMul", [x, f"w{i}"], [f"y{i}"], name=f"mm{i}"))
+        x = f"y{i}"
+    onnx.save(model("weights", nodes, [f32("x", [4, 1024])], [f32(x, None)], inits), path)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[2] in ("weights", "stripped"):
+        with_weights(sys.argv[1], int(sys.argv[3]), sys.argv[2] == "stripped")
+        sys.exit(0)
     for name, m in MODELS.items():
         onnx.save(m, f"{sys.argv[1]}/{name}.onnx")
