@@ -24,7 +24,7 @@ struct bench {
 	int64_t n;
 	int h, k;
 	float *x, *dy, *vals, *dense, *y, *y_ref, *dx, *tmp, *dx_ref;
-	uint16_t *idx;
+	void *idx; /* maxk_index_bytes(h) each */
 	cusparseHandle_t sp;
 	cusparseSpMatDescr_t a;
 	cusparseDnMatDescr_t b, c;
@@ -162,7 +162,7 @@ extern "C" int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o,
 	    upload_random(&b.x, nh, o->seed, "features", err) ||
 	    upload_random(&b.dy, nh, o->seed + 1, "gradient", err) ||
 	    gpu_malloc((void **)&b.vals, nk * 4, "kept values", err) ||
-	    gpu_malloc((void **)&b.idx, nk * 2, "kept indices", err) ||
+	    gpu_malloc(&b.idx, nk * maxk_index_bytes(b.h), "kept indices", err) ||
 	    gpu_malloc((void **)&b.dense, nh * 4, "dense features", err) ||
 	    gpu_malloc((void **)&b.y, nh * 4, "y", err) || gpu_malloc((void **)&b.y_ref, nh * 4, "y", err) ||
 	    gpu_malloc((void **)&b.dx, nk * 4, "dx", err) ||
@@ -211,8 +211,9 @@ extern "C" int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o,
 	{
 		const double n = (double)b.n, nnz = (double)g->nnz, h = b.h, k = b.k;
 		/* The least each must move: the graph once, its inputs and output once. */
-		const double csr = 4 * (n + 1) + 8 * nnz, cbsr = 6 * n * k, dense = 4 * n * h;
-		const double fwd = 8 * nnz + cbsr + dense, bwd = 8 * nnz + 2 * n * k + dense + 4 * n * k;
+		const double ib = maxk_index_bytes(b.h), idx = ib * n * k;
+		const double csr = 4 * (n + 1) + 8 * nnz, cbsr = 4 * n * k + idx, dense = 4 * n * h;
+		const double fwd = 8 * nnz + cbsr + dense, bwd = 8 * nnz + idx + dense + 4 * n * k;
 		const struct {
 			const char *name;
 			gpu_enqueue_fn run;
@@ -226,7 +227,7 @@ extern "C" int maxk_bench(const struct csr *g, const struct maxk_bench_opts *o,
 			{"maxk_backward", run_backward, 16.0 * b.g.nchunks + bwd, b.dx, b.dx_ref, nk},
 			{"maxk_backward_records", run_backward_records, 16.0 * records + bwd, b.dx,
 			 b.dx_ref, nk},
-			{"maxk_backward_gather", run_backward_gather, csr + 2 * n * k + dense + 4 * n * k,
+			{"maxk_backward_gather", run_backward_gather, csr + idx + dense + 4 * n * k,
 			 b.dx, b.dx_ref, nk},
 			{"maxk_topk", run_topk, dense + cbsr, NULL, NULL, 0},
 		};

@@ -37,34 +37,42 @@ int maxk_dev_graph_upload(const struct csr *g, const float *vals, const int32_t 
 			  int64_t records, struct maxk_dev_graph *d, struct sp_err *err);
 void maxk_dev_graph_free(struct maxk_dev_graph *d);
 
-/* Top-k of each row of x (n x h, device): values n x k, index n x k
- * (ascending columns within a row, ties to the lower column, NaN kept). */
-int maxk_topk_gpu(const float *x, int64_t n, int h, int k, float *values, uint16_t *index,
+/* The kept entries' column indices (CBSR's index, n x k) are 8-bit when
+ * h <= 256 and 16-bit above: the bytes each takes. */
+static inline int maxk_index_bytes(int h)
+{
+	return h <= 256 ? 1 : 2;
+}
+
+/* Top-k of each row of x (n x h, device): values n x k, index n x k of
+ * maxk_index_bytes(h) each (ascending columns within a row, ties to the
+ * lower column, NaN kept). */
+int maxk_topk_gpu(const float *x, int64_t n, int h, int k, float *values, void *index,
 		  struct sp_err *err);
 /* dense (n x h) = the kept entries scattered into zeros: the dense form of
  * MaxK's output, what cuSPARSE multiplies. */
-int maxk_scatter_gpu(const float *values, const uint16_t *index, int64_t n, int h, int k,
+int maxk_scatter_gpu(const float *values, const void *index, int64_t n, int h, int k,
 		     float *dense, struct sp_err *err);
 /* out (n x k) = dense[i][index[i][t]]: the backward of MaxK itself (the
  * gradient passes only at kept positions). */
-int maxk_gather_gpu(const float *dense, const uint16_t *index, int64_t n, int h, int k, float *out,
+int maxk_gather_gpu(const float *dense, const void *index, int64_t n, int h, int k, float *out,
 		    struct sp_err *err);
 /* y (n x h) = A X, X given as values/index (n x k). */
-int maxk_forward_gpu(const struct maxk_dev_graph *g, const float *values, const uint16_t *index,
+int maxk_forward_gpu(const struct maxk_dev_graph *g, const float *values, const void *index,
 		     int h, int k, float *y, struct sp_err *err);
 /* dx (n x k) = the gradient of X's kept values from dy (n x h), by
  * scattering with atomics from the work items (no transpose needed). */
-int maxk_backward_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h, int k,
+int maxk_backward_gpu(const struct maxk_dev_graph *g, const void *index, int h, int k,
 		      const float *dy, float *dx, struct sp_err *err);
 
 /* The same two over the .warp4 records instead of the graph's own items
  * (MaxK-GNN's work split), and the backward as a gather through the
  * cached transpose: kept so the benchmark measures the choices. */
 int maxk_forward_records_gpu(const struct maxk_dev_graph *g, const float *values,
-			     const uint16_t *index, int h, int k, float *y, struct sp_err *err);
-int maxk_backward_records_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h, int k,
+			     const void *index, int h, int k, float *y, struct sp_err *err);
+int maxk_backward_records_gpu(const struct maxk_dev_graph *g, const void *index, int h, int k,
 			      const float *dy, float *dx, struct sp_err *err);
-int maxk_backward_gather_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h, int k,
+int maxk_backward_gather_gpu(const struct maxk_dev_graph *g, const void *index, int h, int k,
 			     const float *dy, float *dx, struct sp_err *err);
 
 #ifdef __cplusplus

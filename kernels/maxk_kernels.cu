@@ -46,10 +46,9 @@ __device__ __forceinline__ uint32_t order_key(float f)
 	return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
-template <int M>
+template <int M, typename IT>
 __global__ void __launch_bounds__(BLOCK) topk_kernel(const float *__restrict__ x, int n, int h, int k,
-						     float *__restrict__ values,
-						     uint16_t *__restrict__ index)
+						     float *__restrict__ values, IT *__restrict__ index)
 {
 	const int lane = threadIdx.x & 31;
 	for (int i = (blockIdx.x * BLOCK + threadIdx.x) >> 5; i < n; i += gridDim.x * WARPS) {
@@ -104,7 +103,7 @@ __global__ void __launch_bounds__(BLOCK) topk_kernel(const float *__restrict__ x
 			if (keep) {
 				const size_t at = (size_t)i * k + written + __popc(kept & lower);
 				values[at] = val[m];
-				index[at] = (uint16_t)(32 * m + lane);
+				index[at] = (IT)(32 * m + lane);
 			}
 			written += __popc(kept);
 			ties_seen += __popc(ties);
@@ -113,17 +112,20 @@ __global__ void __launch_bounds__(BLOCK) topk_kernel(const float *__restrict__ x
 }
 
 template <int M>
-static int launch_topk(const float *x, int64_t n, int h, int k, float *values, uint16_t *index,
+static int launch_topk(const float *x, int64_t n, int h, int k, float *values, void *index,
 		       struct sp_err *err)
 {
-	topk_kernel<M><<<grid_for(n, WARPS, 65535 * 8), BLOCK>>>(
-		x, (int)n, h, k, values, index);
+	const unsigned grid = grid_for(n, WARPS, 65535 * 8);
+	if (maxk_index_bytes(h) == 1)
+		topk_kernel<M><<<grid, BLOCK>>>(x, (int)n, h, k, values, (uint8_t *)index);
+	else
+		topk_kernel<M><<<grid, BLOCK>>>(x, (int)n, h, k, values, (uint16_t *)index);
 	GPU_CHECK_LAUNCH(err, "topk_kernel");
 	return 0;
 }
 
-extern "C" int maxk_topk_gpu(const float *x, int64_t n, int h, int k, float *values,
-			     uint16_t *index, struct sp_err *err)
+extern "C" int maxk_topk_gpu(const float *x, int64_t n, int h, int k, float *values, void *index,
+			     struct sp_err *err)
 {
 	if (h < 1 || h > MAXK_GPU_MAX_WIDTH)
 		return sp_fail(err, "top-k: feature width %d is outside 1..%d", h, MAXK_GPU_MAX_WIDTH);
@@ -142,7 +144,8 @@ extern "C" int maxk_topk_gpu(const float *x, int64_t n, int h, int k, float *val
 	return rc;
 }
 
-__global__ void scatter_kernel(const float *__restrict__ values, const uint16_t *__restrict__ index,
+template <typename IT>
+__global__ void scatter_kernel(const float *__restrict__ values, const IT *__restrict__ index,
 			       int64_t nk, int h, int k, float *__restrict__ dense)
 {
 	for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < nk;
@@ -150,7 +153,8 @@ __global__ void scatter_kernel(const float *__restrict__ values, const uint16_t 
 		dense[(e / k) * h + index[e]] = values[e];
 }
 
-__global__ void gather_kernel(const float *__restrict__ dense, const uint16_t *__restrict__ index,
+template <typename IT>
+__global__ void gather_kernel(const float *__restrict__ dense, const IT *__restrict__ index,
 			      int64_t nk, int h, int k, float *__restrict__ out)
 {
 	for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < nk;
@@ -158,24 +162,31 @@ __global__ void gather_kernel(const float *__restrict__ dense, const uint16_t *_
 		out[e] = dense[(e / k) * h + index[e]];
 }
 
-
-extern "C" int maxk_scatter_gpu(const float *values, const uint16_t *index, int64_t n, int h, int k,
+extern "C" int maxk_scatter_gpu(const float *values, const void *index, int64_t n, int h, int k,
 				float *dense, struct sp_err *err)
 {
 	GPU_CHECK(err, cudaMemsetAsync(dense, 0, (size_t)n * h * sizeof(float)));
 	if (n * k == 0)
 		return 0;
-	scatter_kernel<<<grid_for(n * k, 256, 132 * 32), 256>>>(values, index, n * k, h, k, dense);
+	const unsigned grid = grid_for(n * k, 256, 132 * 32);
+	if (maxk_index_bytes(h) == 1)
+		scatter_kernel<<<grid, 256>>>(values, (const uint8_t *)index, n * k, h, k, dense);
+	else
+		scatter_kernel<<<grid, 256>>>(values, (const uint16_t *)index, n * k, h, k, dense);
 	GPU_CHECK_LAUNCH(err, "scatter_kernel");
 	return 0;
 }
 
-extern "C" int maxk_gather_gpu(const float *dense, const uint16_t *index, int64_t n, int h, int k,
+extern "C" int maxk_gather_gpu(const float *dense, const void *index, int64_t n, int h, int k,
 			       float *out, struct sp_err *err)
 {
 	if (n * k == 0)
 		return 0;
-	gather_kernel<<<grid_for(n * k, 256, 132 * 32), 256>>>(dense, index, n * k, h, k, out);
+	const unsigned grid = grid_for(n * k, 256, 132 * 32);
+	if (maxk_index_bytes(h) == 1)
+		gather_kernel<<<grid, 256>>>(dense, (const uint8_t *)index, n * k, h, k, out);
+	else
+		gather_kernel<<<grid, 256>>>(dense, (const uint16_t *)index, n * k, h, k, out);
 	GPU_CHECK_LAUNCH(err, "gather_kernel");
 	return 0;
 }
@@ -226,27 +237,31 @@ static layout layout_for(int k, int h, int max_floats, int max_groups)
 	return layout{V, G, (k + KP * V - 1) / (KP * V)};
 }
 
-/* V kept column indices, two to a register as stored (unpacked at use:
- * the forward holds U turns of them in flight). */
-template <int V> struct packed_index {
-	uint32_t w[(V + 1) / 2];
+/* V kept column indices as stored (8 or 16 bits each, packed in 32-bit
+ * words; unpacked at use: the forward holds U turns of them in flight). */
+template <int V, typename IT> struct packed_index {
+	static constexpr int BITS = 8 * sizeof(IT);
+	uint32_t w[(V * BITS + 31) / 32];
 	__device__ __forceinline__ int operator[](int i) const
 	{
-		return (int)((w[i / 2] >> (16 * (i & 1))) & 0xffffu);
+		return (int)((w[i * BITS / 32] >> (i * BITS % 32)) & ((1u << BITS) - 1));
 	}
 };
 
 /* Kept column indices of V consecutive slots at offset `at` (a multiple of
  * V, so the vector load is aligned). */
-template <int V>
-__device__ __forceinline__ packed_index<V> load_index(const uint16_t *__restrict__ xi, uint32_t at)
+template <int V, typename IT>
+__device__ __forceinline__ packed_index<V, IT> load_index(const IT *__restrict__ xi, uint32_t at)
 {
-	packed_index<V> c;
-	if constexpr (V == 4) {
+	packed_index<V, IT> c;
+	constexpr int bytes = V * (int)sizeof(IT);
+	if constexpr (bytes == 8) {
 		const uint2 i = *(const uint2 *)(xi + at);
 		c.w[0] = i.x, c.w[1] = i.y;
-	} else if constexpr (V == 2) {
+	} else if constexpr (bytes == 4) {
 		c.w[0] = *(const uint32_t *)(xi + at);
+	} else if constexpr (bytes == 2) {
+		c.w[0] = *(const uint16_t *)(xi + at);
 	} else {
 		c.w[0] = xi[at];
 	}
@@ -274,9 +289,9 @@ __device__ __forceinline__ values_of<V> load_values(const float *__restrict__ xv
 	return r;
 }
 
-template <int V> struct slots {
+template <int V, typename IT> struct slots {
 	values_of<V> v;
-	packed_index<V> c;
+	packed_index<V, IT> c;
 };
 
 struct turn {
@@ -335,11 +350,11 @@ __device__ __forceinline__ void put(float *out, int c, float s, bool sole)
  * with a __syncwarp between turns); the accumulators are summed and the
  * row stored, or added with atomics when the row is cut into several
  * items. */
-template <int V, int G, bool ONE_PART, int U>
+template <int V, int G, bool ONE_PART, int U, typename IT>
 __global__ void __launch_bounds__(BLOCK) forward_kernel(
 	const int4 *__restrict__ items, int64_t nitems, const int32_t *__restrict__ indptr,
 	const int32_t *__restrict__ indices, const float *__restrict__ vals,
-	const float *__restrict__ xv, const uint16_t *__restrict__ xi, int h, int k, int parts,
+	const float *__restrict__ xv, const IT *__restrict__ xi, int h, int k, int parts,
 	int shift, int size, float *__restrict__ y)
 {
 	extern __shared__ float acc_all[];
@@ -359,7 +374,7 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 			const float my_a = lane < cnt ? __ldcs(vals + base + lane) : 0.0f;
 			const int steps = cnt * parts;
 			for (int q0 = 0; q0 < steps; q0 += U * G) {
-				slots<V> x[U];
+				slots<V, IT> x[U];
 				float a[U];
 				bool ok[U];
 #pragma unroll
@@ -370,7 +385,7 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 					a[u] = tr.a;
 					if (tr.ok) {
 						x[u].v = load_values<V>(xv, tr.at);
-						x[u].c = load_index<V>(xi, tr.at);
+						x[u].c = load_index<V, IT>(xi, tr.at);
 					}
 				}
 #pragma unroll
@@ -407,10 +422,10 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 	}
 }
 
-template <int V, int G, bool ONE_PART, int U>
+template <int V, int G, bool ONE_PART, int U, typename IT>
 __global__ void __launch_bounds__(BLOCK) backward_kernel(
 	const int4 *__restrict__ items, int64_t nitems, const int32_t *__restrict__ indices,
-	const float *__restrict__ vals, const uint16_t *__restrict__ xi, int h, int k, int parts,
+	const float *__restrict__ vals, const IT *__restrict__ xi, int h, int k, int parts,
 	const float *__restrict__ dy, float *__restrict__ dx)
 {
 	extern __shared__ float row_all[];
@@ -430,13 +445,13 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 			const int steps = cnt * parts;
 			for (int q0 = 0; q0 < steps; q0 += U * G) {
 				turn tr[U];
-				packed_index<V> c[U];
+				packed_index<V, IT> c[U];
 #pragma unroll
 				for (int u = 0; u < U; u++) {
 					tr[u] = turn_at<V, G, ONE_PART>(q0 + u * G + grp, steps, parts, sub,
 									k, my_j, my_a);
 					if (tr[u].ok)
-						c[u] = load_index<V>(xi, tr[u].at);
+						c[u] = load_index<V, IT>(xi, tr[u].at);
 				}
 #pragma unroll
 				for (int u = 0; u < U; u++) {
@@ -467,38 +482,42 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 
 enum { TURNS = 4 };
 
-typedef void (*forward_fn)(const int4 *, int64_t, const int32_t *, const int32_t *, const float *,
-			   const float *, const uint16_t *, int, int, int, int, int, float *);
-typedef void (*backward_fn)(const int4 *, int64_t, const int32_t *, const float *,
-			    const uint16_t *, int, int, int, const float *, float *);
+template <typename IT>
+using forward_fn = void (*)(const int4 *, int64_t, const int32_t *, const int32_t *, const float *,
+			    const float *, const IT *, int, int, int, int, int, float *);
+template <typename IT>
+using backward_fn = void (*)(const int4 *, int64_t, const int32_t *, const float *, const IT *, int,
+			     int, int, const float *, float *);
 
 /* The instantiation for a layout. */
-template <int V, int G>
-static void pick(const layout &l, forward_fn *f, backward_fn *b)
+template <int V, int G, typename IT>
+static void pick(const layout &l, forward_fn<IT> *f, backward_fn<IT> *b)
 {
 	if (l.V == V && l.G == G) {
-		*f = l.parts == 1 ? forward_kernel<V, G, true, TURNS> : forward_kernel<V, G, false, TURNS>;
-		*b = l.parts == 1 ? backward_kernel<V, G, true, TURNS>
-				  : backward_kernel<V, G, false, TURNS>;
+		*f = l.parts == 1 ? forward_kernel<V, G, true, TURNS, IT>
+				  : forward_kernel<V, G, false, TURNS, IT>;
+		*b = l.parts == 1 ? backward_kernel<V, G, true, TURNS, IT>
+				  : backward_kernel<V, G, false, TURNS, IT>;
 	}
 }
 
-template <int V>
-static void pick_g(const layout &l, forward_fn *f, backward_fn *b)
+template <int V, typename IT>
+static void pick_g(const layout &l, forward_fn<IT> *f, backward_fn<IT> *b)
 {
-	pick<V, 1>(l, f, b);
-	pick<V, 2>(l, f, b);
-	pick<V, 4>(l, f, b);
-	pick<V, 8>(l, f, b);
+	pick<V, 1, IT>(l, f, b);
+	pick<V, 2, IT>(l, f, b);
+	pick<V, 4, IT>(l, f, b);
+	pick<V, 8, IT>(l, f, b);
 }
 
-static void kernels_for(const layout &l, forward_fn *f, backward_fn *b)
+template <typename IT>
+static void kernels_for(const layout &l, forward_fn<IT> *f, backward_fn<IT> *b)
 {
 	*f = NULL;
 	*b = NULL;
-	pick_g<1>(l, f, b);
-	pick_g<2>(l, f, b);
-	pick_g<4>(l, f, b);
+	pick_g<1, IT>(l, f, b);
+	pick_g<2, IT>(l, f, b);
+	pick_g<4, IT>(l, f, b);
 }
 
 /* Blocks for a kernel that takes its items round-robin: as many as are
@@ -558,96 +577,112 @@ static int check_sizes(const struct maxk_dev_graph *g, int h, int k, const char 
 	return 0;
 }
 
+template <typename IT>
+static int launch_forward(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
+			  const float *values, const IT *index, int h, int k, float *y,
+			  struct sp_err *err)
+{
+	/* Groups cost a row G accumulators to clear and sum, and the
+	 * bank-spread layout strided stores: worth it on dense rows only
+	 * (measured on H200.md's graphs: reddit_like, mean degree 492, runs
+	 * best with 4 to 8 groups; products_like, 50, and flickr_like, 11,
+	 * with 1). */
+	const bool dense = g->nnz >= 128 * g->n;
+	const layout l = layout_for(k, h, 1024, dense ? 8 : 1);
+	const int P = pow2_at_least(h) < 32 / l.G ? 32 / l.G : pow2_at_least(h);
+	int shift = 0;
+	while ((32 / l.G) << shift < P)
+		shift++;
+	const int size = l.G * P; /* G accumulators of P columns */
+	const size_t smem = (size_t)WARPS * size * sizeof(float);
+	forward_fn<IT> f;
+	backward_fn<IT> unused;
+	kernels_for(l, &f, &unused);
+	unsigned grid;
+	if (prepare_launch((const void *)f, smem, nitems, &grid, err))
+		return -1;
+	f<<<grid, BLOCK, smem>>>((const int4 *)items, nitems, g->indptr, g->indices, g->vals, values,
+				 index, h, k, l.parts, dense ? shift : -1, size, y);
+	return gpu_check_status(cudaGetLastError(), "launch of forward_kernel", __FILE__, __LINE__,
+				err);
+}
+
 static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
-			 const float *values, const uint16_t *index, int h, int k, float *y,
+			 const float *values, const void *index, int h, int k, float *y,
 			 struct sp_err *err)
 {
 	if (check_sizes(g, h, k, "forward", err))
 		return -1;
 	gpu_range_push("maxk_forward");
 	int rc = GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float)));
-	if (!rc && nitems > 0) {
-		/* Groups cost a row G accumulators to clear and sum, and the
-		 * bank-spread layout strided stores: worth it on dense rows only
-		 * (measured on H200.md's graphs: reddit_like, mean degree 492, runs
-		 * best with 4 to 8 groups; products_like, 50, and flickr_like, 11,
-		 * with 1). */
-		const bool dense = g->nnz >= 128 * g->n;
-		const layout l = layout_for(k, h, 1024, dense ? 8 : 1);
-		const int P = pow2_at_least(h) < 32 / l.G ? 32 / l.G : pow2_at_least(h);
-		int shift = 0;
-		while ((32 / l.G) << shift < P)
-			shift++;
-		const int size = l.G * P; /* G accumulators of P columns */
-		const size_t smem = (size_t)WARPS * size * sizeof(float);
-		forward_fn f;
-		backward_fn unused;
-		kernels_for(l, &f, &unused);
-		unsigned grid;
-		rc = prepare_launch((const void *)f, smem, nitems, &grid, err);
-		if (!rc) {
-			f<<<grid, BLOCK, smem>>>(
-				(const int4 *)items, nitems, g->indptr, g->indices, g->vals, values, index,
-				h, k, l.parts, dense ? shift : -1, size, y);
-			rc = gpu_check_status(cudaGetLastError(), "launch of forward_kernel", __FILE__,
-					      __LINE__, err);
-		}
-	}
+	if (!rc && nitems > 0)
+		rc = maxk_index_bytes(h) == 1
+			     ? launch_forward(g, items, nitems, values, (const uint8_t *)index, h, k, y,
+					      err)
+			     : launch_forward(g, items, nitems, values, (const uint16_t *)index, h, k,
+					      y, err);
 	gpu_range_pop();
 	return rc;
 }
 
 extern "C" int maxk_forward_gpu(const struct maxk_dev_graph *g, const float *values,
-				const uint16_t *index, int h, int k, float *y, struct sp_err *err)
+				const void *index, int h, int k, float *y, struct sp_err *err)
 {
 	return forward_items(g, g->chunks, g->nchunks, values, index, h, k, y, err);
 }
 
 extern "C" int maxk_forward_records_gpu(const struct maxk_dev_graph *g, const float *values,
-					const uint16_t *index, int h, int k, float *y,
-					struct sp_err *err)
+					const void *index, int h, int k, float *y, struct sp_err *err)
 {
 	return forward_items(g, g->warp4, g->records, values, index, h, k, y, err);
 }
 
+template <typename IT>
+static int launch_backward(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
+			   const IT *index, int h, int k, const float *dy, float *dx,
+			   struct sp_err *err)
+{
+	/* No accumulators here: any number of groups fits. */
+	const layout l = layout_for(k, h, 1 << 30, 8);
+	forward_fn<IT> unused;
+	backward_fn<IT> b;
+	kernels_for(l, &unused, &b);
+	const size_t smem = (size_t)WARPS * h * sizeof(float);
+	unsigned grid;
+	if (prepare_launch((const void *)b, smem, nitems, &grid, err))
+		return -1;
+	b<<<grid, BLOCK, smem>>>((const int4 *)items, nitems, g->indices, g->vals, index, h, k,
+				 l.parts, dy, dx);
+	return gpu_check_status(cudaGetLastError(), "launch of backward_kernel", __FILE__, __LINE__,
+				err);
+}
+
 static int backward_items(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
-			  const uint16_t *index, int h, int k, const float *dy, float *dx,
+			  const void *index, int h, int k, const float *dy, float *dx,
 			  struct sp_err *err)
 {
 	if (check_sizes(g, h, k, "backward", err))
 		return -1;
 	gpu_range_push("maxk_backward");
 	int rc = GPU_FAILED(err, cudaMemsetAsync(dx, 0, (size_t)g->n * k * sizeof(float)));
-	if (!rc && nitems > 0) {
-		/* No accumulators here: any number of groups fits. */
-		const layout l = layout_for(k, h, 1 << 30, 8);
-		forward_fn unused;
-		backward_fn b;
-		kernels_for(l, &unused, &b);
-		const size_t smem = (size_t)WARPS * h * sizeof(float);
-		unsigned grid;
-		rc = prepare_launch((const void *)b, smem, nitems, &grid, err);
-		if (!rc) {
-			b<<<grid, BLOCK, smem>>>(
-				(const int4 *)items, nitems, g->indices, g->vals, index, h, k, l.parts,
-				dy, dx);
-			rc = gpu_check_status(cudaGetLastError(), "launch of backward_kernel", __FILE__,
-					      __LINE__, err);
-		}
-	}
+	if (!rc && nitems > 0)
+		rc = maxk_index_bytes(h) == 1
+			     ? launch_backward(g, items, nitems, (const uint8_t *)index, h, k, dy, dx,
+					       err)
+			     : launch_backward(g, items, nitems, (const uint16_t *)index, h, k, dy,
+					       dx, err);
 	gpu_range_pop();
 	return rc;
 }
 
-extern "C" int maxk_backward_gpu(const struct maxk_dev_graph *g, const uint16_t *index, int h,
-				 int k, const float *dy, float *dx, struct sp_err *err)
+extern "C" int maxk_backward_gpu(const struct maxk_dev_graph *g, const void *index, int h, int k,
+				 const float *dy, float *dx, struct sp_err *err)
 {
 	return backward_items(g, g->chunks, g->nchunks, index, h, k, dy, dx, err);
 }
 
-extern "C" int maxk_backward_records_gpu(const struct maxk_dev_graph *g, const uint16_t *index,
-					 int h, int k, const float *dy, float *dx,
-					 struct sp_err *err)
+extern "C" int maxk_backward_records_gpu(const struct maxk_dev_graph *g, const void *index, int h,
+					 int k, const float *dy, float *dx, struct sp_err *err)
 {
 	return backward_items(g, g->warp4, g->records, index, h, k, dy, dx, err);
 }
@@ -655,9 +690,10 @@ extern "C" int maxk_backward_records_gpu(const struct maxk_dev_graph *g, const u
 /* The gather form through the cached transpose: a warp per j, lanes over
  * t, no atomics; but each edge reads k scattered floats of dY's row r,
  * which touch most of the row's sectors, and dY does not fit in L2. */
+template <typename IT>
 __global__ void __launch_bounds__(BLOCK) backward_gather_kernel(
 	int64_t n, const int32_t *__restrict__ t_indptr, const int32_t *__restrict__ t_indices,
-	const float *__restrict__ t_vals, const uint16_t *__restrict__ xi, int h, int k,
+	const float *__restrict__ t_vals, const IT *__restrict__ xi, int h, int k,
 	const float *__restrict__ dy, float *__restrict__ dx)
 {
 	const int lane = threadIdx.x & 31;
@@ -674,17 +710,21 @@ __global__ void __launch_bounds__(BLOCK) backward_gather_kernel(
 	}
 }
 
-extern "C" int maxk_backward_gather_gpu(const struct maxk_dev_graph *g, const uint16_t *index,
-					int h, int k, const float *dy, float *dx,
-					struct sp_err *err)
+extern "C" int maxk_backward_gather_gpu(const struct maxk_dev_graph *g, const void *index, int h,
+					int k, const float *dy, float *dx, struct sp_err *err)
 {
 	if (k < 1 || k > h)
 		return sp_fail(err, "backward: k = %d is outside 1..%d (the feature width)", k, h);
 	if (g->n <= 0)
 		return 0;
 	gpu_range_push("maxk_backward_gather");
-	backward_gather_kernel<<<grid_for(g->n, WARPS, 132 * 64), BLOCK>>>(
-		g->n, g->t_indptr, g->t_indices, g->t_vals, index, h, k, dy, dx);
+	const unsigned grid = grid_for(g->n, WARPS, 132 * 64);
+	if (maxk_index_bytes(h) == 1)
+		backward_gather_kernel<<<grid, BLOCK>>>(g->n, g->t_indptr, g->t_indices, g->t_vals,
+							(const uint8_t *)index, h, k, dy, dx);
+	else
+		backward_gather_kernel<<<grid, BLOCK>>>(g->n, g->t_indptr, g->t_indices, g->t_vals,
+							(const uint16_t *)index, h, k, dy, dx);
 	gpu_range_pop();
 	GPU_CHECK_LAUNCH(err, "backward_gather_kernel");
 	return 0;

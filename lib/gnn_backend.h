@@ -110,7 +110,10 @@ struct gnn_backend {
 	/* MaxK (lib/maxk_ref.h says exactly what each computes): topk is
 	 * maxk_topk_ref into values/index (m x k; k in 1..h, h at most
 	 * MAXK_MAX_WIDTH), scatter is cbsr_to_dense, gather is
-	 * maxk_backward_ref (out[i][t] = dense[i][index[i][t]]). */
+	 * maxk_backward_ref (out[i][t] = dense[i][index[i][t]]). The index
+	 * buffer (room for m x k uint16) is the backend's own: topk fills it
+	 * and only the backend's MaxK operations read it. The CPU keeps 16-bit
+	 * columns; the GPU 8-bit ones when h <= 256 (kernels/maxk_gpu.h). */
 	int (*topk)(struct gnn_backend *b, const float *x, int64_t m, int h, int k, float *values,
 		    uint16_t *index, struct sp_err *err);
 	int (*scatter)(struct gnn_backend *b, const float *values, const uint16_t *index,

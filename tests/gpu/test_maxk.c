@@ -46,6 +46,21 @@ static void *dev_poisoned(size_t bytes)
 	return p;
 }
 
+/* The GPU's kept indices (maxk_index_bytes(h) each) widened to the CPU
+ * reference's 16 bits. */
+static uint16_t *download_index(const void *idx_d, int64_t count, int h)
+{
+	struct sp_err e;
+	const size_t width = (size_t)maxk_index_bytes(h);
+	uint8_t *raw = malloc((size_t)count * width + 1);
+	uint16_t *idx = malloc((size_t)count * 2 + 2);
+	assert_int_equal(gpu_download(raw, idx_d, (size_t)count * width, &e), 0);
+	for (int64_t i = 0; i < count; i++)
+		idx[i] = width == 1 ? raw[i] : (uint16_t)(raw[2 * i] | raw[2 * i + 1] << 8);
+	free(raw);
+	return idx;
+}
+
 static void check(const struct csr *g, int h, int k, uint64_t seed)
 {
 	struct sp_err e;
@@ -75,14 +90,13 @@ static void check(const struct csr *g, int h, int k, uint64_t seed)
 	assert_int_equal(gpu_upload(dy_d, dy, (size_t)(n * h) * 4, &e), 0);
 	float *vals_d = dev_poisoned((size_t)(n * k) * 4), *y_d = dev_poisoned((size_t)(n * h) * 4);
 	float *dx_d = dev_poisoned((size_t)(n * k) * 4);
-	uint16_t *idx_d = dev_poisoned((size_t)(n * k) * 2);
+	void *idx_d = dev_poisoned((size_t)(n * k) * 2);
 	if (maxk_topk_gpu(x_d, n, h, k, vals_d, idx_d, &e) || gpu_sync(&e))
 		fail_msg("top-k: %s", e.msg);
 	float *vals = malloc((size_t)(n * k) * 4), *y = malloc((size_t)(n * h) * 4);
 	float *dx = malloc((size_t)(n * k) * 4);
-	uint16_t *idx = malloc((size_t)(n * k) * 2);
 	assert_int_equal(gpu_download(vals, vals_d, (size_t)(n * k) * 4, &e), 0);
-	assert_int_equal(gpu_download(idx, idx_d, (size_t)(n * k) * 2, &e), 0);
+	uint16_t *idx = download_index(idx_d, n * k, h);
 	assert_memory_equal(idx, c.index, (size_t)(n * k) * 2);
 	assert_memory_equal(vals, c.values, (size_t)(n * k) * 4);
 
@@ -90,12 +104,12 @@ static void check(const struct csr *g, int h, int k, uint64_t seed)
 	 * output (they must write all of it). */
 	static const struct {
 		const char *name;
-		int (*run)(const struct maxk_dev_graph *, const float *, const uint16_t *, int, int,
+		int (*run)(const struct maxk_dev_graph *, const float *, const void *, int, int,
 			   float *, struct sp_err *);
 	} forwards[] = {{"forward", maxk_forward_gpu}, {"forward over records", maxk_forward_records_gpu}};
 	static const struct {
 		const char *name;
-		int (*run)(const struct maxk_dev_graph *, const uint16_t *, int, int, const float *,
+		int (*run)(const struct maxk_dev_graph *, const void *, int, int, const float *,
 			   float *, struct sp_err *);
 	} backwards[] = {{"backward", maxk_backward_gpu},
 			 {"backward over records", maxk_backward_records_gpu},
@@ -256,13 +270,12 @@ static void test_topk_special_rows(void **state)
 			struct cbsr c;
 			assert_int_equal(maxk_topk_ref(x, n, h, k, &c, &e), 0);
 			float *vals_d = dev_poisoned((size_t)(n * k) * 4);
-			uint16_t *idx_d = dev_poisoned((size_t)(n * k) * 2);
+			void *idx_d = dev_poisoned((size_t)(n * k) * 2);
 			if (maxk_topk_gpu(x_d, n, h, k, vals_d, idx_d, &e) || gpu_sync(&e))
 				fail_msg("top-k: %s", e.msg);
 			float *vals = malloc((size_t)(n * k) * 4);
-			uint16_t *idx = malloc((size_t)(n * k) * 2);
 			assert_int_equal(gpu_download(vals, vals_d, (size_t)(n * k) * 4, &e), 0);
-			assert_int_equal(gpu_download(idx, idx_d, (size_t)(n * k) * 2, &e), 0);
+			uint16_t *idx = download_index(idx_d, n * k, h);
 			assert_memory_equal(idx, c.index, (size_t)(n * k) * 2);
 			assert_memory_equal(vals, c.values, (size_t)(n * k) * 4);
 			free(vals);
