@@ -324,6 +324,9 @@ static struct options parse_options(int argc, char **argv)
 		check_bench(&o);
 	else
 		check_training(&o);
+	struct sp_err err;
+	if (!o.bench && o.synthetic && gnn_data_synthetic_check(o.synthetic, &err))
+		cli_usage_error("%s", err.msg);
 	o.model.seed = o.seed;
 	return o;
 }

@@ -75,6 +75,10 @@ int gnn_data_load(const char *dir, struct gnn_dataset *d, struct sp_err *err);
  * thread count. Errors read "--synthetic: ...". */
 int gnn_data_synthetic(const char *spec, struct gnn_dataset *d, struct sp_err *err);
 
+/* Only parses and checks SPEC (the same errors, nothing generated), so a
+ * program can report a bad spec as a usage error before any work. */
+int gnn_data_synthetic_check(const char *spec, struct sp_err *err);
+
 /* Adds the missing self-loops (a node that has one keeps it once); rows
  * stay sorted. */
 int gnn_data_add_selfloops(struct gnn_dataset *d, struct sp_err *err);

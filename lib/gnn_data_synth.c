@@ -272,7 +272,7 @@ static float *csbm_means(const struct csbm *c)
 	return mu;
 }
 
-static int csbm_make(char *items, struct gnn_dataset *d, struct sp_err *err)
+static int csbm_make(char *items, int dry, struct gnn_dataset *d, struct sp_err *err)
 {
 	struct csbm c = csbm_defaults;
 	const struct key keys[] = {
@@ -294,6 +294,8 @@ static int csbm_make(char *items, struct gnn_dataset *d, struct sp_err *err)
 	if (c.deg > (double)(c.nodes - 1))
 		return sp_fail(err, "--synthetic: csbm: mean degree %g exceeds the %lld other nodes",
 			       c.deg, c.nodes - 1);
+	if (dry)
+		return 0;
 	snprintf(d->name, sizeof d->name, "csbm");
 	if (data_alloc(d, c.nodes, c.feat, c.classes, err))
 		return -1;
@@ -312,7 +314,7 @@ static int csbm_make(char *items, struct gnn_dataset *d, struct sp_err *err)
 
 /* ---- power-law graphs ---- */
 
-static int powerlaw_make(const char *name, char *items, struct gnn_dataset *d,
+static int powerlaw_make(const char *name, char *items, int dry, struct gnn_dataset *d,
 			 struct sp_err *err)
 {
 	const struct preset *p = NULL;
@@ -334,6 +336,8 @@ static int powerlaw_make(const char *name, char *items, struct gnn_dataset *d,
 	if ((items && parse_items(items, keys, 2, NULL, graph + len, sizeof graph - len, err)) ||
 	    graph_spec_parse(graph, &gs, err))
 		return -1;
+	if (dry)
+		return 0;
 	snprintf(d->name, sizeof d->name, "%s", gs.name);
 	if (graph_gen(&gs, &d->graph, err) || data_alloc(d, gs.nodes, feat, classes, err))
 		return -1;
@@ -341,7 +345,8 @@ static int powerlaw_make(const char *name, char *items, struct gnn_dataset *d,
 	return split_random(d, p->train, p->val, gs.seed, err);
 }
 
-int gnn_data_synthetic(const char *spec, struct gnn_dataset *d, struct sp_err *err)
+/* Parses SPEC and, unless dry, generates the dataset. */
+static int synthetic(const char *spec, int dry, struct gnn_dataset *d, struct sp_err *err)
 {
 	memset(d, 0, sizeof *d);
 	char buf[256];
@@ -351,8 +356,20 @@ int gnn_data_synthetic(const char *spec, struct gnn_dataset *d, struct sp_err *e
 	size_t head = strcspn(buf, ":,");
 	char *items = buf[head] ? buf + head + 1 : NULL;
 	buf[head] = '\0';
-	int rc = !strcmp(buf, "csbm") ? csbm_make(items, d, err) : powerlaw_make(buf, items, d, err);
+	int rc = !strcmp(buf, "csbm") ? csbm_make(items, dry, d, err)
+				      : powerlaw_make(buf, items, dry, d, err);
 	if (rc)
 		gnn_data_free(d);
 	return rc;
+}
+
+int gnn_data_synthetic(const char *spec, struct gnn_dataset *d, struct sp_err *err)
+{
+	return synthetic(spec, 0, d, err);
+}
+
+int gnn_data_synthetic_check(const char *spec, struct sp_err *err)
+{
+	struct gnn_dataset unused;
+	return synthetic(spec, 1, &unused, err);
 }

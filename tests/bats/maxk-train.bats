@@ -135,8 +135,13 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	EOF
 	run "$BIN/$G" "$T/nothing" "${SMALL[@]}"
 	assert_error 1 $G "nothing"
+	# A bad --synthetic spec is a usage error, found before any work.
 	run "$BIN/$G" --synthetic csbm:nodes=0 "${SMALL[@]}"
-	assert_error 1 $G "--synthetic"
+	assert_error 2 $G "--synthetic: csbm"
+	run "$BIN/$G" --synthetic bogus_like "${SMALL[@]}"
+	assert_error 2 $G "--synthetic: unknown dataset 'bogus_like'"
+	run "$BIN/$G" --synthetic reddit_like:edges=x "${SMALL[@]}"
+	assert_error 2 $G "--synthetic"
 }
 
 @test "a folder, an OGB folder, self-loops already in the graph, multi-label data: all train" {

@@ -620,6 +620,20 @@ static void test_synthetic_errors(void **state)
 		assert_null(d.graph.indptr);
 		assert_int_equal(strncmp(e.msg, "--synthetic: ", 13), 0);
 		assert_msg_has(&e, cases[c][1], NULL);
+		/* The check alone finds the same, but an empty split, which only
+		 * the random split shows. */
+		if (strstr(cases[c][1], "split empty"))
+			continue;
+		if (gnn_data_synthetic_check(cases[c][0], &e) == 0)
+			fail_msg("check: '%s' was accepted", cases[c][0]);
+		assert_msg_has(&e, cases[c][1], NULL);
+	}
+	static const char *const good[] = {"csbm", "csbm:nodes=100,deg=3", "reddit_like",
+					   "products_like:seed=3", "powerlaw:nodes=100,edges=500"};
+	for (size_t c = 0; c < sizeof good / sizeof *good; c++) {
+		struct sp_err e;
+		if (gnn_data_synthetic_check(good[c], &e))
+			fail_msg("check: '%s': %s", good[c], e.msg);
 	}
 }
 
