@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: every benchmark this machine can run. The CPU measurements
-# always; the GPU benchmark scripts (scripts/bench-*.sh, each comparing
-# spkit with its baselines side by side) when a GPU is usable.
+# (scripts/measure-*.sh) always; the GPU benchmark scripts (scripts/bench-*.sh,
+# each comparing spkit with its baselines side by side) when a GPU is usable.
 # SPKIT_BENCH_DIR (default build/bench) receives the CSVs and scratch files.
 set -euo pipefail
 bin=${SPKIT_BIN:-bin}
@@ -13,11 +13,10 @@ echo "== maxk-genmeta on reddit_like (CPU)"
 "$here/measure-genmeta.sh" "$SPKIT_BENCH_DIR/genmeta"
 
 echo "== graph-partition (CPU)"
-"$here/bench-graph-partition.sh"
+"$here/measure-graph-partition.sh"
 
 if "$bin/macko-spmv" bench --rows 8 --cols 8 --reps 1 --warmup 0 >/dev/null 2>&1; then
 	for b in "$here"/bench-*.sh; do
-		[ "$b" = "$here/bench-graph-partition.sh" ] && continue # CPU, above
 		echo "== $(basename "$b" .sh)"
 		"$b"
 	done

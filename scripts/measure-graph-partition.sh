@@ -7,7 +7,7 @@
 # same file and running onnx.shape_inference on it, for scale. The models are
 # written into a temporary folder (scripts/graph-partition-models.py) and
 # removed after.
-#   scripts/bench-graph-partition.sh [--no-weights]   (GP_RUNS=20 runs each)
+#   scripts/measure-graph-partition.sh [--no-weights]   (GP_RUNS=20 runs each)
 set -euo pipefail
 bin=${SPKIT_BIN:-bin}
 runs=${GP_RUNS:-20}
