@@ -137,7 +137,7 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	assert_error 1 $G "nothing"
 	# A bad --synthetic spec is a usage error, found before any work.
 	run "$BIN/$G" --synthetic csbm:nodes=0 "${SMALL[@]}"
-	assert_error 2 $G "--synthetic: csbm"
+	assert_error 2 $G "--synthetic: nodes=0"
 	run "$BIN/$G" --synthetic bogus_like "${SMALL[@]}"
 	assert_error 2 $G "--synthetic: unknown dataset 'bogus_like'"
 	run "$BIN/$G" --synthetic reddit_like:edges=x "${SMALL[@]}"
