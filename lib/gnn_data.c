@@ -304,7 +304,9 @@ static int ogb_paths(const char *dir, struct ogb_paths *p, struct sp_err *err)
 
 /* A .csv.gz of comma-separated numbers, the same count on every line, into
  * rows x cols floats; `what` names a field in messages ("a feature"). The
- * array is sized for `expect` rows when that is known (else grown). */
+ * array doubles from a few MiB, and stops at `expect` rows when that is
+ * known (num-node-list's count): neither a count nor a line of commas
+ * allocates much before the rows are there. */
 static int ogb_table(const char *path, const char *what, int64_t expect, float **out,
 		     int64_t *rows_out, int64_t *cols_out, struct sp_err *err)
 {
@@ -320,7 +322,10 @@ static int ogb_table(const char *path, const char *what, int64_t expect, float *
 			for (rest = line, cols = 0; text_next_field(&rest, ',', &field);)
 				cols++;
 		if (rows == cap) {
-			cap = cap ? cap * 2 : expect > 0 ? expect : 4096;
+			int64_t first = (4 << 20) / (cols * (int64_t)sizeof *v);
+			cap = cap ? cap * 2 : first > 1 ? first : 1;
+			if (expect > rows && cap > expect)
+				cap = expect;
 			float *bigger = realloc(v, (size_t)(cap * cols) * sizeof *v);
 			if (!bigger) {
 				rc = sp_fail(err, "%s: out of memory at line %lld", path,

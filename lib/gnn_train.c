@@ -356,6 +356,11 @@ static int read_checkpoint(struct gnn_trainer *t, const char *path, struct ck_ar
 		     read_member(&z, path, "adam_m2", NPY_F4, 1, (int64_t)P, 0, a->params + 2 * P,
 				 err) ||
 		     read_member(&z, path, "log", NPY_F8, 2, epoch, LOG_COLS, a->log, err);
+	/* Row i is epoch i + 1; checked before it becomes an integer. */
+	for (int64_t i = 0; !rc && i < epoch; i++)
+		if (a->log[i * LOG_COLS] != (double)(i + 1))
+			rc = sp_fail(err, "%s: member 'log': row %lld holds epoch %g, expected %lld", path,
+				     (long long)i, a->log[i * LOG_COLS], (long long)(i + 1));
 	npz_close(&z);
 	return rc ? -1 : 0;
 }

@@ -1,5 +1,7 @@
 #include "hardware.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,7 +46,11 @@ static int positive(const struct ydoc_node *map, const char *key, double scale, 
 		return -1;
 	if (!(*out > 0))
 		return ydoc_fail(ydoc_get(map, key), err, "%s: expected a positive number", key);
-	*out *= scale;
+	/* 1e300 TFLOP/s would be an infinite peak, 1e-320 us no launch cost. */
+	double v = *out * scale;
+	if (!isfinite(v) || v < DBL_MIN)
+		return ydoc_fail(ydoc_get(map, key), err, "%s: %g is out of range", key, *out);
+	*out = v;
 	return 0;
 }
 

@@ -17,7 +17,8 @@
  *	  int8: 1978.9                 # tera-ops
  *
  * Every key is required but vector_tflops (the fp32 peak when absent);
- * numbers must be positive; unknown keys are errors, with file:line. The
+ * numbers must be positive and, in SI units, finite and normal doubles;
+ * unknown keys are errors, with file:line. The
  * built-in default is the H200 file's numbers (a test keeps them equal). */
 #ifndef SPKIT_HARDWARE_H
 #define SPKIT_HARDWARE_H

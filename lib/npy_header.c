@@ -47,7 +47,8 @@ static int eat(struct cursor *c, char ch)
 	return 0;
 }
 
-/* A quoted string without escapes (no key or dtype NumPy writes has any). */
+/* A quoted string without escapes or control characters (no key or dtype
+ * NumPy writes has any; messages quote the string, on one line). */
 static int parse_string(struct cursor *c, char *out, size_t cap)
 {
 	if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
@@ -55,7 +56,7 @@ static int parse_string(struct cursor *c, char *out, size_t cap)
 	char quote = *c->p++;
 	size_t n = 0;
 	while (c->p < c->end && *c->p != quote) {
-		if (*c->p == '\\' || *c->p == '\n')
+		if (*c->p == '\\' || (unsigned char)*c->p < 0x20 || *c->p == 0x7f)
 			return bad(c, "unsupported character in string");
 		if (n + 1 == cap)
 			return bad(c, "string too long");

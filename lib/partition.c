@@ -134,7 +134,10 @@ static int critical_paths(struct gp_report *r, struct sp_err *err)
 		goto done;
 	for (size_t k = 0; k < n; k++) {
 		r->ops[k].critical = on_path[k];
-		w[k] = (int64_t)(r->ops[k].roof.time_s * 1e12 + 0.5);
+		/* An op past 2^63 ps (107 days: a huge model on a slow hardware
+		 * file) saturates, as the FLOP counts do. */
+		double ps_k = r->ops[k].roof.time_s * 1e12 + 0.5;
+		w[k] = ps_k < 0x1p63 ? (int64_t)ps_k : INT64_MAX;
 	}
 	rc = stages_heaviest_path(&r->g, r->order, r->stage, w, &ps, NULL, err);
 	r->critical_path_time_s = (double)ps * 1e-12;

@@ -1,7 +1,7 @@
 /* The training loop on the CPU backend: the loss falls; the same seed
  * gives the same run bit for bit; a run stopped and resumed from its
  * checkpoint ends exactly as the uninterrupted run; a checkpoint refuses
- * other settings; the log's rows. */
+ * other settings and a corrupt log; the log's rows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 
 #include "gnn_train.h"
 #include "gnnutil.h"
+#include "npz.h"
 
 static const struct gnn_model_config cfg = {
 	.conv = GNN_SAGE, .nonlinear = GNN_MAXK, .layers = 2, .hidden = 16, .maxk = 4,
@@ -170,6 +171,28 @@ static void test_resume_equals_uninterrupted(void **state)
 	gnn_data_free(&d);
 }
 
+/* Rewrites the checkpoint at path with row 0 of its log saying `epoch`. */
+static void set_log_epoch(const char *path, double epoch)
+{
+	static const char *const names[] = {"state", "config", "best", "params", "adam_m1",
+					     "adam_m2", "log"};
+	struct npy_array a[7];
+	struct npz z;
+	struct npz_writer w;
+	struct sp_err e;
+	assert_int_equal(npz_open(&z, path, &e), 0);
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(npz_read(&z, names[i], &a[i], &e), 0);
+	npz_close(&z);
+	((double *)a[6].data)[0] = epoch;
+	assert_int_equal(npz_writer_open(&w, path, 0, &e), 0);
+	for (int i = 0; i < 7; i++) {
+		assert_int_equal(npz_writer_add(&w, names[i], &a[i], &e), 0);
+		npy_free(&a[i]);
+	}
+	assert_int_equal(npz_writer_commit(&w, &e), 0);
+}
+
 static void test_resume_refuses_other_settings(void **state)
 {
 	struct gnn_dataset d;
@@ -213,6 +236,14 @@ static void test_resume_refuses_other_settings(void **state)
 	assert_int_equal(gnn_trainer_resume(&b.t, path, &e), 0);
 	assert_int_equal(gnn_train_run(&b.t, NULL, &e), 0);
 	assert_int_equal(b.t.epoch, 3);
+	cleanup(&b);
+
+	/* Found by fuzz_checkpoint: a log row's epoch was converted to an
+	 * integer unchecked (1e300: undefined behaviour). */
+	set_log_epoch(path, 1e300);
+	start(&b, &d, &cfg, &o);
+	assert_int_equal(gnn_trainer_resume(&b.t, path, &e), -1);
+	assert_non_null(strstr(e.msg, ": member 'log': row 0 holds epoch 1e+300, expected 1"));
 	cleanup(&b);
 	unlink(path);
 	gnn_data_free(&d);

@@ -297,6 +297,9 @@ static void test_bad_dict_syntax(void **state)
 	expect_header_error(1, "{'descr: '<f4'}", "unexpected key 'descr: ' (at byte 11)");
 	expect_header_error(1, "{'descr': '<f4", "unterminated string");
 	expect_header_error(1, "{'de\\x63r': '<f4'}", "unsupported character in string");
+	/* Found by fuzz_gnn_folder: a key with a carriage return was quoted
+	 * into the message, which then took two lines. */
+	expect_header_error(1, "{'shap\re': (5,)}", "unsupported character in string");
 	expect_header_error(1, "", "expected '{'");
 }
 

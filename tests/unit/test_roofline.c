@@ -1,7 +1,8 @@
 /* Hardware files (hardware.h) and the roofline estimate with its classes
  * (roofline.h): times by hand, the classes at and around their cut-offs,
- * the built-in H200 against configs/hardware/h200.yaml, and the files'
- * errors with their lines. */
+ * the built-in H200 against configs/hardware/h200.yaml, the files'
+ * errors with their lines, and graph-partition's times on absurdly slow
+ * hardware. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,8 @@
 #include <cmocka.h>
 
 #include "hardware.h"
+#include "model_yaml.h"
+#include "partition.h"
 #include "roofline.h"
 #include "testutil.h"
 
@@ -154,6 +157,33 @@ static void test_file_errors(void **state)
 	load_fails("name: x\nsms: 4\nmemory_bandwidth_gbs: 100\nl2_cache_mb: 1\n"
 		   "launch_overhead_us: 2\npeak_tflops:\n  fp32: 1\n",
 		   "7: missing key 'tf32'");
+	/* Found by fuzz_hardware: a peak that scales past the doubles
+	 * (1e300 TFLOP/s) or a launch cost below them. */
+	load_fails("name: x\nsms: 4\nmemory_bandwidth_gbs: 100\nl2_cache_mb: 1\n"
+		   "launch_overhead_us: 2\npeak_tflops: {fp32: 1e300, tf32: 2, fp16: 3, bf16: 3, "
+		   "int8: 6}\n", "6: fp32: 1e+300 is out of range");
+	load_fails("name: x\nsms: 4\nmemory_bandwidth_gbs: 100\nl2_cache_mb: 1\n"
+		   "launch_overhead_us: 1e-310\n", "5: launch_overhead_us: 1e-310 is out of range");
+}
+
+/* Found by fuzz_hardware: on a very slow GPU an op takes more than 2^63
+ * ps, and the critical path by time (summed in ps) saturates instead of
+ * converting out of range (INT64_MIN on x86: a negative time). */
+static void test_slow_hardware(void **state)
+{
+	static const char model[] = "name: one\ninputs:\n  x: [8, 8]\nparams:\n  w: [8, 8]\n"
+				    "nodes:\n  - {op: MatMul, name: mm, inputs: [x, w], outputs: [y]}\n"
+				    "outputs: [y]\n";
+	struct gp_options o = {.thresholds = RL_SEED};
+	struct gp_report r = {0};
+	struct sp_err e;
+	o.hw = toy();
+	for (int d = 0; d < HW_NDTYPES; d++)
+		o.hw.peak_flops[d] = 1e-290;
+	if (ym_load_buffer(model, sizeof model - 1, "one.yaml", &r.g, &e) || gp_analyse(&r, &o, &e))
+		fail_msg("%s", e.msg);
+	assert_true(r.critical_path_time_s > 9e6);
+	gp_free(&r);
 }
 
 int main(void)
@@ -163,6 +193,7 @@ int main(void)
 		cmocka_unit_test(test_seed_classes),
 		cmocka_unit_test(test_dtypes_and_default),
 		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_slow_hardware),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -1,0 +1,55 @@
+/* libFuzzer target for graph-partition's hardware files (hw_load, which
+ * reads a path): the input as the file, then, with what loads, the
+ * roofline analysis of a small fixed model for every data type and its
+ * table and JSON reports, so odd peaks, bandwidths and launch costs (tiny,
+ * huge) meet the arithmetic. An error is one line. */
+#include "fuzzdir.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hardware.h"
+#include "model_yaml.h"
+#include "partition.h"
+
+/* tests/fuzz/corpus/model_yaml/mlp.yaml, without its comments. */
+static const char model[] =
+	"name: mlp\n"
+	"inputs:\n"
+	"  x: [N, 784]\n"
+	"params:\n"
+	"  fc1.w: [256, 784]\n"
+	"  fc1.b: [256]\n"
+	"  fc2.w: [10, 256]\n"
+	"  fc2.b: [10]\n"
+	"nodes:\n"
+	"  - {op: Gemm, name: fc1, inputs: [x, fc1.w, fc1.b], outputs: [h1], attrs: {transB: 1}}\n"
+	"  - {op: Relu, name: relu1, inputs: [h1], outputs: [a1]}\n"
+	"  - {op: Gemm, name: fc2, inputs: [a1, fc2.w, fc2.b], outputs: [logits], attrs: {transB: 1}}\n"
+	"  - {op: Softmax, name: softmax, inputs: [logits], outputs: [probs], attrs: {axis: -1}}\n"
+	"outputs: [probs]\n";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static FILE *sink;
+	struct gp_options o = {.si = {.batch = 64}, .thresholds = RL_SEED};
+	struct sp_err err;
+	if (!sink)
+		sink = fopen("/dev/null", "w");
+	const char *path = fuzz_put("hardware.yaml", data, size);
+	if (hw_load(path, &o.hw, &err)) {
+		fuzz_check_message(err.msg);
+		return 0;
+	}
+	for (int dt = 0; dt < HW_NDTYPES; dt++) {
+		struct gp_report r = {0};
+		o.dtype = (enum hw_dtype)dt;
+		if (ym_load_buffer(model, sizeof model - 1, "mlp.yaml", &r.g, &err) ||
+		    gp_analyse(&r, &o, &err))
+			abort();
+		gp_write_table(sink, &r);
+		gp_write_json(sink, &r);
+		gp_free(&r);
+	}
+	return 0;
+}
