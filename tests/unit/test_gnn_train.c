@@ -238,8 +238,9 @@ static void test_resume_refuses_other_settings(void **state)
 	assert_int_equal(b.t.epoch, 3);
 	cleanup(&b);
 
-	/* Found by fuzz_checkpoint: a log row's epoch was converted to an
-	 * integer unchecked (1e300: undefined behaviour). */
+	/* Seen reading the code, then confirmed with fuzz_checkpoint: a log
+	 * row's epoch was converted to an integer unchecked (1e300: undefined
+	 * behaviour). */
 	set_log_epoch(path, 1e300);
 	start(&b, &d, &cfg, &o);
 	assert_int_equal(gnn_trainer_resume(&b.t, path, &e), -1);
