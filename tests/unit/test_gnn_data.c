@@ -431,8 +431,9 @@ static void test_ogb_bad_folders(void **state)
 	expect_load_fails(dir, "raw/node-feat.csv.gz", "corrupt or truncated gzip data");
 
 	/* Seen reading the code, then confirmed with fuzz_ogb: the features
-	 * were allocated for num-node-list's count before any row was read (here 2^31 - 1 rows of 999 floats,
-	 * 8 TiB: "out of memory", or a crash under ASan). */
+	 * were allocated for num-node-list's count before any row was read
+	 * (here 2^31 - 1 rows of 999 floats, 8 TiB: "out of memory", or a
+	 * crash under ASan). */
 	dir = make_ogb("huge_count", 0, "2147483647\n");
 	test_write_gz("huge_count/raw/node-feat.csv.gz", text, n);
 	expect_load_fails(dir, "raw/node-feat.csv.gz", "raw/node-feat.csv.gz: 5 rows, but ");
