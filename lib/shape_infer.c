@@ -164,8 +164,11 @@ static int rule_passthrough(const struct ctx *c)
 		return -1;
 	if (strcmp(c->n->op, "Cast"))
 		return 0;
+	struct om_value *y = output(c, 0);
+	if (!y) /* its output left out (""): nothing to type */
+		return 0;
 	int to = (int)om_attr_int(c->n, "to", 0);
-	output(c, 0)->elem_type = to;
+	y->elem_type = to;
 	int64_t ints[OM_CONST_MAX];
 	double floats[OM_CONST_MAX];
 	if (x->cval && !is_integral(to)) {

@@ -641,6 +641,25 @@ static void test_float_folding(void **state)
 	om_free(&g);
 }
 
+/* Found by fuzz_onnx: a Cast without an output typed a missing value. Ops
+ * whose outputs are all left out infer nothing, and do not fail. */
+static void test_node_without_outputs(void **state)
+{
+	struct om_graph g;
+	struct sp_err e;
+	const char *in[] = {"x"}, *none[] = {""};
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 1, GU_DIMS(4), NULL);
+	assert_int_equal(om_add_node(&g, "Cast", "c0", in, 1, none, 0, &e), 0);
+	om_node_add_int(&g.nodes[g.nnodes - 1], "to", 1);
+	assert_int_equal(om_add_node(&g, "Cast", "c1", in, 1, none, 1, &e), 0);
+	om_node_add_int(&g.nodes[g.nnodes - 1], "to", 7);
+	assert_int_equal(om_add_node(&g, "Relu", "r", in, 1, none, 0, &e), 0);
+	if (gu_infer(&g, &plain, &e))
+		fail_msg("%s", e.msg);
+	om_free(&g);
+}
+
 static void test_inputs_and_graph_errors(void **state)
 {
 	struct om_graph g;
@@ -720,6 +739,7 @@ int main(void)
 		cmocka_unit_test(test_more_ops),
 		cmocka_unit_test(test_einsum),
 		cmocka_unit_test(test_float_folding),
+		cmocka_unit_test(test_node_without_outputs),
 		cmocka_unit_test(test_inputs_and_graph_errors),
 		cmocka_unit_test(test_parse_dims),
 	};
