@@ -306,6 +306,8 @@ static int fold_constants(const struct ctx *c)
 	if (!y || n > OM_CONST_MAX || !c->n->nin || c->n->nin > 3)
 		return 0;
 	for (size_t i = 0; i < c->n->nin; i++) {
+		if (c->n->in[i] == OM_NONE) /* an input left out (""): nothing to fold */
+			return 0;
 		const struct om_value *v = &c->g->values[c->n->in[i]];
 		size_t count = v->cval ? v->ncval : v->nfval;
 		if ((!v->cval && !v->fval) || (count != 1 && (int64_t)count != n))

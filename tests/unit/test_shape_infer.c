@@ -643,7 +643,7 @@ static void test_float_folding(void **state)
 
 /* Found by fuzz_onnx: a Cast without an output typed a missing value. Ops
  * whose outputs are all left out infer nothing, and do not fail. */
-static void test_node_without_outputs(void **state)
+static void test_left_out_values(void **state)
 {
 	struct om_graph g;
 	struct sp_err e;
@@ -657,6 +657,16 @@ static void test_node_without_outputs(void **state)
 	assert_int_equal(om_add_node(&g, "Relu", "r", in, 1, none, 0, &e), 0);
 	if (gu_infer(&g, &plain, &e))
 		fail_msg("%s", e.msg);
+	om_free(&g);
+
+	/* Also found by fuzz_onnx: constant folding read the value of an input
+	 * left out (""): a Not with inputs (pads, "", axes). */
+	const char *three[] = {"pads", "", "axes"}, *out[] = {"p"};
+	gu_init(&g);
+	gu_tensor(&g, 'c', "pads", 1, GU_DIMS(2), GU_DIMS(3, 4));
+	gu_tensor(&g, 'c', "axes", 1, GU_DIMS(2), GU_DIMS(0, 1));
+	assert_int_equal(om_add_node(&g, "Not", "not", three, 3, out, 1, &e), 0);
+	(void)gu_infer(&g, &plain, &e); /* an error or not, but no crash */
 	om_free(&g);
 }
 
@@ -739,7 +749,7 @@ int main(void)
 		cmocka_unit_test(test_more_ops),
 		cmocka_unit_test(test_einsum),
 		cmocka_unit_test(test_float_folding),
-		cmocka_unit_test(test_node_without_outputs),
+		cmocka_unit_test(test_left_out_values),
 		cmocka_unit_test(test_inputs_and_graph_errors),
 		cmocka_unit_test(test_parse_dims),
 	};
