@@ -35,6 +35,20 @@ static unsigned grid_for(int64_t items, int per_block, int64_t cap)
 	return (unsigned)(b < 1 ? 1 : b < cap ? b : cap);
 }
 
+/* f called with index as the kept columns' own type: 8-bit when h <= 256,
+ * 16-bit above (maxk_index_bytes), decided here once for every launcher. */
+template <typename F>
+static auto with_index(int h, void *index, F f)
+{
+	return maxk_index_bytes(h) == 1 ? f((uint8_t *)index) : f((uint16_t *)index);
+}
+
+template <typename F>
+static auto with_index(int h, const void *index, F f)
+{
+	return maxk_index_bytes(h) == 1 ? f((const uint8_t *)index) : f((const uint16_t *)index);
+}
+
 /* A float's order as an unsigned key; NaN above everything, like the CPU
  * reference, so it is kept and propagates; -0 equal to +0 (a tie, settled
  * by column as the reference does). */
@@ -116,10 +130,9 @@ static int launch_topk(const float *x, int64_t n, int h, int k, float *values, v
 		       struct sp_err *err)
 {
 	const unsigned grid = grid_for(n, WARPS, 65535 * 8);
-	if (maxk_index_bytes(h) == 1)
-		topk_kernel<M><<<grid, BLOCK>>>(x, (int)n, h, k, values, (uint8_t *)index);
-	else
-		topk_kernel<M><<<grid, BLOCK>>>(x, (int)n, h, k, values, (uint16_t *)index);
+	with_index(h, index, [&](auto ix) {
+		topk_kernel<M><<<grid, BLOCK>>>(x, (int)n, h, k, values, ix);
+	});
 	GPU_CHECK_LAUNCH(err, "topk_kernel");
 	return 0;
 }
@@ -169,10 +182,9 @@ extern "C" int maxk_scatter_gpu(const float *values, const void *index, int64_t 
 	if (n * k == 0)
 		return 0;
 	const unsigned grid = grid_for(n * k, 256, 132 * 32);
-	if (maxk_index_bytes(h) == 1)
-		scatter_kernel<<<grid, 256>>>(values, (const uint8_t *)index, n * k, h, k, dense);
-	else
-		scatter_kernel<<<grid, 256>>>(values, (const uint16_t *)index, n * k, h, k, dense);
+	with_index(h, index, [&](auto ix) {
+		scatter_kernel<<<grid, 256>>>(values, ix, n * k, h, k, dense);
+	});
 	GPU_CHECK_LAUNCH(err, "scatter_kernel");
 	return 0;
 }
@@ -183,10 +195,9 @@ extern "C" int maxk_gather_gpu(const float *dense, const void *index, int64_t n,
 	if (n * k == 0)
 		return 0;
 	const unsigned grid = grid_for(n * k, 256, 132 * 32);
-	if (maxk_index_bytes(h) == 1)
-		gather_kernel<<<grid, 256>>>(dense, (const uint8_t *)index, n * k, h, k, out);
-	else
-		gather_kernel<<<grid, 256>>>(dense, (const uint16_t *)index, n * k, h, k, out);
+	with_index(h, index, [&](auto ix) {
+		gather_kernel<<<grid, 256>>>(dense, ix, n * k, h, k, out);
+	});
 	GPU_CHECK_LAUNCH(err, "gather_kernel");
 	return 0;
 }
@@ -616,11 +627,9 @@ static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, i
 	gpu_range_push("maxk_forward");
 	int rc = GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float)));
 	if (!rc && nitems > 0)
-		rc = maxk_index_bytes(h) == 1
-			     ? launch_forward(g, items, nitems, values, (const uint8_t *)index, h, k, y,
-					      err)
-			     : launch_forward(g, items, nitems, values, (const uint16_t *)index, h, k,
-					      y, err);
+		rc = with_index(h, index, [&](auto ix) {
+			return launch_forward(g, items, nitems, values, ix, h, k, y, err);
+		});
 	gpu_range_pop();
 	return rc;
 }
@@ -666,11 +675,9 @@ static int backward_items(const struct maxk_dev_graph *g, const int32_t *items, 
 	gpu_range_push("maxk_backward");
 	int rc = GPU_FAILED(err, cudaMemsetAsync(dx, 0, (size_t)g->n * k * sizeof(float)));
 	if (!rc && nitems > 0)
-		rc = maxk_index_bytes(h) == 1
-			     ? launch_backward(g, items, nitems, (const uint8_t *)index, h, k, dy, dx,
-					       err)
-			     : launch_backward(g, items, nitems, (const uint16_t *)index, h, k, dy,
-					       dx, err);
+		rc = with_index(h, index, [&](auto ix) {
+			return launch_backward(g, items, nitems, ix, h, k, dy, dx, err);
+		});
 	gpu_range_pop();
 	return rc;
 }
@@ -719,12 +726,10 @@ extern "C" int maxk_backward_gather_gpu(const struct maxk_dev_graph *g, const vo
 		return 0;
 	gpu_range_push("maxk_backward_gather");
 	const unsigned grid = grid_for(g->n, WARPS, 132 * 64);
-	if (maxk_index_bytes(h) == 1)
+	with_index(h, index, [&](auto ix) {
 		backward_gather_kernel<<<grid, BLOCK>>>(g->n, g->t_indptr, g->t_indices, g->t_vals,
-							(const uint8_t *)index, h, k, dy, dx);
-	else
-		backward_gather_kernel<<<grid, BLOCK>>>(g->n, g->t_indptr, g->t_indices, g->t_vals,
-							(const uint16_t *)index, h, k, dy, dx);
+							ix, h, k, dy, dx);
+	});
 	gpu_range_pop();
 	GPU_CHECK_LAUNCH(err, "backward_gather_kernel");
 	return 0;
