@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "csr_npz.h"
+#include "fuzz_dataset.h"
 #include "gnn_data.h"
 #include "npy.h"
 
@@ -65,15 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	int which = data[0] % NARRAYS;
 	fuzz_put(arrays[which].name, data + 1, size - 1);
-	struct gnn_dataset d;
-	struct sp_err err;
-	if (gnn_data_load(fuzz_dir(), &d, &err) == 0) {
-		if (gnn_data_add_selfloops(&d, &err))
-			fuzz_check_message(err.msg);
-		gnn_data_free(&d);
-	} else {
-		fuzz_check_message(err.msg);
-	}
+	fuzz_load_dataset();
 	put_array(which);
 	return 0;
 }

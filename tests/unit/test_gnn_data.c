@@ -19,6 +19,7 @@
 #include "gnn_data.h"
 #include "half.h"
 #include "npy.h"
+#include "ogb_sample.h"
 #include "testutil.h"
 
 /* ---- the dataset folder ---- */
@@ -282,18 +283,7 @@ static void test_not_a_dataset(void **state)
 
 /* ---- OGB's raw layout ---- */
 
-/* The sample again, as OGB stores it: each edge once (one given both
- * ways, one repeated), a self-loop on node 2; features 2 columns. */
-static const char *const ogb_sample[][2] = {
-	{"raw/num-node-list.csv.gz", "5\n"},
-	{"raw/edge.csv.gz", "0,1\n1,0\n0,3\n0,3\n2,2\n4,3\n"},
-	{"raw/node-feat.csv.gz", "0.5,-1\n1.5,-2\n2.5,-3\n3.5,-4\n4.5,-5e2\n"},
-	{"raw/node-label.csv.gz", "0\n3\n1\n1\n2\n"},
-	{"split/time/train.csv.gz", "0\n1\n"},
-	{"split/time/valid.csv.gz", "2\n"},
-	{"split/time/test.csv.gz", "3\n"},
-};
-enum { OGB_FILES = 7 };
+/* The sample again, as OGB stores it: ogb_sample.h. */
 
 /* Folder NAME with the sample's files, file `change` (an index into
  * ogb_sample, or -1) holding `text` instead, or missing if text is NULL. */
