@@ -5,29 +5,32 @@
  * accumulation, fp16 or fp32 y.
  *
  * Bytes it must move: 2.5 per stored element (fp16 value + 4-bit delta),
- * 4 per row (row_indices), x once per SM (from L2) and y. The kernel is
- * memory-bound; everything below serves keeping ~22 KB per SM in flight
- * with as few instructions per element as possible.
+ * 4 per row (row_indices), x once per SM (from L2) and y.
+ *
+ * What limits it (ncu on the H200, bench/RESULTS.md): the L1 data pipe.
+ * Each element gathers its x from shared memory at a column that is, for
+ * the warp's 32 lanes, in effect a random bank: 3.7 wavefronts a gather.
+ * Everything else is kept small beside that: about 5 instructions an
+ * element (byte extract, address, load, convert, FMA) and contiguous
+ * 512-byte loads.
  *
  * Work decomposition: one warp per row, rows spread over a persistent grid
- * (grid-stride), so long and short rows mix and no block waits on another.
- * A warp walks its row in steps of 512 elements: lane l takes 16
- * consecutive elements, loading them with two 16-byte value loads and one
- * 8-byte delta load (the device copy is padded so these never run off the
- * end). The step's first element is aligned to 16, so steps at a row's
- * edges mask out the neighbours' elements. An element's column is
- * (sum of delta+1 over the row up to and including it) - 1: each lane
- * prefixes its 16 increments, one warp scan adds the lanes before it, and a
- * carry runs across steps. The next step's loads are issued before the
- * current step is decoded (software pipelining), so each warp keeps two
- * steps (2.5 KB) in flight.
+ * (every nwarps-th row), so long and short rows mix and no block waits on
+ * another. A warp walks its row in steps of 512 elements, each lane
+ * holding two chunks of 8 (see CHUNK). An element's column is the sum of
+ * (delta + 1) over the row up to and including it, minus one: each chunk
+ * prefixes its 8 deltas in bytes (SWAR), one warp scan adds the chunks
+ * before it, and a carry runs across steps. The next step's loads are
+ * issued before the current step is decoded, across rows too, so each warp
+ * keeps a step in flight. Lanes at a row's edges mask the elements that are
+ * not the row's; no lane ever branches per element.
  *
  * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two;
  * for NVP > 1 a small kernel transposes it first), so all vectors of one
  * element come in one 2..32-byte load and the matrix is read once whatever
- * nvec is. As many columns as fit are copied into shared memory; the rest
- * (16 vectors of more than ~7,000 columns) are read from the global copy,
- * through L1 and L2. */
+ * nvec is. As many columns as fit are copied into shared memory (fp32 for
+ * one vector: one conversion fewer per element); the rest (16 vectors of
+ * more than ~7,000 columns) are read from the global copy. */
 #include <cuda_fp16.h>
 
 #include <stdint.h>
@@ -36,10 +39,13 @@
 #include "macko_gpu.h"
 
 /* 16 warps a block: fewer blocks stage x into shared memory than with 8,
- * while two blocks an SM still keep 32 warps of loads in flight. */
-enum { WARPS_PER_BLOCK = 16, BLOCK = 32 * WARPS_PER_BLOCK, STEP = 512, LANE_ELEMS = 16 };
+ * while two blocks an SM still keep 32 warps of loads in flight. A warp
+ * takes a step of 512 elements; lane l holds two chunks of 8 of them,
+ * elements 8l..8l+7 and 256+8l..256+8l+7, so each of the warp's load
+ * instructions reads 512 (values) or 128 (deltas) contiguous bytes. */
+enum { WARPS_PER_BLOCK = 16, BLOCK = 32 * WARPS_PER_BLOCK, STEP = 512, CHUNK = 8, LANE_ELEMS = 16 };
 /* Device arrays are padded to this many elements past `elements` (a
- * multiple of STEP), so any 16-element load that starts before `elements`
+ * multiple of STEP), so any chunk load that starts before `elements`
  * stays inside the allocation. */
 enum { DEVICE_PAD = STEP };
 
@@ -101,36 +107,64 @@ template <typename OutT> __device__ __forceinline__ OutT from_float(float v);
 template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 
+/* A lane's part of a step: two chunks of 8 fp16 values and their nibbles. */
 struct step_data {
-	uint4 v0, v1; /* 16 fp16 values */
-	uint2 d;      /* 16 nibbles */
+	uint4 v[2];
+	uint32_t d[2];
 };
 
-__device__ __forceinline__ step_data load_step(const uint4 *values, const uint2 *deltas, int first,
-					       int s, int e)
+__device__ __forceinline__ int chunk_first(int base, int lane, int c)
+{
+	return base + c * (STEP / 2) + lane * CHUNK;
+}
+
+__device__ __forceinline__ step_data load_step(const uint4 *values, const uint32_t *deltas,
+					       int base, int lane, int s, int e)
 {
 	step_data t;
-	if (first < e && first + LANE_ELEMS > s) {
-		t.v0 = __ldcs(values + first / 8);
-		t.v1 = __ldcs(values + first / 8 + 1);
-		t.d = __ldcs(deltas + first / 16);
-	} else {
-		t.v0 = t.v1 = make_uint4(0, 0, 0, 0);
-		t.d = make_uint2(0, 0);
+#pragma unroll
+	for (int c = 0; c < 2; c++) {
+		const int first = chunk_first(base, lane, c);
+		if (first < e && first + CHUNK > s) {
+			t.v[c] = __ldcs(values + first / CHUNK);
+			t.d[c] = __ldcs(deltas + first / CHUNK);
+		} else {
+			t.v[c] = make_uint4(0, 0, 0, 0);
+			t.d[c] = 0;
+		}
 	}
 	return t;
 }
 
+/* Shared memory holds x between PAD zero slots on each side: column c is
+ * slot c + PAD. A chunk's elements that lie outside its row then read
+ * zeros or real x without leaving the array: before the row they read the
+ * left zeros, after it at most 7 slots past the row's last column. */
+enum { PAD = 8 };
+
 /* x as [col][NVP] halves (xt) for its first smem_cols columns into shared
- * memory: a plain copy, 16 bytes a thread at a time, all loads independent,
- * so staging costs about one L2 round trip. */
+ * memory between the zero slots: a plain copy, 16 bytes a thread at a
+ * time, all loads independent, so staging costs about one L2 round trip.
+ * Returns whether any entry of x is Inf or NaN, the same in every thread
+ * of the block. */
 template <int NVP>
-__device__ __forceinline__ void stage_x(typename shared_x<NVP>::type *xs, const __half *xt,
+__device__ __forceinline__ bool stage_x(typename shared_x<NVP>::type *xs0, const __half *xt,
 					int smem_cols)
 {
+	constexpr int pad_words = PAD * shared_x<NVP>::bytes / 4;
+	uint32_t *words = reinterpret_cast<uint32_t *>(xs0);
+	const int tail = pad_words + smem_cols * shared_x<NVP>::bytes / 4;
+	for (int i = threadIdx.x; i < pad_words; i += blockDim.x)
+		words[i] = words[tail + i] = 0;
+	typename shared_x<NVP>::type *xs = xs0 + PAD * NVP;
 	const int n = smem_cols * NVP, n16 = n / 8;
+	uint32_t exponents = 0; /* OR of (half & 0x7c00 == 0x7c00), as bits */
 	for (int i = threadIdx.x; i < n16; i += blockDim.x) {
 		const uint4 in = __ldg(reinterpret_cast<const uint4 *>(xt) + i);
+		const uint32_t w[4] = {in.x, in.y, in.z, in.w};
+#pragma unroll
+		for (int q = 0; q < 4; q++)
+			exponents |= ((w[q] & 0x7c00u) == 0x7c00u) | ((w[q] & 0x7c000000u) == 0x7c000000u);
 		if constexpr (NVP == 1) {
 			const __half2 *h = reinterpret_cast<const __half2 *>(&in);
 			float4 *out = reinterpret_cast<float4 *>(xs + 8 * i);
@@ -143,12 +177,13 @@ __device__ __forceinline__ void stage_x(typename shared_x<NVP>::type *xs, const 
 		}
 	}
 	for (int i = 8 * n16 + threadIdx.x; i < n; i += blockDim.x) {
+		exponents |= (__half_as_ushort(xt[i]) & 0x7c00u) == 0x7c00u;
 		if constexpr (NVP == 1)
 			xs[i] = __half2float(xt[i]);
 		else
 			xs[i] = xt[i];
 	}
-	__syncthreads();
+	return __syncthreads_or((int)exponents) != 0;
 }
 
 /* x (nvec x cols, row-major) to xt ([col][NVP], vectors past nvec zero):
@@ -203,7 +238,7 @@ __device__ __forceinline__ void next_row(cursor &c, int &ptr_lo, int &ptr_hi, in
 		}
 		c.s = __shfl_sync(0xffffffffu, ptr_lo, c.k - k0);
 		c.e = __shfl_sync(0xffffffffu, ptr_hi, c.k - k0);
-		c.base = c.s & ~(LANE_ELEMS - 1);
+		c.base = c.s & ~(CHUNK - 1);
 		if (c.base < c.e)
 			return;
 		if (lane < nvec) {
@@ -213,167 +248,249 @@ __device__ __forceinline__ void next_row(cursor &c, int &ptr_lo, int &ptr_hi, in
 	}
 }
 
-/* Inclusive prefix of (delta + 1) over the 8 nibbles of w (elements
- * at..at+7), added to total, without a loop over nibbles: the nibbles
- * become byte increments (two masks, two byte permutes), one multiply by
- * 0x01010101 sums each group of four (at most 64, so no carries), and one
- * byte extract per element reads the prefix out. */
-__device__ __forceinline__ void swar_prefix(uint32_t w, int at, int (&pre)[LANE_ELEMS], int &total)
+/* Inclusive prefix sums of a chunk's 8 deltas (not delta + 1) as 8 bytes,
+ * element k in byte k % 4 of p[k / 4], without a loop over nibbles: the
+ * nibbles become bytes (two masks, two byte permutes), one multiply by
+ * 0x01010101 sums each group of four, and the first group's sum is added
+ * to the second before its multiply. At most 15 x 8 = 120: no byte
+ * spills into the next. */
+__device__ __forceinline__ void delta_prefix(uint32_t w, uint32_t (&p)[2])
 {
-	const uint32_t even = (w & 0x0f0f0f0fu) + 0x01010101u;        /* elements 0, 2, 4, 6 */
-	const uint32_t odd = ((w >> 4) & 0x0f0f0f0fu) + 0x01010101u;  /* elements 1, 3, 5, 7 */
-	const uint32_t lo = __byte_perm(even, odd, 0x5140) * 0x01010101u; /* elements 0..3 */
-	const uint32_t hi = __byte_perm(even, odd, 0x7362) * 0x01010101u; /* elements 4..7 */
-#pragma unroll
-	for (int k = 0; k < 4; k++)
-		pre[at + k] = total + (int)__byte_perm(lo, 0, 0x4440 | k);
-	total += (int)(lo >> 24);
-#pragma unroll
-	for (int k = 0; k < 4; k++)
-		pre[at + 4 + k] = total + (int)__byte_perm(hi, 0, 0x4440 | k);
-	total += (int)(hi >> 24);
+	const uint32_t even = w & 0x0f0f0f0fu;        /* elements 0, 2, 4, 6 */
+	const uint32_t odd = (w >> 4) & 0x0f0f0f0fu;  /* elements 1, 3, 5, 7 */
+	p[0] = __byte_perm(even, odd, 0x5140) * 0x01010101u;
+	p[1] = (__byte_perm(even, odd, 0x7362) + (p[0] >> 24)) * 0x01010101u;
 }
 
-/* acc[v] += value * x[v][column] over a lane's 16 elements; MASKED checks
- * each element against the row's [s, e). */
-template <int NVP, bool ALL_SHARED, bool MASKED>
-__device__ __forceinline__ void multiply_step(const uint32_t (&words)[8], const int (&pre)[LANE_ELEMS],
-					      int col0, int first, int s, int e,
-					      const typename shared_x<NVP>::type *xs, const __half *xt,
-					      int smem_cols, float (&acc)[NVP])
+/* The elements of a chunk outside its row, [0, lo) and [hi, 8), lose
+ * their deltas (they must not move the row's columns) and their values (an
+ * Inf there would make NaN). Masks, not branches: the nibble mask of the
+ * range, and a byte per element spread to the value halves by permutes. */
+__device__ __forceinline__ void mask_chunk(int lo, int hi, uint4 &v, uint32_t &d)
 {
+	d &= (hi >= CHUNK ? ~0u : (1u << (4 * hi)) - 1) & (lo >= CHUNK ? 0u : ~0u << (4 * lo));
+	const uint64_t bytes = (hi ? ~0ull >> (64 - 8 * hi) : 0ull) & (lo >= CHUNK ? 0ull : ~0ull << (8 * lo));
+	const uint32_t b0 = (uint32_t)bytes, b1 = (uint32_t)(bytes >> 32);
+	v.x &= __byte_perm(b0, 0, 0x1100);
+	v.y &= __byte_perm(b0, 0, 0x3322);
+	v.z &= __byte_perm(b1, 0, 0x1100);
+	v.w &= __byte_perm(b1, 0, 0x3322);
+}
+
+/* The NVP entries of x at shared-memory address `addr` (an address in the
+ * shared window, as __cvta_generic_to_shared gives), as floats. */
+template <int NVP> __device__ __forceinline__ void lds_x(uint32_t addr, float (&out)[NVP])
+{
+	if constexpr (NVP == 1) {
+		asm volatile("ld.shared.f32 %0, [%1];" : "=f"(out[0]) : "r"(addr));
+	} else {
+		uint32_t w[NVP / 2];
+		if constexpr (NVP == 2)
+			asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w[0]) : "r"(addr));
+		else if constexpr (NVP == 4)
+			asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(addr));
+		else {
 #pragma unroll
-	for (int k = 0; k < LANE_ELEMS; k += 2) {
-		const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&words[k / 2]));
+			for (int q = 0; q < NVP / 8; q++)
+				asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+					     : "=r"(w[4 * q]), "=r"(w[4 * q + 1]), "=r"(w[4 * q + 2]), "=r"(w[4 * q + 3])
+					     : "r"(addr + 16 * q));
+		}
 #pragma unroll
-		for (int h = 0; h < 2; h++) {
-			const int i = first + k + h;
-			if (!MASKED || (i >= s && i < e)) {
-				float xv[NVP];
-				const int c = col0 + pre[k + h];
-				/* When all of x is in shared memory (ALL_SHARED, the
-				 * usual case) there is no test here: a per-element
-				 * branch would keep the compiler from issuing the
-				 * loads of a step together (measured 1.5x slower).
-				 * Otherwise two calls, not one on a selected pointer:
-				 * each then knows its address space (LDS, or LDG
-				 * through L1), where a pointer that may be either
-				 * compiles to slower generic loads. */
-				if (ALL_SHARED || c < smem_cols)
-					load_shared_x<NVP>(xs, c, xv);
-				else
-					load_x<NVP>(xt + (size_t)c * NVP, xv);
-				const float av = h ? a.y : a.x;
-#pragma unroll
-				for (int v = 0; v < NVP; v++)
-					acc[v] = fmaf(av, xv[v], acc[v]);
-			}
+		for (int i = 0; i < NVP / 2; i++) {
+			const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&w[i]));
+			out[2 * i] = f.x;
+			out[2 * i + 1] = f.y;
 		}
 	}
 }
 
+/* acc[v] += value * x[v][column] over a lane's 16 elements. Element k of
+ * chunk c reads slot idx0[c] + k + (its delta prefix): one byte extract and
+ * one multiply-add to an address, k being the load's constant offset.
+ * Elements outside their row have a zero value, so their product is zero
+ * wherever they read, unless x holds an Inf or NaN there: with `exact`
+ * (x not finite, or not all in shared memory) they read a zero slot. */
+template <int NVP, bool ALL_SHARED>
+__device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t (&p)[2][2],
+					      const int (&idx0)[2], const int (&lo)[2],
+					      const int (&hi)[2], bool redirect,
+					      const typename shared_x<NVP>::type *xs, const __half *xt,
+					      int smem_cols, float (&acc)[NVP])
+{
+	constexpr int SLOT = shared_x<NVP>::bytes;
+	const uint32_t zero = (uint32_t)__cvta_generic_to_shared(xs);
+	uint32_t at[LANE_ELEMS];
+#pragma unroll
+	for (int c = 0; c < 2; c++) {
+		/* Opaque to the compiler, so it does not fold idx0 into each
+		 * element's address (one instruction more per element). */
+		uint32_t base;
+		asm("mov.u32 %0, %1;" : "=r"(base) : "r"(zero + (uint32_t)idx0[c] * SLOT));
+#pragma unroll
+		for (int k = 0; k < CHUNK; k++)
+			at[c * CHUNK + k] = __byte_perm(p[c][k / 4], 0, 0x4440 | (k % 4)) * SLOT + base;
+	}
+	if (redirect) {
+#pragma unroll
+		for (int i = 0; i < LANE_ELEMS; i++) {
+			const int c = i / CHUNK, k = i % CHUNK;
+			if (k < lo[c] || k >= hi[c])
+				at[i] = zero - k * SLOT;
+		}
+	}
+#pragma unroll
+	for (int i = 0; i < LANE_ELEMS; i += 2) {
+		const int c = i / CHUNK, k = i % CHUNK;
+		const uint32_t word = reinterpret_cast<const uint32_t *>(&d.v[c])[k / 2];
+		const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&word));
+#pragma unroll
+		for (int h = 0; h < 2; h++) {
+			float xv[NVP];
+			const uint32_t addr = at[i + h] + (k + h) * SLOT;
+			/* When all of x is in shared memory (ALL_SHARED, the usual
+			 * case) there is no test here: a per-element branch keeps
+			 * the compiler from issuing a step's loads together. */
+			const int slot = (int)(addr - zero) / SLOT;
+			if (ALL_SHARED || slot < smem_cols + PAD)
+				lds_x<NVP>(addr, xv);
+			else
+				load_x<NVP>(xt + (size_t)(slot - PAD) * NVP, xv);
+			const float av = h ? a.y : a.x;
+#pragma unroll
+			for (int v = 0; v < NVP; v++)
+				acc[v] = fmaf(av, xv[v], acc[v]);
+		}
+	}
+}
+
+/* What a warp carries from step to step. */
+template <int NVP> struct warp_state {
+	cursor at;           /* the next step to load */
+	int ptr_lo, ptr_hi, k0;
+	int carry;           /* slot of the column before the step's first */
+	float acc[NVP];
+};
+
+/* One step: load the next step into `into`, then decode and multiply
+ * `cur` (the step loaded before) and, at a row's end, write its y.
+ * Two buffers that trade roles each step, so the prefetch costs no copies. */
+template <int NVP, bool ALL_SHARED, typename OutT>
+__device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, warp_state<NVP> &w,
+					 int lane, int first_row, int nwarps, bool exact,
+					 const uint4 *__restrict__ values, const uint32_t *__restrict__ deltas,
+					 const int32_t *__restrict__ row_indices, int rows,
+					 const typename shared_x<NVP>::type *xs, const __half *__restrict__ xt,
+					 int smem_cols, int nvec, float alpha, float beta,
+					 const OutT *__restrict__ y_in, OutT *__restrict__ y)
+{
+	const cursor cur = w.at;
+	w.at.base += STEP;
+	if (w.at.base >= w.at.e)
+		next_row<OutT>(w.at, w.ptr_lo, w.ptr_hi, w.k0, lane, first_row, nwarps, rows, row_indices,
+			       nvec, beta, y_in, y);
+	if (w.at.r < rows)
+		into = load_step(values, deltas, w.at.base, lane, w.at.s, w.at.e);
+
+	/* Most steps lie wholly inside their row; lanes at a row's edges
+	 * mask the elements that are not its own. */
+	const bool inside = chunk_first(cur.base, lane, 0) >= cur.s &&
+			    chunk_first(cur.base, lane, 1) + CHUNK <= cur.e;
+	int lo[2] = {0, 0}, hi[2] = {CHUNK, CHUNK};
+	if (!inside) {
+#pragma unroll
+		for (int c = 0; c < 2; c++) {
+			const int first = chunk_first(cur.base, lane, c);
+			lo[c] = min(max(cur.s - first, 0), (int)CHUNK);
+			hi[c] = min(max(cur.e - first, 0), (int)CHUNK);
+			mask_chunk(lo[c], hi[c], cur_data.v[c], cur_data.d[c]);
+		}
+	}
+	uint32_t p[2][2];
+	delta_prefix(cur_data.d[0], p[0]);
+	delta_prefix(cur_data.d[1], p[1]);
+	/* Columns each chunk advances the row by, its deltas plus one for
+	 * each element it holds, scanned over the warp for both chunks at
+	 * once (16 bits each; at most 32 x 128). */
+	const int own = ((int)(p[0][1] >> 24) + hi[0] - lo[0]) | ((int)(p[1][1] >> 24) + hi[1] - lo[1]) << 16;
+	int incl = own;
+#pragma unroll
+	for (int off = 1; off < 32; off <<= 1) {
+		const int t = __shfl_up_sync(0xffffffffu, incl, off);
+		if (lane >= off)
+			incl += t;
+	}
+	const int all = __shfl_sync(0xffffffffu, incl, 31);
+	const int excl = incl - own;
+	const int idx0[2] = {w.carry + (excl & 0xffff) - lo[0],
+			     w.carry + (all & 0xffff) + (excl >> 16) - lo[1]};
+	multiply_lane<NVP, ALL_SHARED>(cur_data, p, idx0, lo, hi, exact && !inside, xs, xt, smem_cols,
+				       w.acc);
+	w.carry += (all & 0xffff) + (all >> 16);
+	if (cur.base + STEP < cur.e)
+		return; /* the row goes on */
+#pragma unroll
+	for (int v = 0; v < NVP; v++) {
+#pragma unroll
+		for (int off = 16; off > 0; off >>= 1)
+			w.acc[v] += __shfl_xor_sync(0xffffffffu, w.acc[v], off);
+	}
+	if (lane < NVP && lane < nvec) {
+		float sum = 0.0f;
+#pragma unroll
+		for (int v = 0; v < NVP; v++)
+			sum = v == lane ? w.acc[v] : sum;
+		const size_t o = (size_t)lane * rows + cur.r;
+		float out = alpha * sum;
+		if (beta != 0.0f)
+			out = fmaf(beta, to_float<OutT>(y_in[o]), out);
+		y[o] = from_float<OutT>(out);
+	}
+#pragma unroll
+	for (int v = 0; v < NVP; v++)
+		w.acc[v] = 0.0f;
+	w.carry = PAD;
+}
+
 template <int NVP, bool ALL_SHARED, typename OutT>
 __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
-	const uint4 *__restrict__ values, const uint2 *__restrict__ deltas,
+	const uint4 *__restrict__ values, const uint32_t *__restrict__ deltas,
 	const int32_t *__restrict__ row_indices, int rows, const __half *__restrict__ xt,
 	int smem_cols, int nvec, float alpha, float beta, const OutT *__restrict__ y_in,
 	OutT *__restrict__ y)
 {
 	extern __shared__ __align__(16) unsigned char smem[];
 	auto *xs = reinterpret_cast<typename shared_x<NVP>::type *>(smem);
-	stage_x<NVP>(xs, xt, smem_cols);
 	const int lane = threadIdx.x & 31;
 	const int nwarps = gridDim.x * WARPS_PER_BLOCK;
 	const int first_row = blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5);
 
 	/* The pipeline runs across rows: the first step of the next row is
 	 * loaded while the last step of this one is decoded, so a warp always
-	 * has a step in flight and never waits on a row pointer. */
-	int ptr_lo = 0, ptr_hi = 0, k0 = 0;
-	cursor at = {-1, 0, 0, 0, 0};
-	next_row<OutT>(at, ptr_lo, ptr_hi, k0 = -32, lane, first_row, nwarps, rows, row_indices,
+	 * has a step in flight and never waits on a row pointer. The first
+	 * step is in flight while x is staged. */
+	warp_state<NVP> w;
+	w.at = {-1, 0, 0, 0, 0};
+	w.k0 = -32;
+	next_row<OutT>(w.at, w.ptr_lo, w.ptr_hi, w.k0, lane, first_row, nwarps, rows, row_indices,
 		       nvec, beta, y_in, y);
-	if (at.r >= rows)
-		return;
-	step_data next = load_step(values, deltas, at.base + lane * LANE_ELEMS, at.s, at.e);
-
-	float acc[NVP];
+	step_data a = {}, b = {};
+	if (w.at.r < rows)
+		a = load_step(values, deltas, w.at.base, lane, w.at.s, w.at.e);
+	const bool exact = stage_x<NVP>(xs, xt, smem_cols) || !ALL_SHARED;
 #pragma unroll
 	for (int v = 0; v < NVP; v++)
-		acc[v] = 0.0f;
-	int carry = 0; /* sum of (delta + 1) over the row's elements before this step */
-	while (at.r < rows) {
-		const cursor cur = at;
-		const step_data d = next;
-		at.base += STEP;
-		if (at.base >= at.e)
-			next_row<OutT>(at, ptr_lo, ptr_hi, k0, lane, first_row, nwarps, rows, row_indices,
-				       nvec, beta, y_in, y);
-		if (at.r < rows)
-			next = load_step(values, deltas, at.base + lane * LANE_ELEMS, at.s, at.e);
-
-		const int first = cur.base + lane * LANE_ELEMS;
-		/* Most steps lie wholly inside their row; only a row's first and
-		 * last step need each element checked against [s, e). The check
-		 * costs a quarter of the instructions per element, so lanes whose
-		 * 16 elements are all inside skip it (two copies of the loops,
-		 * chosen per lane; the warp diverges only at row edges). */
-		const bool inside = first >= cur.s && first + LANE_ELEMS <= cur.e;
-		int pre[LANE_ELEMS];
-		int total = 0;
-		if (inside) {
-			swar_prefix(d.d.x, 0, pre, total);
-			swar_prefix(d.d.y, 8, pre, total);
-		} else {
-#pragma unroll
-			for (int k = 0; k < LANE_ELEMS; k++) {
-				const int i = first + k;
-				const uint32_t word = k < 8 ? d.d.x : d.d.y;
-				const int delta = (word >> (4 * (k & 7))) & 15;
-				total += (i >= cur.s && i < cur.e) ? delta + 1 : 0;
-				pre[k] = total;
-			}
-		}
-		int incl = total;
-#pragma unroll
-		for (int off = 1; off < 32; off <<= 1) {
-			const int t = __shfl_up_sync(0xffffffffu, incl, off);
-			if (lane >= off)
-				incl += t;
-		}
-		const int col0 = carry + incl - total - 1;
-		carry += __shfl_sync(0xffffffffu, incl, 31);
-
-		const uint32_t words[8] = {d.v0.x, d.v0.y, d.v0.z, d.v0.w, d.v1.x, d.v1.y, d.v1.z, d.v1.w};
-		if (inside)
-			multiply_step<NVP, ALL_SHARED, false>(words, pre, col0, first, cur.s, cur.e, xs, xt,
-							      smem_cols, acc);
-		else
-			multiply_step<NVP, ALL_SHARED, true>(words, pre, col0, first, cur.s, cur.e, xs, xt,
-							     smem_cols, acc);
-		if (cur.base + STEP < cur.e)
-			continue; /* the row goes on */
-#pragma unroll
-		for (int v = 0; v < NVP; v++) {
-#pragma unroll
-			for (int off = 16; off > 0; off >>= 1)
-				acc[v] += __shfl_xor_sync(0xffffffffu, acc[v], off);
-		}
-		if (lane < NVP && lane < nvec) {
-			float sum = 0.0f;
-#pragma unroll
-			for (int v = 0; v < NVP; v++)
-				sum = v == lane ? acc[v] : sum;
-			const size_t o = (size_t)lane * rows + cur.r;
-			float out = alpha * sum;
-			if (beta != 0.0f)
-				out = fmaf(beta, to_float<OutT>(y_in[o]), out);
-			y[o] = from_float<OutT>(out);
-		}
-#pragma unroll
-		for (int v = 0; v < NVP; v++)
-			acc[v] = 0.0f;
-		carry = 0;
+		w.acc[v] = 0.0f;
+	w.carry = PAD;
+	while (w.at.r < rows) {
+		run_step<NVP, ALL_SHARED, OutT>(a, b, w, lane, first_row, nwarps, exact, values, deltas,
+						row_indices, rows, xs, xt, smem_cols, nvec, alpha, beta,
+						y_in, y);
+		if (w.at.r >= rows)
+			break;
+		run_step<NVP, ALL_SHARED, OutT>(b, a, w, lane, first_row, nwarps, exact, values, deltas,
+						row_indices, rows, xs, xt, smem_cols, nvec, alpha, beta,
+						y_in, y);
 	}
 }
 
@@ -457,7 +574,7 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	if (device_limits(&lim, err))
 		return -1;
 	const int smem_cols = shared_columns(d, shared_x<NVP>::bytes, &lim);
-	const size_t smem = (size_t)smem_cols * shared_x<NVP>::bytes;
+	const size_t smem = (size_t)(smem_cols + 2 * PAD) * shared_x<NVP>::bytes;
 	/* The grid depends on the shared memory x takes; remember it for the
 	 * last size so repeated products (benchmarks, training) launch at once. */
 	static size_t cached_smem = (size_t)-1;
@@ -481,11 +598,15 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 		GPU_CHECK_LAUNCH(err, "transpose_x");
 		xt = (const __half *)d->xt;
 	}
-	long long grid = (long long)lim.sms * blocks_per_sm;
-	long long needed = (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
-	if (grid > needed)
-		grid = needed;
-	kernel<<<(unsigned)grid, BLOCK, smem>>>((const uint4 *)d->values, (const uint2 *)d->deltas,
+	/* Each warp takes every nwarps-th row. With as few warps as give the
+	 * same number of rows to each (rounds), the last round is full: 14336
+	 * rows on 4224 resident warps would otherwise leave a fourth round
+	 * for 1,664 of them while the rest idle. */
+	const long long resident = (long long)lim.sms * blocks_per_sm * WARPS_PER_BLOCK;
+	const long long rounds = (d->rows + resident - 1) / resident;
+	const long long nwarps = (d->rows + rounds - 1) / rounds;
+	const long long grid = (nwarps + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+	kernel<<<(unsigned)grid, BLOCK, smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
 						d->row_indices, (int)d->rows, xt, smem_cols, nvec,
 						alpha, beta, (const OutT *)y_in, (OutT *)y);
 	GPU_CHECK_LAUNCH(err, "macko_spmv_kernel");
