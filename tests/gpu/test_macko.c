@@ -165,6 +165,80 @@ static void test_large_matrix(void **state)
 	check_shape(8192, 8192, 0.5, nv, 2);
 }
 
+/* x with Inf and NaN just past where many rows end: a row's result is
+ * non-finite exactly where the CPU reference's is (elements of a step that
+ * are not the row's must not read them), and equal elsewhere. */
+static void test_nonfinite_x(void **state)
+{
+	const int64_t rows = 300, cols = 400;
+	struct rng r;
+	rng_init(&r, seed_counter++, 0);
+	uint16_t *dense = calloc((size_t)(rows * cols), 2);
+	for (int64_t i = 0; i < rows; i++)
+		for (int64_t j = 0; j < 100 + i % 250; j++)
+			if (rng_uniform(&r) < 0.5)
+				dense[i * cols + j] = half_from_float((float)(2 * rng_uniform(&r) - 1));
+	struct macko m;
+	struct sp_err e;
+	assert_int_equal(macko_compress_dense(dense, rows, cols, &m, "test", &e), 0);
+	const int nv[] = {1, 3};
+	for (int t = 0; t < 2; t++) {
+		const int nvec = nv[t];
+		size_t nx = (size_t)nvec * cols, ny = (size_t)nvec * rows;
+		uint16_t *xh = malloc(nx * 2);
+		float *xf = malloc(nx * 4), *y = malloc(ny * 4);
+		double *ref = malloc(ny * 8);
+		for (size_t i = 0; i < nx; i++) {
+			size_t c = i % (size_t)cols;
+			float v = (float)(2 * rng_uniform(&r) - 1);
+			if (c == 150 || c == 151)
+				v = INFINITY;
+			else if (c == 260)
+				v = -INFINITY;
+			else if (c == 333)
+				v = NAN;
+			xh[i] = half_from_float(v);
+			xf[i] = half_to_float(xh[i]);
+		}
+		macko_spmv_ref(&m, xf, nvec, 1.0, 0.0, NULL, ref);
+		struct macko_dev d;
+		void *x_dev, *y_dev;
+		assert_int_equal(macko_dev_upload(&m, &d, &e), 0);
+		assert_int_equal(gpu_malloc(&x_dev, nx * 2, "x", &e), 0);
+		assert_int_equal(gpu_malloc(&y_dev, ny * 4, "y", &e), 0);
+		assert_int_equal(gpu_upload(x_dev, xh, nx * 2, &e), 0);
+		if (macko_dev_spmv(&d, x_dev, nvec, 1.0f, 0.0f, NULL, y_dev, MACKO_OUT_F32, &e))
+			fail_msg("macko_dev_spmv: %s", e.msg);
+		assert_int_equal(gpu_download(y, y_dev, ny * 4, &e), 0);
+		int nonfinite = 0;
+		for (size_t i = 0; i < ny; i++) {
+			if (isnan(ref[i]) || isinf(ref[i])) {
+				nonfinite++;
+				if (isnan(ref[i]))
+					assert_true(isnan(y[i]));
+				else
+					assert_true(isinf(y[i]) && (y[i] > 0) == (ref[i] > 0));
+			} else {
+				assert_true(isfinite(y[i]));
+				assert_true(fabs(y[i] - ref[i]) <= 1e-4 * (1 + fabs(ref[i])));
+			}
+		}
+		/* The test means something only if both kinds of row occur. */
+		assert_true(nonfinite > 0 && nonfinite < (int)ny);
+		printf("# nonfinite x, nvec=%d: %d of %zu results non-finite, as the reference\n", nvec,
+		       nonfinite, ny);
+		macko_dev_free(&d);
+		gpu_free(x_dev);
+		gpu_free(y_dev);
+		free(xh);
+		free(xf);
+		free(y);
+		free(ref);
+	}
+	macko_free(&m);
+	free(dense);
+}
+
 static void test_bad_vector_count(void **state)
 {
 	struct macko m;
@@ -198,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_all_vector_counts),
 		cmocka_unit_test(test_x_beyond_shared_memory),
 		cmocka_unit_test(test_large_matrix),
+		cmocka_unit_test(test_nonfinite_x),
 		cmocka_unit_test(test_bad_vector_count),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
