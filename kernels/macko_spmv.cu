@@ -305,13 +305,13 @@ template <int NVP> __device__ __forceinline__ void lds_x(uint32_t addr, float (&
 	}
 }
 
-/* acc[v] += value * x[v][column] over a lane's 16 elements. Element k of
+/* acc[v] += value * x[v][column] over a lane's first NCHUNKS chunks. Element k of
  * chunk c reads slot idx0[c] + k + (its delta prefix): one byte extract and
  * one multiply-add to an address, k being the load's constant offset.
  * Elements outside their row have a zero value, so their product is zero
  * wherever they read, unless x holds an Inf or NaN there: with `exact`
  * (x not finite, or not all in shared memory) they read a zero slot. */
-template <int NVP, bool ALL_SHARED>
+template <int NVP, bool ALL_SHARED, int NCHUNKS>
 __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t (&p)[2][2],
 					      const int (&idx0)[2], const int (&lo)[2],
 					      const int (&hi)[2], bool redirect,
@@ -322,7 +322,7 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 	const uint32_t zero = (uint32_t)__cvta_generic_to_shared(xs);
 	uint32_t at[LANE_ELEMS];
 #pragma unroll
-	for (int c = 0; c < 2; c++) {
+	for (int c = 0; c < NCHUNKS; c++) {
 		/* Opaque to the compiler, so it does not fold idx0 into each
 		 * element's address (one instruction more per element). */
 		uint32_t base;
@@ -333,14 +333,14 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 	}
 	if (redirect) {
 #pragma unroll
-		for (int i = 0; i < LANE_ELEMS; i++) {
+		for (int i = 0; i < NCHUNKS * CHUNK; i++) {
 			const int c = i / CHUNK, k = i % CHUNK;
 			if (k < lo[c] || k >= hi[c])
 				at[i] = zero - k * SLOT;
 		}
 	}
 #pragma unroll
-	for (int i = 0; i < LANE_ELEMS; i += 2) {
+	for (int i = 0; i < NCHUNKS * CHUNK; i += 2) {
 		const int c = i / CHUNK, k = i % CHUNK;
 		const uint32_t word = reinterpret_cast<const uint32_t *>(&d.v[c])[k / 2];
 		const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&word));
@@ -424,8 +424,15 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	const int excl = incl - own;
 	const int idx0[2] = {w.carry + (excl & 0xffff) - lo[0],
 			     w.carry + (all & 0xffff) + (excl >> 16) - lo[1]};
-	multiply_lane<NVP, ALL_SHARED>(cur_data, p, idx0, lo, hi, exact && !inside, xs, xt, smem_cols,
-				       w.acc);
+	/* A row's last step often holds only a few chunks (a row of 4096
+	 * elements not aligned to 8 takes 9 steps); when the second chunks of
+	 * all lanes lie past the row, only the first ones are multiplied. */
+	if (cur.base + STEP / 2 >= cur.e)
+		multiply_lane<NVP, ALL_SHARED, 1>(cur_data, p, idx0, lo, hi, exact && !inside, xs, xt,
+						  smem_cols, w.acc);
+	else
+		multiply_lane<NVP, ALL_SHARED, 2>(cur_data, p, idx0, lo, hi, exact && !inside, xs, xt,
+						  smem_cols, w.acc);
 	w.carry += (all & 0xffff) + (all >> 16);
 	if (cur.base + STEP < cur.e)
 		return; /* the row goes on */
