@@ -14,9 +14,11 @@
  * element (byte extract, address, load, convert, FMA) and contiguous
  * 512-byte loads.
  *
- * Work decomposition: one warp per row, rows spread over a persistent grid
- * (every nwarps-th row), so long and short rows mix and no block waits on
- * another. A warp walks its row in steps of 512 elements, each lane
+ * Work decomposition: one warp per row, on a resident grid. Each block owns
+ * an equal run of rows (so every SM gets the same share) and its warps claim
+ * the run's rows one by one from a counter in shared memory (so a warp that
+ * drew long rows holds no one up). A warp walks its row in steps of 512
+ * elements, each lane
  * holding two chunks of 8 (see CHUNK). An element's column is the sum of
  * (delta + 1) over the row up to and including it, minus one: each chunk
  * prefixes its 8 deltas in bytes (SWAR), one warp scan adds the chunks
@@ -141,6 +143,8 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
  * zeros or real x without leaving the array: before the row they read the
  * left zeros, after it at most 7 slots past the row's last column. */
 enum { PAD = 8 };
+/* Shared memory starts with the block's row counter (row_run), then x. */
+enum { SMEM_HEAD = 16 };
 
 /* x as [col][NVP] halves (xt) for its first smem_cols columns into shared
  * memory between the zero slots: a plain copy, 16 bytes a thread at a
@@ -209,35 +213,54 @@ __global__ void transpose_x(const __half *__restrict__ x, int cols, int nvec, __
 	}
 }
 
-/* Where a warp is in its sequence of rows: row r (its k-th), elements
- * [s, e), current step starting at base. */
+/* Where a warp is: row r, elements [s, e), current step starting at base. */
 struct cursor {
-	int k, r, s, e, base;
+	int r, s, e, base;
 };
 
-/* Move to the warp's next row that has a step to run. Rows whose aligned
+/* The row a warp will take after its current one, claimed and its
+ * pointers loaded a whole row ahead, so they are not waited for. */
+struct claim {
+	int r, s, e;
+};
+
+/* Each block owns an equal run of rows, so every SM gets the same share
+ * whatever the grid; its warps start on the run's first rows and then
+ * claim the next unclaimed one from a counter in shared memory, so a warp
+ * that drew long rows does not hold the block up. */
+struct row_run {
+	int first, end; /* the block's rows */
+	int *counter;   /* in shared memory: rows claimed past the first warps' */
+};
+
+__device__ __forceinline__ claim claim_row(const row_run &run, int lane,
+					   const int32_t *__restrict__ row_indices)
+{
+	int g = 0;
+	if (lane == 0)
+		g = atomicAdd(run.counter, 1);
+	claim c;
+	c.r = run.first + WARPS_PER_BLOCK + __shfl_sync(0xffffffffu, g, 0);
+	c.s = c.r < run.end ? __ldg(row_indices + c.r) : 0;
+	c.e = c.r < run.end ? __ldg(row_indices + c.r + 1) : 0;
+	return c;
+}
+
+/* Move to the claimed row and claim the one after; rows whose aligned
  * start is already at their end (empty rows) are finished on the way:
- * their y is beta * y_in. Row pointers come from `ptr`, which lane j
- * loaded for the warp's row k0 + j, reloaded every 32 rows. */
+ * their y is beta * y_in. c.r == run.end: no rows left. */
 template <typename OutT>
-__device__ __forceinline__ void next_row(cursor &c, int &ptr_lo, int &ptr_hi, int &k0, int lane,
-					 int first_row, int nwarps, int rows,
-					 const int32_t *__restrict__ row_indices, int nvec, float beta,
-					 const OutT *__restrict__ y_in, OutT *__restrict__ y)
+__device__ __forceinline__ void next_row(cursor &c, claim &next, const row_run &run, int lane,
+					 int rows, const int32_t *__restrict__ row_indices, int nvec,
+					 float beta, const OutT *__restrict__ y_in, OutT *__restrict__ y)
 {
 	for (;;) {
-		c.k++;
-		c.r = first_row + c.k * nwarps;
-		if (c.r >= rows)
+		c.r = min(next.r, run.end);
+		if (c.r >= run.end)
 			return;
-		if (c.k - k0 == 32) {
-			k0 = c.k;
-			const int rr = first_row + (k0 + lane) * nwarps;
-			ptr_lo = rr < rows ? __ldg(row_indices + rr) : 0;
-			ptr_hi = rr < rows ? __ldg(row_indices + rr + 1) : 0;
-		}
-		c.s = __shfl_sync(0xffffffffu, ptr_lo, c.k - k0);
-		c.e = __shfl_sync(0xffffffffu, ptr_hi, c.k - k0);
+		c.s = next.s;
+		c.e = next.e;
+		next = claim_row(run, lane, row_indices);
 		c.base = c.s & ~(CHUNK - 1);
 		if (c.base < c.e)
 			return;
@@ -367,7 +390,8 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 /* What a warp carries from step to step. */
 template <int NVP> struct warp_state {
 	cursor at;           /* the next step to load */
-	int ptr_lo, ptr_hi, k0;
+	claim next;          /* the row after at's */
+	row_run run;
 	int carry;           /* slot of the column before the step's first */
 	float acc[NVP];
 };
@@ -377,7 +401,7 @@ template <int NVP> struct warp_state {
  * Two buffers that trade roles each step, so the prefetch costs no copies. */
 template <int NVP, bool ALL_SHARED, typename OutT>
 __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, warp_state<NVP> &w,
-					 int lane, int first_row, int nwarps, bool exact,
+					 int lane, bool exact,
 					 const uint4 *__restrict__ values, const uint32_t *__restrict__ deltas,
 					 const int32_t *__restrict__ row_indices, int rows,
 					 const typename shared_x<NVP>::type *xs, const __half *__restrict__ xt,
@@ -387,9 +411,8 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	const cursor cur = w.at;
 	w.at.base += STEP;
 	if (w.at.base >= w.at.e)
-		next_row<OutT>(w.at, w.ptr_lo, w.ptr_hi, w.k0, lane, first_row, nwarps, rows, row_indices,
-			       nvec, beta, y_in, y);
-	if (w.at.r < rows)
+		next_row<OutT>(w.at, w.next, w.run, lane, rows, row_indices, nvec, beta, y_in, y);
+	if (w.at.r < w.run.end)
 		into = load_step(values, deltas, w.at.base, lane, w.at.s, w.at.e);
 
 	/* Most steps lie wholly inside their row; lanes at a row's edges
@@ -467,35 +490,40 @@ __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 	OutT *__restrict__ y)
 {
 	extern __shared__ __align__(16) unsigned char smem[];
-	auto *xs = reinterpret_cast<typename shared_x<NVP>::type *>(smem);
-	const int lane = threadIdx.x & 31;
-	const int nwarps = gridDim.x * WARPS_PER_BLOCK;
-	const int first_row = blockIdx.x * WARPS_PER_BLOCK + (threadIdx.x >> 5);
+	int *claimed = reinterpret_cast<int *>(smem);
+	auto *xs = reinterpret_cast<typename shared_x<NVP>::type *>(smem + SMEM_HEAD);
+	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+	if (threadIdx.x == 0)
+		*claimed = 0;
 
 	/* The pipeline runs across rows: the first step of the next row is
 	 * loaded while the last step of this one is decoded, so a warp always
 	 * has a step in flight and never waits on a row pointer. The first
 	 * step is in flight while x is staged. */
 	warp_state<NVP> w;
-	w.at = {-1, 0, 0, 0, 0};
-	w.k0 = -32;
-	next_row<OutT>(w.at, w.ptr_lo, w.ptr_hi, w.k0, lane, first_row, nwarps, rows, row_indices,
-		       nvec, beta, y_in, y);
+	w.run.first = (int)((int64_t)rows * blockIdx.x / gridDim.x);
+	w.run.end = (int)((int64_t)rows * (blockIdx.x + 1) / gridDim.x);
+	w.run.counter = claimed;
+	w.next.r = w.run.first + warp;
+	w.next.s = w.next.r < w.run.end ? __ldg(row_indices + w.next.r) : 0;
+	w.next.e = w.next.r < w.run.end ? __ldg(row_indices + w.next.r + 1) : 0;
+	__syncthreads(); /* the counter is zero before any warp claims */
+	next_row<OutT>(w.at, w.next, w.run, lane, rows, row_indices, nvec, beta, y_in, y);
 	step_data a = {}, b = {};
-	if (w.at.r < rows)
+	if (w.at.r < w.run.end)
 		a = load_step(values, deltas, w.at.base, lane, w.at.s, w.at.e);
 	const bool exact = stage_x<NVP>(xs, xt, smem_cols) || !ALL_SHARED;
 #pragma unroll
 	for (int v = 0; v < NVP; v++)
 		w.acc[v] = 0.0f;
 	w.carry = PAD;
-	while (w.at.r < rows) {
-		run_step<NVP, ALL_SHARED, OutT>(a, b, w, lane, first_row, nwarps, exact, values, deltas,
+	while (w.at.r < w.run.end) {
+		run_step<NVP, ALL_SHARED, OutT>(a, b, w, lane, exact, values, deltas,
 						row_indices, rows, xs, xt, smem_cols, nvec, alpha, beta,
 						y_in, y);
-		if (w.at.r >= rows)
+		if (w.at.r >= w.run.end)
 			break;
-		run_step<NVP, ALL_SHARED, OutT>(b, a, w, lane, first_row, nwarps, exact, values, deltas,
+		run_step<NVP, ALL_SHARED, OutT>(b, a, w, lane, exact, values, deltas,
 						row_indices, rows, xs, xt, smem_cols, nvec, alpha, beta,
 						y_in, y);
 	}
@@ -581,7 +609,7 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	if (device_limits(&lim, err))
 		return -1;
 	const int smem_cols = shared_columns(d, shared_x<NVP>::bytes, &lim);
-	const size_t smem = (size_t)(smem_cols + 2 * PAD) * shared_x<NVP>::bytes;
+	const size_t smem = SMEM_HEAD + (size_t)(smem_cols + 2 * PAD) * shared_x<NVP>::bytes;
 	/* The grid depends on the shared memory x takes; remember it for the
 	 * last size so repeated products (benchmarks, training) launch at once. */
 	static size_t cached_smem = (size_t)-1;
@@ -605,14 +633,10 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 		GPU_CHECK_LAUNCH(err, "transpose_x");
 		xt = (const __half *)d->xt;
 	}
-	/* Each warp takes every nwarps-th row. With as few warps as give the
-	 * same number of rows to each (rounds), the last round is full: 14336
-	 * rows on 4224 resident warps would otherwise leave a fourth round
-	 * for 1,664 of them while the rest idle. */
-	const long long resident = (long long)lim.sms * blocks_per_sm * WARPS_PER_BLOCK;
-	const long long rounds = (d->rows + resident - 1) / resident;
-	const long long nwarps = (d->rows + rounds - 1) / rounds;
-	const long long grid = (nwarps + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+	/* A resident grid: every block owns rows / grid rows (row_run). */
+	long long grid = (long long)lim.sms * blocks_per_sm;
+	if (grid > (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK)
+		grid = (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
 	kernel<<<(unsigned)grid, BLOCK, smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
 						d->row_indices, (int)d->rows, xt, smem_cols, nvec,
 						alpha, beta, (const OutT *)y_in, (OutT *)y);
