@@ -52,7 +52,8 @@ enum { WARPS_PER_BLOCK = 16, BLOCK = 32 * WARPS_PER_BLOCK, STEP = 512, CHUNK = 8
 enum { DEVICE_PAD = STEP };
 
 /* The NVP fp16 entries of x for column c, as floats, from p = the column's
- * NVP halves (shared or global memory): one 2- to 32-byte access. */
+ * NVP halves in global memory (the columns past shared memory): one 2- to
+ * 32-byte access. */
 template <int NVP>
 __device__ __forceinline__ void load_x(const __half *p, float (&out)[NVP])
 {
@@ -91,16 +92,6 @@ template <> struct shared_x<1> {
 	using type = float;
 	static constexpr int bytes = 4;
 };
-
-template <int NVP>
-__device__ __forceinline__ void load_shared_x(const typename shared_x<NVP>::type *xs, int c,
-					      float (&out)[NVP])
-{
-	if constexpr (NVP == 1)
-		out[0] = xs[c];
-	else
-		load_x<NVP>(xs + (size_t)c * NVP, out);
-}
 
 template <typename OutT> __device__ __forceinline__ float to_float(OutT v);
 template <> __device__ __forceinline__ float to_float<float>(float v) { return v; }
