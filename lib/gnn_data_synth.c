@@ -36,6 +36,7 @@
 #include "graph_gen.h"
 #include "parallel.h"
 #include "rng.h"
+#include "spec_keys.h"
 
 enum { BLOCK_ROWS = 4096, BLOCK_EDGES = 1 << 16 };
 
@@ -64,61 +65,6 @@ static const struct preset {
 	{"flickr_like", 500, 7, 0.50, 0.25},
 	{"powerlaw", 64, 8, 0.60, 0.20},
 };
-
-/* A key=value a spec may hold: integer (long long) or double, in [lo, hi]. */
-struct key {
-	const char *name;
-	int is_double;
-	double lo, hi;
-	void *dst;
-};
-
-static int set_key(const struct key *k, const char *val, struct sp_err *err)
-{
-	char *end;
-	double v;
-	long long i = 0;
-	if (k->is_double)
-		v = strtod(val, &end);
-	else
-		v = (double)(i = strtoll(val, &end, 10));
-	if (end == val || *end || !(v >= k->lo && v <= k->hi))
-		return sp_fail(err, "--synthetic: %s=%s: expected %s in [%.15g, %.15g]", k->name, val,
-			       k->is_double ? "a number" : "an integer", k->lo, k->hi);
-	if (k->is_double)
-		*(double *)k->dst = v;
-	else
-		*(long long *)k->dst = i;
-	return 0;
-}
-
-/* Parse the comma-separated key=value items of `items` (modified) against
- * keys[]. An item with another key is an error naming `known`, unless rest
- * is given: then it is passed on there (comma-joined), for graph_gen. */
-static int parse_items(char *items, const struct key *keys, size_t nkeys, const char *known,
-		       char *rest, size_t rest_size, struct sp_err *err)
-{
-	for (char *save = NULL, *kv = strtok_r(items, ",", &save); kv;
-	     kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-		if (!eq)
-			return sp_fail(err, "--synthetic: '%s' is not key=value", kv);
-		*eq = '\0';
-		size_t i = 0;
-		while (i < nkeys && strcmp(kv, keys[i].name))
-			i++;
-		if (i < nkeys) {
-			if (set_key(&keys[i], eq + 1, err))
-				return -1;
-		} else if (rest) {
-			size_t at = strlen(rest);
-			snprintf(rest + at, rest_size - at, "%s%s=%s", at ? "," : "", kv, eq + 1);
-		} else {
-			return sp_fail(err, "--synthetic: unknown key '%s' (%s)", kv, known);
-		}
-	}
-	return 0;
-}
 
 static int out_of_memory(struct sp_err *err)
 {
@@ -275,7 +221,7 @@ static float *csbm_means(const struct csbm *c)
 static int csbm_make(char *items, int dry, struct gnn_dataset *d, struct sp_err *err)
 {
 	struct csbm c = csbm_defaults;
-	const struct key keys[] = {
+	const struct spec_key keys[] = {
 		{"nodes", 0, 4, (double)CSR_MAX_DIM, &c.nodes},
 		{"classes", 0, 2, GNN_MAX_CLASSES, &c.classes},
 		{"feat", 0, 1, 1 << 20, &c.feat},
@@ -284,7 +230,7 @@ static int csbm_make(char *items, int dry, struct gnn_dataset *d, struct sp_err 
 		{"snr", 1, 0, 1e6, &c.snr},
 		{"seed", 0, 0, 9.2e18, &c.seed},
 	};
-	if (items && parse_items(items, keys, sizeof keys / sizeof *keys,
+	if (items && spec_keys_parse(items, keys, sizeof keys / sizeof *keys,
 				 "csbm: nodes, classes, feat, deg, p_in, snr, seed", NULL, 0, err))
 		return -1;
 	/* Two nodes a class at least, so every node has a partner in its class. */
@@ -325,7 +271,7 @@ static int powerlaw_make(const char *name, char *items, int dry, struct gnn_data
 		return sp_fail(err, "--synthetic: unknown dataset '%s' (csbm, reddit_like, "
 				    "products_like, flickr_like, powerlaw:nodes=N,edges=E)", name);
 	long long feat = p->feat, classes = p->classes;
-	const struct key keys[] = {
+	const struct spec_key keys[] = {
 		{"feat", 0, 1, 1 << 20, &feat},
 		{"classes", 0, 1, GNN_MAX_CLASSES, &classes},
 	};
@@ -333,7 +279,7 @@ static int powerlaw_make(const char *name, char *items, int dry, struct gnn_data
 	char graph[256];
 	size_t len = (size_t)snprintf(graph, sizeof graph, "%s:", name);
 	struct graph_spec gs;
-	if ((items && parse_items(items, keys, 2, NULL, graph + len, sizeof graph - len, err)) ||
+	if ((items && spec_keys_parse(items, keys, 2, NULL, graph + len, sizeof graph - len, err)) ||
 	    graph_spec_parse(graph, &gs, err))
 		return -1;
 	if (dry)

@@ -7,6 +7,7 @@
 
 #include "parallel.h"
 #include "rng.h"
+#include "spec_keys.h"
 
 /* Rows per random stream; fixed so output does not depend on threads. */
 enum { BLOCK_ROWS = 4096 };
@@ -16,29 +17,6 @@ static const struct graph_spec presets[] = {
 	{"products_like", 2449029, 123676637, 1.0, 1},
 	{"flickr_like", 89250, 991155, 1.0, 1},
 };
-
-static int set_field(struct graph_spec *s, const char *key, const char *val, struct sp_err *err)
-{
-	if (strcmp(key, "sigma") && strcmp(key, "nodes") && strcmp(key, "edges") && strcmp(key, "seed"))
-		return sp_fail(err, "--synthetic: unknown key '%s' (nodes, edges, sigma, seed)", key);
-	char *end;
-	if (!strcmp(key, "sigma")) {
-		s->sigma = strtod(val, &end);
-		if (end == val || *end || !(s->sigma >= 0 && s->sigma <= 4))
-			return sp_fail(err, "--synthetic: sigma=%s: expected a number in [0, 4]", val);
-		return 0;
-	}
-	long long v = strtoll(val, &end, 10);
-	if (end == val || *end || v < 0)
-		return sp_fail(err, "--synthetic: %s=%s: expected a non-negative integer", key, val);
-	if (!strcmp(key, "nodes"))
-		s->nodes = v;
-	else if (!strcmp(key, "edges"))
-		s->edges = v;
-	else
-		s->seed = (uint64_t)v;
-	return 0;
-}
 
 int graph_spec_parse(const char *text, struct graph_spec *s, struct sp_err *err)
 {
@@ -64,17 +42,19 @@ int graph_spec_parse(const char *text, struct graph_spec *s, struct sp_err *err)
 		s->sigma = 1.0;
 		s->seed = 1;
 	}
-	if (sep) {
-		for (char *save = NULL, *kv = strtok_r(buf + head + 1, ",", &save); kv;
-		     kv = strtok_r(NULL, ",", &save)) {
-			char *eq = strchr(kv, '=');
-			if (!eq)
-				return sp_fail(err, "--synthetic: '%s' is not key=value", kv);
-			*eq = '\0';
-			if (set_field(s, kv, eq + 1, err))
-				return -1;
-		}
-	}
+	long long nodes = s->nodes, edges = s->edges, seed = (long long)s->seed;
+	const struct spec_key keys[] = {
+		{"nodes", 0, 0, (double)INT64_MAX, &nodes},
+		{"edges", 0, 0, (double)INT64_MAX, &edges},
+		{"sigma", 1, 0, 4, &s->sigma},
+		{"seed", 0, 0, (double)INT64_MAX, &seed},
+	};
+	if (sep && spec_keys_parse(buf + head + 1, keys, sizeof keys / sizeof *keys,
+				   "nodes, edges, sigma, seed", NULL, 0, err))
+		return -1;
+	s->nodes = nodes;
+	s->edges = edges;
+	s->seed = (uint64_t)seed;
 	if (s->nodes < 1 || s->nodes > CSR_MAX_DIM)
 		return sp_fail(err, "--synthetic: nodes must be in 1..%lld", (long long)CSR_MAX_DIM);
 	if (s->edges > s->nodes * (s->nodes - 1) || s->edges > CSR_MAX_NNZ)
