@@ -614,8 +614,8 @@ static int launch_forward(const struct maxk_dev_graph *g, const int32_t *items, 
 		return -1;
 	f<<<grid, BLOCK, smem>>>((const int4 *)items, nitems, g->indptr, g->indices, g->vals, values,
 				 index, h, k, l.parts, dense ? shift : -1, size, y);
-	return gpu_check_status(cudaGetLastError(), "launch of forward_kernel", __FILE__, __LINE__,
-				err);
+	GPU_CHECK_LAUNCH(err, "forward_kernel");
+	return 0;
 }
 
 static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
@@ -662,8 +662,8 @@ static int launch_backward(const struct maxk_dev_graph *g, const int32_t *items,
 		return -1;
 	b<<<grid, BLOCK, smem>>>((const int4 *)items, nitems, g->indices, g->vals, index, h, k,
 				 l.parts, dy, dx);
-	return gpu_check_status(cudaGetLastError(), "launch of backward_kernel", __FILE__, __LINE__,
-				err);
+	GPU_CHECK_LAUNCH(err, "backward_kernel");
+	return 0;
 }
 
 static int backward_items(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
