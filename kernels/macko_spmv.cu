@@ -18,14 +18,13 @@
  * an equal run of rows (so every SM gets the same share) and its warps claim
  * the run's rows one by one from a counter in shared memory (so a warp that
  * drew long rows holds no one up). A warp walks its row in steps of 512
- * elements, each lane
- * holding two chunks of 8 (see CHUNK). An element's column is the sum of
- * (delta + 1) over the row up to and including it, minus one: each chunk
- * prefixes its 8 deltas in bytes (SWAR), one warp scan adds the chunks
- * before it, and a carry runs across steps. The next step's loads are
- * issued before the current step is decoded, across rows too, so each warp
- * keeps a step in flight. Lanes at a row's edges mask the elements that are
- * not the row's; no lane ever branches per element.
+ * elements, each lane holding two chunks of 8 (see CHUNK). An element's
+ * column is the sum of (delta + 1) over the row up to and including it,
+ * minus one: each chunk prefixes its 8 deltas in bytes (SWAR), one warp
+ * scan adds the chunks before it, and a carry runs across steps. The next
+ * step's loads are issued before the current step is decoded, across rows
+ * too, so each warp keeps a step in flight. Lanes at a row's edges mask the
+ * elements that are not the row's; no lane ever branches per element.
  *
  * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two;
  * for NVP > 1 a small kernel transposes it first), so all vectors of one
@@ -224,29 +223,39 @@ struct row_run {
 	int *counter;   /* in shared memory: rows claimed past the first warps' */
 };
 
+/* Row r of the run, with its pointers (none past the run's end). */
+__device__ __forceinline__ claim claim_at(int r, const row_run &run,
+					  const int32_t *__restrict__ row_indices)
+{
+	claim c;
+	c.r = r;
+	c.s = r < run.end ? __ldg(row_indices + r) : 0;
+	c.e = r < run.end ? __ldg(row_indices + r + 1) : 0;
+	return c;
+}
+
+/* The next unclaimed row of the run: the first WARPS_PER_BLOCK rows were
+ * the warps' own. */
 __device__ __forceinline__ claim claim_row(const row_run &run, int lane,
 					   const int32_t *__restrict__ row_indices)
 {
 	int g = 0;
 	if (lane == 0)
 		g = atomicAdd(run.counter, 1);
-	claim c;
-	c.r = run.first + WARPS_PER_BLOCK + __shfl_sync(0xffffffffu, g, 0);
-	c.s = c.r < run.end ? __ldg(row_indices + c.r) : 0;
-	c.e = c.r < run.end ? __ldg(row_indices + c.r + 1) : 0;
-	return c;
+	return claim_at(run.first + WARPS_PER_BLOCK + __shfl_sync(0xffffffffu, g, 0), run,
+			row_indices);
 }
 
 /* Move to the claimed row and claim the one after; rows whose aligned
  * start is already at their end (empty rows) are finished on the way:
- * their y is beta * y_in. c.r == run.end: no rows left. */
+ * their y is beta * y_in. c.r >= run.end: no rows left. */
 template <typename OutT>
 __device__ __forceinline__ void next_row(cursor &c, claim &next, const row_run &run, int lane,
 					 int rows, const int32_t *__restrict__ row_indices, int nvec,
 					 float beta, const OutT *__restrict__ y_in, OutT *__restrict__ y)
 {
 	for (;;) {
-		c.r = min(next.r, run.end);
+		c.r = next.r;
 		if (c.r >= run.end)
 			return;
 		c.s = next.s;
@@ -323,7 +332,7 @@ template <int NVP> __device__ __forceinline__ void lds_x(uint32_t addr, float (&
  * chunk c reads slot idx0[c] + k + (its delta prefix): one byte extract and
  * one multiply-add to an address, k being the load's constant offset.
  * Elements outside their row have a zero value, so their product is zero
- * wherever they read, unless x holds an Inf or NaN there: with `exact`
+ * wherever they read, unless x holds an Inf or NaN there: with `redirect`
  * (x not finite, or not all in shared memory) they read a zero slot. */
 template <int NVP, bool ALL_SHARED, int NCHUNKS>
 __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t (&p)[2][2],
@@ -495,9 +504,7 @@ __global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
 	w.run.first = (int)((int64_t)rows * blockIdx.x / gridDim.x);
 	w.run.end = (int)((int64_t)rows * (blockIdx.x + 1) / gridDim.x);
 	w.run.counter = claimed;
-	w.next.r = w.run.first + warp;
-	w.next.s = w.next.r < w.run.end ? __ldg(row_indices + w.next.r) : 0;
-	w.next.e = w.next.r < w.run.end ? __ldg(row_indices + w.next.r + 1) : 0;
+	w.next = claim_at(w.run.first + warp, w.run, row_indices);
 	__syncthreads(); /* the counter is zero before any warp claims */
 	next_row<OutT>(w.at, w.next, w.run, lane, rows, row_indices, nvec, beta, y_in, y);
 	step_data a = {}, b = {};
@@ -626,8 +633,9 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	}
 	/* A resident grid: every block owns rows / grid rows (row_run). */
 	long long grid = (long long)lim.sms * blocks_per_sm;
-	if (grid > (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK)
-		grid = (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+	const long long needed = (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+	if (grid > needed)
+		grid = needed;
 	kernel<<<(unsigned)grid, BLOCK, smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
 						d->row_indices, (int)d->rows, xt, smem_cols, nvec,
 						alpha, beta, (const OutT *)y_in, (OutT *)y);
