@@ -346,6 +346,24 @@ __device__ __forceinline__ int acc_at(int c, int g, int shift)
 	return ((c & ((1 << shift) - 1)) << 5) + g * W + (c >> shift);
 }
 
+/* acc[at(c[i])] += a * v[i] for one neighbour's V slots: all reads, then
+ * all writes. Its columns differ, so the V read-modify-writes are
+ * independent; but the compiler cannot know that, and written as V
+ * separate += it waits for each read until the write before it is out
+ * (reddit_like, k = 32: 4.66 -> 4.03 ms). */
+template <int V, typename C, typename AT>
+__device__ __forceinline__ void add_slots(float *acc, const C &c, const values_of<V> &v, float a,
+					  AT at)
+{
+	float old[V];
+#pragma unroll
+	for (int i = 0; i < V; i++)
+		old[i] = acc[at(c[i])];
+#pragma unroll
+	for (int i = 0; i < V; i++)
+		acc[at(c[i])] = fmaf(a, v.v[i], old[i]);
+}
+
 /* Stores (or adds, when the row is cut into several items) one column. */
 __device__ __forceinline__ void put(float *out, int c, float s, bool sole)
 {
@@ -401,12 +419,10 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 				}
 #pragma unroll
 				for (int u = 0; u < U; u++) {
-					if (ok[u]) {
-#pragma unroll
-						for (int i = 0; i < V; i++)
-							acc[acc_at<G>(x[u].c[i], grp, shift)] +=
-								a[u] * x[u].v.v[i];
-					}
+					if (ok[u])
+						add_slots<V>(acc, x[u].c, x[u].v, a[u], [&](int c) {
+							return acc_at<G>(c, grp, shift);
+						});
 					__syncwarp();
 				}
 			}
