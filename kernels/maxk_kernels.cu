@@ -311,17 +311,32 @@ struct turn {
 	bool ok;
 };
 
-/* Turn q of a batch of cnt edges whose neighbours and edge values sit in
- * lanes (my_j, my_a). */
+/* A warp's batch of up to 32 edges, staged in shared memory as {j,
+ * A[r][j]} pairs: a turn reads its edge with one 8-byte load, where two
+ * shuffles (j and A[r][j] from the lane that loaded them) cost two
+ * shared-memory wavefronts. */
+__device__ __forceinline__ int stage_edges(int2 *edges, const int32_t *__restrict__ indices,
+					   const float *__restrict__ vals, int from, int end, int lane)
+{
+	const int cnt = min(32, end - from);
+	__syncwarp(); /* the last batch's turns have read theirs */
+	if (lane < cnt)
+		edges[lane] = make_int2(__ldcs(indices + from + lane),
+					__float_as_int(__ldcs(vals + from + lane)));
+	__syncwarp();
+	return cnt;
+}
+
+/* Turn q of a staged batch whose turns number `steps`. */
 template <int V, int G, bool ONE_PART>
-__device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, int k, int my_j,
-					float my_a)
+__device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, int k,
+					const int2 *edges)
 {
 	const int nb = ONE_PART ? q : q / parts;
 	const int t = ((ONE_PART ? 0 : q - nb * parts) * (32 / G) + sub) * V;
-	const int j = __shfl_sync(0xffffffffu, my_j, nb & 31);
-	const float a = __shfl_sync(0xffffffffu, my_a, nb & 31);
-	return turn{(uint32_t)j * (uint32_t)k + (uint32_t)t, a, q < steps && t < k};
+	const int2 e = edges[nb & 31];
+	return turn{(uint32_t)e.x * (uint32_t)k + (uint32_t)t, __int_as_float(e.y),
+		    q < steps && t < k};
 }
 
 /* Where group g's accumulator keeps column c. The accumulators are P
@@ -388,7 +403,8 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 {
 	extern __shared__ float acc_all[];
 	const int lane = threadIdx.x & 31, grp = lane / (32 / G), sub = lane % (32 / G);
-	float *acc = acc_all + (threadIdx.x >> 5) * size;
+	float *acc = acc_all + (threadIdx.x >> 5) * (size + 64);
+	int2 *edges = (int2 *)(acc + size);
 	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < nitems;
 	     w += (int64_t)gridDim.x * WARPS) {
 		const int4 it = items[w];
@@ -396,12 +412,10 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 			acc[c] = 0.0f;
 		__syncwarp();
 		for (int base = it.y; base < it.y + it.z; base += 32) {
-			const int cnt = min(32, it.y + it.z - base);
 			/* The edges, y and dY stream through once: evict them first, so
 			 * the kept values (gathered again and again) keep L2. */
-			const int my_j = lane < cnt ? __ldcs(indices + base + lane) : 0;
-			const float my_a = lane < cnt ? __ldcs(vals + base + lane) : 0.0f;
-			const int steps = cnt * parts;
+			const int steps =
+				stage_edges(edges, indices, vals, base, it.y + it.z, lane) * parts;
 			for (int q0 = 0; q0 < steps; q0 += U * G) {
 				slots<V, IT> x[U];
 				float a[U];
@@ -409,7 +423,7 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 #pragma unroll
 				for (int u = 0; u < U; u++) {
 					const turn tr = turn_at<V, G, ONE_PART>(q0 + u * G + grp, steps,
-										parts, sub, k, my_j, my_a);
+										parts, sub, k, edges);
 					ok[u] = tr.ok;
 					a[u] = tr.a;
 					if (tr.ok) {
@@ -427,21 +441,28 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 				}
 			}
 		}
-		/* Out in address order (no conflicts): a row of 32 addresses holds,
-		 * in lanes sub, sub + W, ..., one column's G partial sums. */
+		/* A column's G partial sums share a row of 32 words (banks g * W +
+		 * the column's). Lane (rho, b) sums column ((b << shift) | rho) of
+		 * rows rho0 .. rho0 + G - 1, taking group (g + rho) % G at step g,
+		 * so every step reads 32 banks. */
 		const bool sole = it.z == indptr[it.x + 1] - indptr[it.x];
 		float *out = y + (size_t)it.x * h;
 		if (G == 1 && shift < 0) {
 			for (int c = lane; c < h; c += 32)
 				put(out, c, acc[c], sole);
 		} else {
-			for (int a = lane; a < size; a += 32) {
-				float s = acc[a];
+			constexpr int W = 32 / G;
+			const int b = lane % W, rho_in = lane / W;
+			for (int rho0 = 0; rho0 < size / 32; rho0 += G) {
+				const int rho = rho0 + rho_in;
+				if (rho >= size / 32)
+					break; /* fewer rows than groups (h < 32) */
+				float s = 0.0f;
 #pragma unroll
-				for (int off = 32 / G; off < 32; off *= 2)
-					s += __shfl_xor_sync(0xffffffffu, s, off);
-				const int c = ((lane % (32 / G)) << shift) | (a >> 5);
-				if (lane < 32 / G && c < h)
+				for (int g = 0; g < G; g++)
+					s += acc[rho * 32 + (g + rho_in) % G * W + b];
+				const int c = (b << shift) | rho;
+				if (c < h)
 					put(out, c, s, sole);
 			}
 		}
@@ -457,7 +478,9 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 {
 	extern __shared__ float row_all[];
 	const int lane = threadIdx.x & 31, sub = lane % (32 / G), grp = lane / (32 / G);
-	float *row = row_all + (threadIdx.x >> 5) * h;
+	const int hp = (h + 1) & ~1; /* the edges after the row, 8-byte aligned */
+	float *row = row_all + (threadIdx.x >> 5) * (hp + 64);
+	int2 *edges = (int2 *)(row + hp);
 	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < nitems;
 	     w += (int64_t)gridDim.x * WARPS) {
 		const int4 it = items[w];
@@ -466,17 +489,15 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 			row[c] = __ldcs(dy + (size_t)it.x * h + c);
 		__syncwarp();
 		for (int base = it.y; base < it.y + it.z; base += 32) {
-			const int cnt = min(32, it.y + it.z - base);
-			const int my_j = lane < cnt ? __ldcs(indices + base + lane) : 0;
-			const float my_a = lane < cnt ? __ldcs(vals + base + lane) : 0.0f;
-			const int steps = cnt * parts;
+			const int steps =
+				stage_edges(edges, indices, vals, base, it.y + it.z, lane) * parts;
 			for (int q0 = 0; q0 < steps; q0 += U * G) {
 				turn tr[U];
 				packed_index<V, IT> c[U];
 #pragma unroll
 				for (int u = 0; u < U; u++) {
 					tr[u] = turn_at<V, G, ONE_PART>(q0 + u * G + grp, steps, parts, sub,
-									k, my_j, my_a);
+									k, edges);
 					if (tr[u].ok)
 						c[u] = load_index<V, IT>(xi, tr[u].at);
 				}
@@ -621,7 +642,7 @@ static int launch_forward(const struct maxk_dev_graph *g, const int32_t *items, 
 	while ((32 / l.G) << shift < P)
 		shift++;
 	const int size = l.G * P; /* G accumulators of P columns */
-	const size_t smem = (size_t)WARPS * size * sizeof(float);
+	const size_t smem = (size_t)WARPS * (size + 64) * sizeof(float);
 	forward_fn<IT> f;
 	backward_fn<IT> unused;
 	kernels_for(l, &f, &unused);
@@ -634,6 +655,33 @@ static int launch_forward(const struct maxk_dev_graph *g, const int32_t *items, 
 	return 0;
 }
 
+/* Zeroes the given rows of y (n x h). */
+__global__ void zero_rows_kernel(const int32_t *__restrict__ rows, int64_t n, int h,
+				 float *__restrict__ y)
+{
+	for (int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; w < n;
+	     w += ((int64_t)gridDim.x * blockDim.x) >> 5)
+		for (int c = threadIdx.x & 31; c < h; c += 32)
+			y[(size_t)rows[w] * h + c] = 0.0f;
+}
+
+/* y starts at zero where the items add into it: the whole of it under the
+ * .warp4 records; under the graph's own items only the rows that no item
+ * stores whole (empty rows, and rows cut into several items), which on
+ * reddit_like spares a 238 MB memset. */
+static int clear_output(const struct maxk_dev_graph *g, const int32_t *items, int h, float *y,
+			struct sp_err *err)
+{
+	if (items != g->chunks)
+		return GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float)));
+	if (g->nbare == 0)
+		return 0;
+	zero_rows_kernel<<<grid_for(g->nbare, WARPS, 132 * 16), BLOCK>>>(g->bare_rows, g->nbare,
+									   h, y);
+	GPU_CHECK_LAUNCH(err, "zero_rows_kernel");
+	return 0;
+}
+
 static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
 			 const float *values, const void *index, int h, int k, float *y,
 			 struct sp_err *err)
@@ -641,7 +689,7 @@ static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, i
 	if (check_sizes(g, h, k, "forward", err))
 		return -1;
 	gpu_range_push("maxk_forward");
-	int rc = GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float)));
+	int rc = clear_output(g, items, h, y, err);
 	if (!rc && nitems > 0)
 		rc = with_index(h, index, [&](auto ix) {
 			return launch_forward(g, items, nitems, values, ix, h, k, y, err);
@@ -672,7 +720,7 @@ static int launch_backward(const struct maxk_dev_graph *g, const int32_t *items,
 	forward_fn<IT> unused;
 	backward_fn<IT> b;
 	kernels_for(l, &unused, &b);
-	const size_t smem = (size_t)WARPS * h * sizeof(float);
+	const size_t smem = (size_t)WARPS * (((h + 1) & ~1) + 64) * sizeof(float);
 	unsigned grid;
 	if (prepare_launch((const void *)b, smem, nitems, &grid, err))
 		return -1;
@@ -796,13 +844,19 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 	int32_t *ptr32 = (int32_t *)malloc((size_t)(g->nrows + 1) * sizeof *ptr32);
 	d->nchunks = chunk_rows(g, NULL);
 	int32_t *chunks = (int32_t *)malloc((size_t)(d->nchunks ? d->nchunks : 1) * 16);
+	int32_t *bare = (int32_t *)malloc((size_t)(g->nrows ? g->nrows : 1) * sizeof *bare);
 	int rc = -1;
 	const size_t nnz = (size_t)(g->nnz ? g->nnz : 1);
-	if (!t_ptr32 || !ptr32 || !chunks) {
+	if (!t_ptr32 || !ptr32 || !chunks || !bare) {
 		sp_fail(err, "out of memory");
 		goto out;
 	}
 	chunk_rows(g, chunks);
+	for (int64_t r = 0; r < g->nrows; r++) {
+		const int64_t deg = g->indptr[r + 1] - g->indptr[r];
+		if (deg == 0 || deg > MAXK_CHUNK)
+			bare[d->nbare++] = (int32_t)r;
+	}
 	for (int64_t j = 0; j <= t.nrows; j++)
 		t_ptr32[j] = (int32_t)t.indptr[j];
 	for (int64_t r = 0; r <= g->nrows; r++)
@@ -813,6 +867,8 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 	    gpu_malloc((void **)&d->warp4, (size_t)(records ? records : 1) * 16, "warp4 records", err) ||
 	    gpu_malloc((void **)&d->chunks, (size_t)(d->nchunks ? d->nchunks : 1) * 16, "row items",
 		       err) ||
+	    gpu_malloc((void **)&d->bare_rows, (size_t)(d->nbare ? d->nbare : 1) * 4, "bare rows",
+		       err) ||
 	    gpu_malloc((void **)&d->t_indptr, (size_t)(t.nrows + 1) * 4, "transpose indptr", err) ||
 	    gpu_malloc((void **)&d->t_indices, nnz * 4, "transpose indices", err) ||
 	    gpu_malloc((void **)&d->t_vals, nnz * 4, "transpose values", err) ||
@@ -821,6 +877,7 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 	    gpu_upload(d->vals, vals, (size_t)g->nnz * 4, err) ||
 	    gpu_upload(d->warp4, warp4, (size_t)records * 16, err) ||
 	    gpu_upload(d->chunks, chunks, (size_t)d->nchunks * 16, err) ||
+	    gpu_upload(d->bare_rows, bare, (size_t)d->nbare * 4, err) ||
 	    gpu_upload(d->t_indptr, t_ptr32, (size_t)(t.nrows + 1) * 4, err) ||
 	    gpu_upload(d->t_indices, t.indices, (size_t)g->nnz * 4, err) ||
 	    gpu_upload(d->t_vals, t.values, (size_t)g->nnz * 4, err))
@@ -830,6 +887,7 @@ out:
 	free(t_ptr32);
 	free(ptr32);
 	free(chunks);
+	free(bare);
 	csr_free(&t);
 	if (rc)
 		maxk_dev_graph_free(d);
@@ -843,6 +901,7 @@ extern "C" void maxk_dev_graph_free(struct maxk_dev_graph *d)
 	gpu_free(d->vals);
 	gpu_free(d->warp4);
 	gpu_free(d->chunks);
+	gpu_free(d->bare_rows);
 	gpu_free(d->t_indptr);
 	gpu_free(d->t_indices);
 	gpu_free(d->t_vals);
