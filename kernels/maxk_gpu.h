@@ -16,11 +16,12 @@ extern "C" {
 #define MAXK_GPU_MAX_WIDTH 1024
 
 /* A graph on the device: CSR with edge values; two lists of work items
- * (int4 {row, first edge, edges, 0}): the .warp4 records it was given
- * (MaxK-GNN's, rows cut at warp_max_nz) and its own, rows cut at
- * MAXK_CHUNK edges, which the kernels use (measured faster: a row in one
- * item is stored without atomics); and its transpose for the gather form
- * of the backward and for cuSPARSE. */
+ * (int4 {row, first edge, edges, whole}): the .warp4 records it was given
+ * (MaxK-GNN's, rows cut at warp_max_nz; whole = 0) and its own, rows cut
+ * at MAXK_CHUNK edges (whole = 1 when the item is its row), which the
+ * kernels use (measured faster: a row in one item is stored without
+ * atomics); the rows none of its own items covers whole; and its transpose
+ * for the gather form of the backward and for cuSPARSE. */
 struct maxk_dev_graph {
 	int64_t n, nnz, records, nchunks;
 	int32_t *indptr, *indices; /* CSR, for cuSPARSE */

@@ -1,0 +1,127 @@
+// The floor under the MaxK backward's scatter form: what the H200 takes to
+// add one row of k = 32 floats (128 bytes) into a random row of dX
+// (reddit_like: 232,965 x 32 floats, 29.8 MB, in L2) for each of
+// 114,618,749 edges, with nothing else to do: no edge list, no indices, no
+// dY (the row is a hash of the edge). Timed side by side:
+//   red.v4   8 lanes an edge, red.global.add.v4.f32 (the backward's adds)
+//   red.f32  32 lanes an edge, one float each
+//   bulk     one lane an edge hands a 128-byte buffer in shared memory to
+//            cp.reduce.async.bulk .add.f32
+//   st.v4    8 lanes an edge, plain 16-byte stores (not atomic, so not
+//            the same sums: the L2 write floor for the same traffic)
+// Events, 3 warm-up runs, median of 9.
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o atomic-floor kernels/tools/atomic_floor.cu
+// (a standalone measurement, not part of the build, like launch_overhead.cu)
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#define CHECK(x)                                                                      \
+	do {                                                                              \
+		cudaError_t e_ = (x);                                                         \
+		if (e_ != cudaSuccess) {                                                      \
+			std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));           \
+			return 1;                                                                 \
+		}                                                                             \
+	} while (0)
+
+enum { K = 32, BLOCK = 256 };
+static const int64_t NODES = 232965, EDGES = 114618749;
+
+__device__ __forceinline__ uint32_t row_of(int64_t e)
+{
+	uint64_t x = (uint64_t)e * 0x9e3779b97f4a7c15ull;
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 32;
+	return (uint32_t)(x % (uint64_t)NODES);
+}
+
+__global__ void red_v4(float *dx)
+{
+	const int sub = threadIdx.x & 7;
+	for (int64_t e = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 3; e < EDGES;
+	     e += ((int64_t)gridDim.x * BLOCK) >> 3)
+		atomicAdd((float4 *)(dx + (size_t)row_of(e) * K) + sub, make_float4(1, 1, 1, 1));
+}
+
+__global__ void red_f32(float *dx)
+{
+	const int lane = threadIdx.x & 31;
+	for (int64_t e = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; e < EDGES;
+	     e += ((int64_t)gridDim.x * BLOCK) >> 5)
+		atomicAdd(dx + (size_t)row_of(e) * K + lane, 1.0f);
+}
+
+__global__ void st_v4(float *dx)
+{
+	const int sub = threadIdx.x & 7;
+	for (int64_t e = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 3; e < EDGES;
+	     e += ((int64_t)gridDim.x * BLOCK) >> 3)
+		((float4 *)(dx + (size_t)row_of(e) * K))[sub] = make_float4(1, 1, 1, 1);
+}
+
+// Each lane owns two 128-byte buffers and alternates; it waits for the
+// engine to have read a buffer before writing it again.
+__global__ void bulk(float *dx)
+{
+	__shared__ float4 buf[BLOCK / 2][2][K / 4]; /* launched with BLOCK / 2 threads */
+	int set = 0;
+	for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < EDGES;
+	     e += (int64_t)gridDim.x * blockDim.x) {
+		asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+		for (int i = 0; i < K / 4; i++)
+			buf[threadIdx.x][set][i] = make_float4(1, 1, 1, 1);
+		asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+		asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
+			     :
+			     : "l"(dx + (size_t)row_of(e) * K),
+			       "r"((uint32_t)__cvta_generic_to_shared(buf[threadIdx.x][set])),
+			       "r"(K * 4)
+			     : "memory");
+		asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+		set ^= 1;
+	}
+	asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+int main()
+{
+	cudaDeviceProp prop;
+	CHECK(cudaGetDeviceProperties(&prop, 0));
+	const size_t bytes = (size_t)NODES * K * sizeof(float);
+	float *dx;
+	CHECK(cudaMalloc(&dx, bytes));
+	CHECK(cudaMemset(dx, 0, bytes));
+	cudaEvent_t start, stop;
+	CHECK(cudaEventCreate(&start));
+	CHECK(cudaEventCreate(&stop));
+	const int grid = prop.multiProcessorCount * 8;
+	std::printf("%s, %d SMs, L2 %d MB; %lld edges x %d floats into %lld x %d (%.1f MB)\n",
+		    prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, (long long)EDGES, K,
+		    (long long)NODES, K, bytes / 1e6);
+	struct {
+		const char *name;
+		void (*kernel)(float *);
+	} runs[] = {{"red.v4", red_v4}, {"red.f32", red_f32}, {"bulk", bulk}, {"st.v4", st_v4}};
+	for (auto &r : runs) {
+		std::vector<float> ms;
+		for (int i = 0; i < 12; i++) {
+			CHECK(cudaEventRecord(start));
+			r.kernel<<<grid, r.kernel == bulk ? BLOCK / 2 : BLOCK>>>(dx);
+			CHECK(cudaEventRecord(stop));
+			CHECK(cudaEventSynchronize(stop));
+			float t;
+			CHECK(cudaEventElapsedTime(&t, start, stop));
+			if (i >= 3)
+				ms.push_back(t);
+		}
+		CHECK(cudaGetLastError());
+		std::sort(ms.begin(), ms.end());
+		const double gbs = (double)EDGES * K * 4 / (ms[ms.size() / 2] * 1e6);
+		std::printf("%-8s median %.3f ms (min %.3f, max %.3f)  %.0f GB/s of adds\n", r.name,
+			    ms[ms.size() / 2], ms.front(), ms.back(), gbs);
+	}
+	return 0;
+}
