@@ -312,9 +312,7 @@ struct turn {
 };
 
 /* Turn q of a batch of cnt edges whose neighbours and edge values sit in
- * lanes (my_j, my_a). (Staging the batch in shared memory instead, one
- * 8-byte load a turn for the two shuffles, was measured slower: reddit_like
- * forward 3.67 -> 3.75 ms at k = 32, 6.81 -> 7.77 at k = 64.) */
+ * lanes (my_j, my_a). */
 template <int V, int G, bool ONE_PART>
 __device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, int k, int my_j,
 					float my_a)
@@ -324,6 +322,35 @@ __device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, in
 	const int j = __shfl_sync(0xffffffffu, my_j, nb & 31);
 	const float a = __shfl_sync(0xffffffffu, my_a, nb & 31);
 	return turn{(uint32_t)j * (uint32_t)k + (uint32_t)t, a, q < steps && t < k};
+}
+
+/* The forward with one group (sparse graphs, or k > 64) takes its batch
+ * from shared memory instead, staged as {j, A[r][j]} pairs: a turn's edge
+ * is one 8-byte load, where the two shuffles cost two wavefronts. Measured
+ * on the H200: products_like 10.5 -> 8.3 ms and flickr_like 0.131 -> 0.113
+ * at k = 16; but with groups (reddit_like) it was slower, 3.67 -> 3.75 ms
+ * at k = 32 and 6.81 -> 7.77 at k = 64. */
+__device__ __forceinline__ int stage_edges(int2 *edges, const int32_t *__restrict__ indices,
+					   const float *__restrict__ vals, int from, int end, int lane)
+{
+	const int cnt = min(32, end - from);
+	__syncwarp(); /* the last batch's turns have read theirs */
+	if (lane < cnt)
+		edges[lane] = make_int2(__ldcs(indices + from + lane),
+					__float_as_int(__ldcs(vals + from + lane)));
+	__syncwarp();
+	return cnt;
+}
+
+template <int V, bool ONE_PART>
+__device__ __forceinline__ turn staged_turn_at(int q, int steps, int parts, int sub, int k,
+					       const int2 *edges)
+{
+	const int nb = ONE_PART ? q : q / parts;
+	const int t = ((ONE_PART ? 0 : q - nb * parts) * 32 + sub) * V;
+	const int2 e = edges[nb & 31];
+	return turn{(uint32_t)e.x * (uint32_t)k + (uint32_t)t, __int_as_float(e.y),
+		    q < steps && t < k};
 }
 
 /* Where group g's accumulator keeps column c. The accumulators are P
@@ -390,7 +417,8 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 {
 	extern __shared__ float acc_all[];
 	const int lane = threadIdx.x & 31, grp = lane / (32 / G), sub = lane % (32 / G);
-	float *acc = acc_all + (threadIdx.x >> 5) * size;
+	float *acc = acc_all + (threadIdx.x >> 5) * (size + (G == 1 ? 64 : 0));
+	int2 *edges = (int2 *)(acc + size); /* G == 1 only */
 	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < nitems;
 	     w += (int64_t)gridDim.x * WARPS) {
 		const int4 it = items[w];
@@ -398,11 +426,17 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 			acc[c] = 0.0f;
 		__syncwarp();
 		for (int base = it.y; base < it.y + it.z; base += 32) {
-			const int cnt = min(32, it.y + it.z - base);
 			/* The edges, y and dY stream through once: evict them first, so
 			 * the kept values (gathered again and again) keep L2. */
-			const int my_j = lane < cnt ? __ldcs(indices + base + lane) : 0;
-			const float my_a = lane < cnt ? __ldcs(vals + base + lane) : 0.0f;
+			int cnt, my_j = 0;
+			float my_a = 0.0f;
+			if constexpr (G == 1) {
+				cnt = stage_edges(edges, indices, vals, base, it.y + it.z, lane);
+			} else {
+				cnt = min(32, it.y + it.z - base);
+				my_j = lane < cnt ? __ldcs(indices + base + lane) : 0;
+				my_a = lane < cnt ? __ldcs(vals + base + lane) : 0.0f;
+			}
 			const int steps = cnt * parts;
 			for (int q0 = 0; q0 < steps; q0 += U * G) {
 				slots<V, IT> x[U];
@@ -410,8 +444,12 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 				bool ok[U];
 #pragma unroll
 				for (int u = 0; u < U; u++) {
-					const turn tr = turn_at<V, G, ONE_PART>(q0 + u * G + grp, steps,
-										parts, sub, k, my_j, my_a);
+					const int q = q0 + u * G + grp;
+					const turn tr =
+						G == 1 ? staged_turn_at<V, ONE_PART>(q, steps, parts, sub, k,
+										     edges)
+						       : turn_at<V, G, ONE_PART>(q, steps, parts, sub, k,
+										 my_j, my_a);
 					ok[u] = tr.ok;
 					a[u] = tr.a;
 					if (tr.ok) {
@@ -630,7 +668,7 @@ static int launch_forward(const struct maxk_dev_graph *g, const int32_t *items, 
 	while ((32 / l.G) << shift < P)
 		shift++;
 	const int size = l.G * P; /* G accumulators of P columns */
-	const size_t smem = (size_t)WARPS * size * sizeof(float);
+	const size_t smem = (size_t)WARPS * (size + (l.G == 1 ? 64 : 0)) * sizeof(float);
 	forward_fn<IT> f;
 	backward_fn<IT> unused;
 	kernels_for(l, &f, &unused);
