@@ -89,6 +89,7 @@ __global__ void __launch_bounds__(BLOCK) topk_kernel(const float *__restrict__ x
 		const uint32_t hi = __reduce_max_sync(0xffffffffu, first);
 		const int top = lo == hi ? -1 : 31 - __clz(lo ^ hi);
 		uint32_t kth = top < 0 ? lo : lo & ~((2u << top) - 1);
+		bool exact = false;
 		for (int bit = top; bit >= 0; bit--) {
 			const uint32_t cand = kth | (1u << bit);
 			unsigned cnt = 0;
@@ -98,21 +99,32 @@ __global__ void __launch_bounds__(BLOCK) topk_kernel(const float *__restrict__ x
 			const unsigned at_or_above = __reduce_add_sync(0xffffffffu, cnt);
 			if (at_or_above >= (unsigned)k)
 				kth = cand;
-			if (at_or_above == (unsigned)k)
-				break; /* exactly the k keys at or above kth: no ties to settle */
+			exact = at_or_above == (unsigned)k;
+			if (exact)
+				break;
 		}
-		unsigned above = 0;
+		/* Exactly k keys at or above kth (the usual end): keep them. Else
+		 * the ties at kth are settled by column. */
+		int ties_kept = 0;
+		if (!exact) {
+			unsigned above = 0;
 #pragma unroll
-		for (int m = 0; m < M; m++)
-			above += key[m] > kth;
-		const int ties_kept = k - (int)__reduce_add_sync(0xffffffffu, above);
+			for (int m = 0; m < M; m++)
+				above += key[m] > kth;
+			ties_kept = k - (int)__reduce_add_sync(0xffffffffu, above);
+		}
 		int written = 0, ties_seen = 0;
 		const unsigned lower = (1u << lane) - 1;
 #pragma unroll
 		for (int m = 0; m < M; m++) {
-			const bool tie = key[m] == kth;
-			const unsigned ties = __ballot_sync(0xffffffffu, tie);
-			const bool keep = key[m] > kth || (tie && ties_seen + __popc(ties & lower) < ties_kept);
+			bool keep = key[m] >= kth;
+			if (!exact) {
+				const bool tie = key[m] == kth;
+				const unsigned ties = __ballot_sync(0xffffffffu, tie);
+				keep = key[m] > kth ||
+				       (tie && ties_seen + __popc(ties & lower) < ties_kept);
+				ties_seen += __popc(ties);
+			}
 			const unsigned kept = __ballot_sync(0xffffffffu, keep);
 			if (keep) {
 				const size_t at = (size_t)i * k + written + __popc(kept & lower);
@@ -120,7 +132,6 @@ __global__ void __launch_bounds__(BLOCK) topk_kernel(const float *__restrict__ x
 				index[at] = (IT)(32 * m + lane);
 			}
 			written += __popc(kept);
-			ties_seen += __popc(ties);
 		}
 	}
 }
