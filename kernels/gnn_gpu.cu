@@ -835,12 +835,13 @@ static int cuda_gather(struct gnn_backend *b, const float *dense, const uint16_t
 
 /* ---- the graph ---- */
 
-/* The device bytes maxk_dev_graph_upload allocates (it rounds empty arrays
- * up to one element). */
-static size_t dev_graph_bytes(int64_t n, int64_t nnz, int64_t records)
+/* The device bytes maxk_dev_graph_upload allocated (it rounds empty arrays
+ * up to one element): CSR and transpose, records, row items, bare rows. */
+static size_t dev_graph_bytes(const struct maxk_dev_graph *d)
 {
-	const size_t e = (size_t)(nnz ? nnz : 1), r = (size_t)(records ? records : 1);
-	return 2 * (size_t)(n + 1) * 4 + 4 * e * 4 + r * 16;
+	const size_t e = (size_t)(d->nnz ? d->nnz : 1), r = (size_t)(d->records ? d->records : 1);
+	const size_t c = (size_t)(d->nchunks ? d->nchunks : 1), b = (size_t)(d->nbare ? d->nbare : 1);
+	return 2 * (size_t)(d->n + 1) * 4 + 4 * e * 4 + r * 16 + c * 16 + b * 4;
 }
 
 static void cuda_graph_free(struct gnn_backend *b, struct gnn_graph *g)
@@ -890,7 +891,7 @@ static int cuda_graph_create(struct gnn_backend *b, const struct csr *g, enum ed
 	}
 	if (maxk_dev_graph_upload(g, vals, warp4_host, records, &gg->d, err))
 		goto out;
-	gg->bytes = dev_graph_bytes(g->nrows, g->nnz, records);
+	gg->bytes = dev_graph_bytes(&gg->d);
 	account(c, gg->bytes, 1);
 	/* cuSPARSE is not asked to multiply by a graph without edges: the
 	 * aggregation is then zero (see spmm). */

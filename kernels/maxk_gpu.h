@@ -28,7 +28,8 @@ struct maxk_dev_graph {
 	float *vals;
 	int32_t *warp4;  /* records x 4 */
 	int32_t *chunks; /* nchunks x 4 */
-	int32_t *bare_rows; /* nbare rows that no chunk covers whole: empty or cut */
+	/* the nbare rows that no chunk covers whole: empty or cut */
+	int32_t *bare_rows;
 	int64_t nbare;
 	int32_t *t_indptr, *t_indices;
 	float *t_vals;

@@ -5,13 +5,16 @@
  *   lane); a radix select over the key bits (one warp reduction a bit,
  *   starting below the bits the answer must share with bounds taken from
  *   the lanes' largest keys, and stopping at the first bit after which
- *   exactly k keys are at or above the prefix) finds the threshold, then the row is written in column
- *   order: every key above it, and of the keys equal to it the first ones
- *   by column. Bytes: the matrix once, the k kept values and indices once.
+ *   exactly k keys are at or above the prefix) finds the threshold, then
+ *   the row is written in column order: every key above it, and of the
+ *   keys equal to it the first ones by column. Bytes: the matrix once, the
+ *   k kept values and indices once.
  * forward: one warp per work item (a row, or a piece of a long row): the
  *   neighbours' kept values are added into a row accumulator in shared
- *   memory and the row is stored once. The kept values (n x k) stay in L2,
- *   so the gathers are L2 traffic; the loop keeps several in flight.
+ *   memory and the row is stored once (added with atomics when the row is
+ *   cut; only those rows, and empty ones, are zeroed first). The kept
+ *   values (n x k) stay in L2, so the gathers are L2 traffic; the loop
+ *   keeps several in flight.
  * backward: the same items, dY's row staged in shared memory, each
  *   neighbour's k gradients added into dX with atomics (dX, n x k, stays
  *   in L2). A gather through the cached transpose is kept to be measured
@@ -338,7 +341,7 @@ __device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, in
 /* The forward with one group (sparse graphs, or k > 64) takes its batch
  * from shared memory instead, staged as {j, A[r][j]} pairs: a turn's edge
  * is one 8-byte load, where the two shuffles cost two wavefronts. Measured
- * on the H200: products_like 10.5 -> 8.3 ms and flickr_like 0.131 -> 0.113
+ * on the H200: products_like 10.5 -> 8.1 ms and flickr_like 0.131 -> 0.110
  * at k = 16; but with groups (reddit_like) it was slower, 3.67 -> 3.75 ms
  * at k = 32 and 6.81 -> 7.77 at k = 64. */
 __device__ __forceinline__ int stage_edges(int2 *edges, const int32_t *__restrict__ indices,
@@ -424,7 +427,7 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 	const int4 *__restrict__ items, int64_t nitems, const int32_t *__restrict__ indptr,
 	const int32_t *__restrict__ indices, const float *__restrict__ vals,
 	const float *__restrict__ xv, const IT *__restrict__ xi, int h, int k, int parts,
-	int shift, int size, float *__restrict__ y)
+	int shift, int size, bool own, float *__restrict__ y)
 {
 	extern __shared__ float acc_all[];
 	const int lane = threadIdx.x & 31, grp = lane / (32 / G), sub = lane % (32 / G);
@@ -478,11 +481,14 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 				}
 			}
 		}
-		/* A column's G partial sums share a row of 32 words (banks g * W +
-		 * the column's). Lane (rho, b) sums column ((b << shift) | rho) of
-		 * rows rho0 .. rho0 + G - 1, taking group (g + rho) % G at step g,
-		 * so every step reads 32 banks. */
-		const bool sole = it.w || it.z == indptr[it.x + 1] - indptr[it.x];
+		/* Stored, or added when the row is cut into several items: the
+		 * graph's own items say so (whole), records are looked up. Plain
+		 * accumulator: column c at c. Groups: a column's G partial sums
+		 * share a row of 32 words (banks g * W + the column's); lane
+		 * (rho_in, b) sums column (b << shift) | rho of row rho = rho0 +
+		 * rho_in, reading group (g + rho_in) % G at step g, so every step
+		 * reads 32 banks. */
+		const bool sole = (own && it.w) || it.z == indptr[it.x + 1] - indptr[it.x];
 		float *out = y + (size_t)it.x * h;
 		if (G == 1 && shift < 0) {
 			for (int c = lane; c < h; c += 32)
@@ -569,7 +575,7 @@ enum { TURNS = 4 };
 
 template <typename IT>
 using forward_fn = void (*)(const int4 *, int64_t, const int32_t *, const int32_t *, const float *,
-			    const float *, const IT *, int, int, int, int, int, float *);
+			    const float *, const IT *, int, int, int, int, int, bool, float *);
 template <typename IT>
 using backward_fn = void (*)(const int4 *, int64_t, const int32_t *, const float *, const IT *, int,
 			     int, int, const float *, float *);
@@ -664,7 +670,7 @@ static int check_sizes(const struct maxk_dev_graph *g, int h, int k, const char 
 
 template <typename IT>
 static int launch_forward(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
-			  const float *values, const IT *index, int h, int k, float *y,
+			  bool own, const float *values, const IT *index, int h, int k, float *y,
 			  struct sp_err *err)
 {
 	/* Groups cost a row G accumulators to clear and sum, and the
@@ -687,13 +693,13 @@ static int launch_forward(const struct maxk_dev_graph *g, const int32_t *items, 
 	if (prepare_launch((const void *)f, smem, nitems, &grid, err))
 		return -1;
 	f<<<grid, BLOCK, smem>>>((const int4 *)items, nitems, g->indptr, g->indices, g->vals, values,
-				 index, h, k, l.parts, dense ? shift : -1, size, y);
+				 index, h, k, l.parts, dense ? shift : -1, size, own, y);
 	GPU_CHECK_LAUNCH(err, "forward_kernel");
 	return 0;
 }
 
 /* Zeroes the given rows of y (n x h). */
-__global__ void zero_rows_kernel(const int32_t *__restrict__ rows, int64_t n, int h,
+static __global__ void zero_rows_kernel(const int32_t *__restrict__ rows, int64_t n, int h,
 				 float *__restrict__ y)
 {
 	for (int64_t w = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; w < n;
@@ -703,13 +709,13 @@ __global__ void zero_rows_kernel(const int32_t *__restrict__ rows, int64_t n, in
 }
 
 /* y starts at zero where the items add into it: the whole of it under the
- * .warp4 records; under the graph's own items only the rows that no item
- * stores whole (empty rows, and rows cut into several items), which on
- * reddit_like spares a 238 MB memset. */
-static int clear_output(const struct maxk_dev_graph *g, const int32_t *items, int h, float *y,
+ * .warp4 records; under the graph's own items (own) only the rows that no
+ * item stores whole (empty rows, and rows cut into several items), which
+ * on reddit_like spares a 238 MB memset. */
+static int clear_output(const struct maxk_dev_graph *g, bool own, int h, float *y,
 			struct sp_err *err)
 {
-	if (items != g->chunks)
+	if (!own)
 		return GPU_FAILED(err, cudaMemsetAsync(y, 0, (size_t)g->n * h * sizeof(float)));
 	if (g->nbare == 0)
 		return 0;
@@ -719,17 +725,18 @@ static int clear_output(const struct maxk_dev_graph *g, const int32_t *items, in
 	return 0;
 }
 
+/* own: the items are the graph's own (chunks), not .warp4 records. */
 static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, int64_t nitems,
-			 const float *values, const void *index, int h, int k, float *y,
+			 bool own, const float *values, const void *index, int h, int k, float *y,
 			 struct sp_err *err)
 {
 	if (check_sizes(g, h, k, "forward", err))
 		return -1;
 	gpu_range_push("maxk_forward");
-	int rc = clear_output(g, items, h, y, err);
+	int rc = clear_output(g, own, h, y, err);
 	if (!rc && nitems > 0)
 		rc = with_index(h, index, [&](auto ix) {
-			return launch_forward(g, items, nitems, values, ix, h, k, y, err);
+			return launch_forward(g, items, nitems, own, values, ix, h, k, y, err);
 		});
 	gpu_range_pop();
 	return rc;
@@ -738,13 +745,13 @@ static int forward_items(const struct maxk_dev_graph *g, const int32_t *items, i
 extern "C" int maxk_forward_gpu(const struct maxk_dev_graph *g, const float *values,
 				const void *index, int h, int k, float *y, struct sp_err *err)
 {
-	return forward_items(g, g->chunks, g->nchunks, values, index, h, k, y, err);
+	return forward_items(g, g->chunks, g->nchunks, true, values, index, h, k, y, err);
 }
 
 extern "C" int maxk_forward_records_gpu(const struct maxk_dev_graph *g, const float *values,
 					const void *index, int h, int k, float *y, struct sp_err *err)
 {
-	return forward_items(g, g->warp4, g->records, values, index, h, k, y, err);
+	return forward_items(g, g->warp4, g->records, false, values, index, h, k, y, err);
 }
 
 template <typename IT>

@@ -97,7 +97,6 @@ int main()
 	cudaEvent_t start, stop;
 	CHECK(cudaEventCreate(&start));
 	CHECK(cudaEventCreate(&stop));
-	const int grid = prop.multiProcessorCount * 8;
 	std::printf("%s, %d SMs, L2 %d MB; %lld edges x %d floats into %lld x %d (%.1f MB)\n",
 		    prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, (long long)EDGES, K,
 		    (long long)NODES, K, bytes / 1e6);
@@ -106,10 +105,16 @@ int main()
 		void (*kernel)(float *);
 	} runs[] = {{"red.v4", red_v4}, {"red.f32", red_f32}, {"bulk", bulk}, {"st.v4", st_v4}};
 	for (auto &r : runs) {
+		// as many blocks as are resident at once (the bulk kernel's shared
+		// buffers allow fewer than the others)
+		const int threads = r.kernel == bulk ? BLOCK / 2 : BLOCK;
+		int per_sm;
+		CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, r.kernel, threads, 0));
+		const int grid = prop.multiProcessorCount * per_sm;
 		std::vector<float> ms;
 		for (int i = 0; i < 12; i++) {
 			CHECK(cudaEventRecord(start));
-			r.kernel<<<grid, r.kernel == bulk ? BLOCK / 2 : BLOCK>>>(dx);
+			r.kernel<<<grid, threads>>>(dx);
 			CHECK(cudaEventRecord(stop));
 			CHECK(cudaEventSynchronize(stop));
 			float t;

@@ -213,11 +213,13 @@ static void test_odd_graphs(void **state)
 }
 
 /* Mean degree 200: the forward's bank-spread accumulators and groups (used
- * from mean degree 128). */
+ * from mean degree 128); widths under 32 give fewer accumulator rows than
+ * groups. */
 static void test_dense_rows(void **state)
 {
 	const int hk[][2] = {{256, 32}, {256, 16}, {256, 8}, {256, 3}, {256, 64}, {256, 256},
-			     {64, 8}, {128, 100}, {512, 16}, {1024, 32}, {100, 20}};
+			     {64, 8},   {128, 100}, {512, 16}, {1024, 32}, {100, 20}, {16, 2},
+			     {8, 1},    {2, 1}};
 	for (size_t i = 0; i < sizeof hk / sizeof *hk; i++)
 		check_spec("powerlaw:nodes=1500,edges=300000,seed=6", hk[i][0], hk[i][1]);
 }
@@ -237,6 +239,34 @@ static void test_star_of_degree_100000(void **state)
 		g.indptr[r + 1] = g.indptr[r] + 1;
 	}
 	check(&g, 64, 17, 77);
+	csr_free(&g);
+}
+
+/* A dense graph (mean degree over 128: groups) whose rows sit at the
+ * forward's cut (MAXK_CHUNK edges): one edge short, exactly, one over, and
+ * twice over, beside an empty row; a row stored whole must not be zeroed
+ * or added to, a cut row must be zeroed and added to. */
+static void test_rows_at_the_cut(void **state)
+{
+	const int64_t n = 600;
+	const int64_t degree[] = {MAXK_CHUNK - 1, MAXK_CHUNK, MAXK_CHUNK + 1, 2 * MAXK_CHUNK, 0};
+	int64_t nnz = 0;
+	for (int64_t r = 0; r < n; r++)
+		nnz += r < 5 ? degree[r] : 150;
+	struct csr g;
+	struct sp_err e;
+	struct rng rg;
+	rng_init(&rg, 11, 0);
+	assert_int_equal(csr_alloc(&g, n, n, nnz, 0, "cut", &e), 0);
+	for (int64_t r = 0; r < n; r++) {
+		const int64_t d = r < 5 ? degree[r] : 150;
+		g.indptr[r + 1] = g.indptr[r] + d;
+		for (int64_t i = 0; i < d; i++) /* repeats are fine: A[r][j] adds up */
+			g.indices[g.indptr[r] + i] = (int32_t)rng_below(&rg, (uint64_t)n);
+	}
+	check(&g, 256, 32, 12);
+	check(&g, 256, 16, 13);
+	check(&g, 64, 5, 14);
 	csr_free(&g);
 }
 
@@ -312,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_odd_graphs),
 		cmocka_unit_test(test_dense_rows),
 		cmocka_unit_test(test_star_of_degree_100000),
+		cmocka_unit_test(test_rows_at_the_cut),
 		cmocka_unit_test(test_topk_special_rows),
 		cmocka_unit_test(test_bad_k),
 	};
