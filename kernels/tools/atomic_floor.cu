@@ -17,14 +17,7 @@
 #include <cstdio>
 #include <vector>
 
-#define CHECK(x)                                                                      \
-	do {                                                                              \
-		cudaError_t e_ = (x);                                                         \
-		if (e_ != cudaSuccess) {                                                      \
-			std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));           \
-			return 1;                                                                 \
-		}                                                                             \
-	} while (0)
+#include "tool_check.h"
 
 enum { K = 32, BLOCK = 256 };
 static const int64_t NODES = 232965, EDGES = 114618749;

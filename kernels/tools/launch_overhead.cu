@@ -11,14 +11,7 @@
 #include <cstdio>
 #include <vector>
 
-#define CHECK(x)                                                                      \
-	do {                                                                              \
-		cudaError_t e_ = (x);                                                         \
-		if (e_ != cudaSuccess) {                                                      \
-			std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));           \
-			return 1;                                                                 \
-		}                                                                             \
-	} while (0)
+#include "tool_check.h"
 
 __global__ void empty_kernel() {}
 
