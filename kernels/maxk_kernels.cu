@@ -325,44 +325,59 @@ struct turn {
 	bool ok;
 };
 
-/* Turn q of a batch of cnt edges whose neighbours and edge values sit in
- * lanes (my_j, my_a). */
-template <int V, int G, bool ONE_PART>
-__device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, int k, int my_j,
-					float my_a)
+/* A batch of up to 32 edges, and where a turn finds its edge nb as {j,
+ * A[r][j]}. In the warp's lanes (lane l holds edge from + l), read with two
+ * shuffles; or staged in shared memory, read with one 8-byte load (the
+ * shuffles cost two wavefronts). The forward with one group (sparse
+ * graphs, or k > 64) stages: measured on the H200, products_like 10.5 ->
+ * 8.1 ms and flickr_like 0.131 -> 0.110 at k = 16; with groups
+ * (reddit_like) staging was slower, 3.67 -> 3.75 ms at k = 32 and 6.81 ->
+ * 7.77 at k = 64, so groups and the backward keep the lanes. */
+struct lane_edges {
+	int j;
+	float a;
+	__device__ __forceinline__ int2 operator()(int nb) const
+	{
+		return make_int2(__shfl_sync(0xffffffffu, j, nb & 31),
+				 __float_as_int(__shfl_sync(0xffffffffu, a, nb & 31)));
+	}
+};
+
+struct staged_edges {
+	const int2 *e;
+	__device__ __forceinline__ int2 operator()(int nb) const { return e[nb & 31]; }
+};
+
+/* The edges [from, from + cnt) in the lanes ({0, 0} past cnt). The edges,
+ * y and dY stream through once: evict them first, so the kept values
+ * (gathered again and again) keep L2. */
+__device__ __forceinline__ lane_edges load_lane_edges(const int32_t *__restrict__ indices,
+						      const float *__restrict__ vals, int from,
+						      int cnt, int lane)
+{
+	return lane_edges{lane < cnt ? __ldcs(indices + from + lane) : 0,
+			  lane < cnt ? __ldcs(vals + from + lane) : 0.0f};
+}
+
+/* ... or in shared memory, through the lanes. */
+__device__ __forceinline__ staged_edges stage_edges(int2 *edges, const int32_t *__restrict__ indices,
+						    const float *__restrict__ vals, int from,
+						    int cnt, int lane)
+{
+	const lane_edges mine = load_lane_edges(indices, vals, from, cnt, lane);
+	__syncwarp(); /* the last batch's turns have read theirs */
+	edges[lane] = make_int2(mine.j, __float_as_int(mine.a));
+	__syncwarp();
+	return staged_edges{edges};
+}
+
+/* Turn q of a batch whose turns number `steps`, its edges in E. */
+template <int V, int G, bool ONE_PART, typename E>
+__device__ __forceinline__ turn turn_at(int q, int steps, int parts, int sub, int k, const E &edges)
 {
 	const int nb = ONE_PART ? q : q / parts;
 	const int t = ((ONE_PART ? 0 : q - nb * parts) * (32 / G) + sub) * V;
-	const int j = __shfl_sync(0xffffffffu, my_j, nb & 31);
-	const float a = __shfl_sync(0xffffffffu, my_a, nb & 31);
-	return turn{(uint32_t)j * (uint32_t)k + (uint32_t)t, a, q < steps && t < k};
-}
-
-/* The forward with one group (sparse graphs, or k > 64) takes its batch
- * from shared memory instead, staged as {j, A[r][j]} pairs: a turn's edge
- * is one 8-byte load, where the two shuffles cost two wavefronts. Measured
- * on the H200: products_like 10.5 -> 8.1 ms and flickr_like 0.131 -> 0.110
- * at k = 16; but with groups (reddit_like) it was slower, 3.67 -> 3.75 ms
- * at k = 32 and 6.81 -> 7.77 at k = 64. */
-__device__ __forceinline__ int stage_edges(int2 *edges, const int32_t *__restrict__ indices,
-					   const float *__restrict__ vals, int from, int end, int lane)
-{
-	const int cnt = min(32, end - from);
-	__syncwarp(); /* the last batch's turns have read theirs */
-	if (lane < cnt)
-		edges[lane] = make_int2(__ldcs(indices + from + lane),
-					__float_as_int(__ldcs(vals + from + lane)));
-	__syncwarp();
-	return cnt;
-}
-
-template <int V, bool ONE_PART>
-__device__ __forceinline__ turn staged_turn_at(int q, int steps, int parts, int sub, int k,
-					       const int2 *edges)
-{
-	const int nb = ONE_PART ? q : q / parts;
-	const int t = ((ONE_PART ? 0 : q - nb * parts) * 32 + sub) * V;
-	const int2 e = edges[nb & 31];
+	const int2 e = edges(nb);
 	return turn{(uint32_t)e.x * (uint32_t)k + (uint32_t)t, __int_as_float(e.y),
 		    q < steps && t < k};
 }
@@ -440,17 +455,13 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 			acc[c] = 0.0f;
 		__syncwarp();
 		for (int base = it.y; base < it.y + it.z; base += 32) {
-			/* The edges, y and dY stream through once: evict them first, so
-			 * the kept values (gathered again and again) keep L2. */
-			int cnt, my_j = 0;
-			float my_a = 0.0f;
-			if constexpr (G == 1) {
-				cnt = stage_edges(edges, indices, vals, base, it.y + it.z, lane);
-			} else {
-				cnt = min(32, it.y + it.z - base);
-				my_j = lane < cnt ? __ldcs(indices + base + lane) : 0;
-				my_a = lane < cnt ? __ldcs(vals + base + lane) : 0.0f;
-			}
+			const int cnt = min(32, it.y + it.z - base);
+			const auto batch = [&] {
+				if constexpr (G == 1)
+					return stage_edges(edges, indices, vals, base, cnt, lane);
+				else
+					return load_lane_edges(indices, vals, base, cnt, lane);
+			}();
 			const int steps = cnt * parts;
 			for (int q0 = 0; q0 < steps; q0 += U * G) {
 				slots<V, IT> x[U];
@@ -458,12 +469,8 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 				bool ok[U];
 #pragma unroll
 				for (int u = 0; u < U; u++) {
-					const int q = q0 + u * G + grp;
-					const turn tr =
-						G == 1 ? staged_turn_at<V, ONE_PART>(q, steps, parts, sub, k,
-										     edges)
-						       : turn_at<V, G, ONE_PART>(q, steps, parts, sub, k,
-										 my_j, my_a);
+					const turn tr = turn_at<V, G, ONE_PART>(q0 + u * G + grp, steps,
+										parts, sub, k, batch);
 					ok[u] = tr.ok;
 					a[u] = tr.a;
 					if (tr.ok) {
@@ -531,8 +538,7 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 		__syncwarp();
 		for (int base = it.y; base < it.y + it.z; base += 32) {
 			const int cnt = min(32, it.y + it.z - base);
-			const int my_j = lane < cnt ? __ldcs(indices + base + lane) : 0;
-			const float my_a = lane < cnt ? __ldcs(vals + base + lane) : 0.0f;
+			const lane_edges batch = load_lane_edges(indices, vals, base, cnt, lane);
 			const int steps = cnt * parts;
 			for (int q0 = 0; q0 < steps; q0 += U * G) {
 				turn tr[U];
@@ -540,7 +546,7 @@ __global__ void __launch_bounds__(BLOCK) backward_kernel(
 #pragma unroll
 				for (int u = 0; u < U; u++) {
 					tr[u] = turn_at<V, G, ONE_PART>(q0 + u * G + grp, steps, parts, sub,
-									k, my_j, my_a);
+									k, batch);
 					if (tr[u].ok)
 						c[u] = load_index<V, IT>(xi, tr[u].at);
 				}
