@@ -76,7 +76,6 @@ struct gnn_graph {
 	struct maxk_dev_graph d;
 	/* A and its transpose for cuSPARSE; NULL when the graph has no edges. */
 	cusparseConstSpMatDescr_t a, at;
-	size_t bytes;
 };
 
 static struct cuda_backend *impl(struct gnn_backend *b)
@@ -835,15 +834,6 @@ static int cuda_gather(struct gnn_backend *b, const float *dense, const uint16_t
 
 /* ---- the graph ---- */
 
-/* The device bytes maxk_dev_graph_upload allocated (it rounds empty arrays
- * up to one element): CSR and transpose, records, row items, bare rows. */
-static size_t dev_graph_bytes(const struct maxk_dev_graph *d)
-{
-	const size_t e = (size_t)(d->nnz ? d->nnz : 1), r = (size_t)(d->records ? d->records : 1);
-	const size_t c = (size_t)(d->nchunks ? d->nchunks : 1), b = (size_t)(d->nbare ? d->nbare : 1);
-	return 2 * (size_t)(d->n + 1) * 4 + 4 * e * 4 + r * 16 + c * 16 + b * 4;
-}
-
 static void cuda_graph_free(struct gnn_backend *b, struct gnn_graph *g)
 {
 	if (!g)
@@ -852,8 +842,8 @@ static void cuda_graph_free(struct gnn_backend *b, struct gnn_graph *g)
 		cusparseDestroySpMat(g->a);
 	if (g->at)
 		cusparseDestroySpMat(g->at);
+	account(impl(b), g->d.bytes, 0);
 	maxk_dev_graph_free(&g->d);
-	account(impl(b), g->bytes, 0);
 	free(g);
 }
 
@@ -891,8 +881,7 @@ static int cuda_graph_create(struct gnn_backend *b, const struct csr *g, enum ed
 	}
 	if (maxk_dev_graph_upload(g, vals, warp4_host, records, &gg->d, err))
 		goto out;
-	gg->bytes = dev_graph_bytes(&gg->d);
-	account(c, gg->bytes, 1);
+	account(c, gg->d.bytes, 1);
 	/* cuSPARSE is not asked to multiply by a graph without edges: the
 	 * aggregation is then zero (see spmm). */
 	if (g->nnz > 0 &&

@@ -862,6 +862,13 @@ static int by_length_descending(const void *pa, const void *pb)
  * but the fourth field is 1 when the item is its whole row): most rows are
  * one item, written without atomics. Items are sorted longest first, so
  * warps taking them round-robin end together. */
+/* A row of deg edges is stored whole by one item: no atomics, and y is
+ * not zeroed there first. The others (empty, or cut) are its bare rows. */
+static bool whole_row(int64_t deg)
+{
+	return deg > 0 && deg <= MAXK_CHUNK;
+}
+
 static int64_t chunk_rows(const struct csr *g, int32_t *items)
 {
 	int64_t m = 0;
@@ -872,13 +879,25 @@ static int64_t chunk_rows(const struct csr *g, int32_t *items)
 				items[4 * m] = (int32_t)r;
 				items[4 * m + 1] = (int32_t)e;
 				items[4 * m + 2] = (int32_t)(len < MAXK_CHUNK ? len : MAXK_CHUNK);
-				items[4 * m + 3] = e == g->indptr[r] && len <= MAXK_CHUNK;
+				items[4 * m + 3] = e == g->indptr[r] && whole_row(len);
 			}
 			m++;
 		}
 	if (items)
 		qsort(items, (size_t)m, 4 * sizeof *items, by_length_descending);
 	return m;
+}
+
+/* count elements of elem bytes from src to a new device array (at least
+ * one element, so empty arrays still have an address), counted in d->bytes. */
+static int to_device(struct maxk_dev_graph *d, void **dst, const void *src, int64_t count,
+		     size_t elem, const char *what, struct sp_err *err)
+{
+	const size_t bytes = (size_t)(count ? count : 1) * elem;
+	if (gpu_malloc(dst, bytes, what, err))
+		return -1;
+	d->bytes += bytes;
+	return gpu_upload(*dst, src, (size_t)count * elem, err);
 }
 
 extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, const int32_t *warp4,
@@ -897,7 +916,6 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 	int32_t *chunks = (int32_t *)malloc((size_t)(d->nchunks ? d->nchunks : 1) * 16);
 	int32_t *bare = (int32_t *)malloc((size_t)(g->nrows ? g->nrows : 1) * sizeof *bare);
 	int rc = -1;
-	const size_t nnz = (size_t)(g->nnz ? g->nnz : 1);
 	if (!t_ptr32 || !ptr32 || !chunks || !bare) {
 		sp_fail(err, "out of memory");
 		goto out;
@@ -905,33 +923,22 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 	chunk_rows(g, chunks);
 	for (int64_t r = 0; r < g->nrows; r++) {
 		const int64_t deg = g->indptr[r + 1] - g->indptr[r];
-		if (deg == 0 || deg > MAXK_CHUNK)
+		if (!whole_row(deg))
 			bare[d->nbare++] = (int32_t)r;
 	}
 	for (int64_t j = 0; j <= t.nrows; j++)
 		t_ptr32[j] = (int32_t)t.indptr[j];
 	for (int64_t r = 0; r <= g->nrows; r++)
 		ptr32[r] = (int32_t)g->indptr[r];
-	if (gpu_malloc((void **)&d->indptr, (size_t)(g->nrows + 1) * 4, "graph indptr", err) ||
-	    gpu_malloc((void **)&d->indices, nnz * 4, "graph indices", err) ||
-	    gpu_malloc((void **)&d->vals, nnz * 4, "edge values", err) ||
-	    gpu_malloc((void **)&d->warp4, (size_t)(records ? records : 1) * 16, "warp4 records", err) ||
-	    gpu_malloc((void **)&d->chunks, (size_t)(d->nchunks ? d->nchunks : 1) * 16, "row items",
-		       err) ||
-	    gpu_malloc((void **)&d->bare_rows, (size_t)(d->nbare ? d->nbare : 1) * 4, "bare rows",
-		       err) ||
-	    gpu_malloc((void **)&d->t_indptr, (size_t)(t.nrows + 1) * 4, "transpose indptr", err) ||
-	    gpu_malloc((void **)&d->t_indices, nnz * 4, "transpose indices", err) ||
-	    gpu_malloc((void **)&d->t_vals, nnz * 4, "transpose values", err) ||
-	    gpu_upload(d->indptr, ptr32, (size_t)(g->nrows + 1) * 4, err) ||
-	    gpu_upload(d->indices, g->indices, (size_t)g->nnz * 4, err) ||
-	    gpu_upload(d->vals, vals, (size_t)g->nnz * 4, err) ||
-	    gpu_upload(d->warp4, warp4, (size_t)records * 16, err) ||
-	    gpu_upload(d->chunks, chunks, (size_t)d->nchunks * 16, err) ||
-	    gpu_upload(d->bare_rows, bare, (size_t)d->nbare * 4, err) ||
-	    gpu_upload(d->t_indptr, t_ptr32, (size_t)(t.nrows + 1) * 4, err) ||
-	    gpu_upload(d->t_indices, t.indices, (size_t)g->nnz * 4, err) ||
-	    gpu_upload(d->t_vals, t.values, (size_t)g->nnz * 4, err))
+	if (to_device(d, (void **)&d->indptr, ptr32, g->nrows + 1, 4, "graph indptr", err) ||
+	    to_device(d, (void **)&d->indices, g->indices, g->nnz, 4, "graph indices", err) ||
+	    to_device(d, (void **)&d->vals, vals, g->nnz, 4, "edge values", err) ||
+	    to_device(d, (void **)&d->warp4, warp4, records, 16, "warp4 records", err) ||
+	    to_device(d, (void **)&d->chunks, chunks, d->nchunks, 16, "row items", err) ||
+	    to_device(d, (void **)&d->bare_rows, bare, d->nbare, 4, "bare rows", err) ||
+	    to_device(d, (void **)&d->t_indptr, t_ptr32, t.nrows + 1, 4, "transpose indptr", err) ||
+	    to_device(d, (void **)&d->t_indices, t.indices, g->nnz, 4, "transpose indices", err) ||
+	    to_device(d, (void **)&d->t_vals, t.values, g->nnz, 4, "transpose values", err))
 		goto out;
 	rc = 0;
 out:
