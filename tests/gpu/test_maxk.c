@@ -271,10 +271,12 @@ static void test_rows_at_the_cut(void **state)
 }
 
 /* Rows the bounds of the select must not fool: all equal, all zero, all
- * negative, a NaN, -0 beside +0, infinities, and a few distinct values. */
+ * negative, a NaN, -0 beside +0, infinities, a few distinct values,
+ * subnormals among zeros of both signs (the key adds +0 to a value: it
+ * must not flush them), and a negative NaN beside a positive one. */
 static void test_topk_special_rows(void **state)
 {
-	const int64_t n = 9;
+	const int64_t n = 11;
 	const int hs[] = {33, 256, 512};
 	const int ks[] = {1, 5, 32, 33, 64, 65, 200};
 	for (int hi = 0; hi < 3; hi++) {
@@ -290,6 +292,8 @@ static void test_topk_special_rows(void **state)
 			x[6 * h + c] = (float)(c % 3);
 			x[7 * h + c] = c == h - 1 ? 2.0f : 1.0f;
 			x[8 * h + c] = (float)(h - c) * 1e-30f;
+			x[9 * h + c] = c % 3 == 0 ? (float)(c % 7) * 1e-45f : c % 3 == 1 ? -0.0f : 0.0f;
+			x[10 * h + c] = c == 2 ? -NAN : c == 9 ? NAN : (float)(c % 5) - 2.0f;
 		}
 		struct sp_err e;
 		float *x_d;
