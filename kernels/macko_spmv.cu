@@ -39,12 +39,17 @@
 #include "gpu_check.cuh"
 #include "macko_gpu.h"
 
-/* 16 warps a block: fewer blocks stage x into shared memory than with 8,
- * while two blocks an SM still keep 32 warps of loads in flight. A warp
- * takes a step of 512 elements; lane l holds two chunks of 8 of them,
- * elements 8l..8l+7 and 256+8l..256+8l+7, so each of the warp's load
- * instructions reads 512 (values) or 128 (deltas) contiguous bytes. */
-enum { WARPS_PER_BLOCK = 16, BLOCK = 32 * WARPS_PER_BLOCK, STEP = 512, CHUNK = 8, LANE_ELEMS = 16 };
+/* A warp takes a step of 512 elements; lane l holds two chunks of 8 of
+ * them, elements 8l..8l+7 and 256+8l..256+8l+7, so each of the warp's
+ * load instructions reads 512 (values) or 128 (deltas) contiguous bytes. */
+enum { STEP = 512, CHUNK = 8, LANE_ELEMS = 16 };
+
+/* Threads a block. 16 warps: fewer blocks stage x into shared memory than
+ * with 8, while two blocks an SM still keep 32 warps of loads in flight.
+ * Eight vectors' x (16 bytes a column) leaves room for one block an SM,
+ * so that block has 32 warps (at most 64 registers a thread). */
+template <int NVP> constexpr int block_threads() { return NVP == 8 ? 1024 : 512; }
+template <int NVP> constexpr int min_blocks() { return NVP <= 4 ? 2 : 1; }
 /* Device arrays are padded to this many elements past `elements` (a
  * multiple of STEP), so any chunk load that starts before `elements`
  * stays inside the allocation. */
@@ -234,7 +239,7 @@ __device__ __forceinline__ claim claim_at(int r, const row_run &run,
 	return c;
 }
 
-/* The next unclaimed row of the run: the first WARPS_PER_BLOCK rows were
+/* The next unclaimed row of the run: the first rows, one a warp, were
  * the warps' own. */
 __device__ __forceinline__ claim claim_row(const row_run &run, int lane,
 					   const int32_t *__restrict__ row_indices)
@@ -242,7 +247,7 @@ __device__ __forceinline__ claim claim_row(const row_run &run, int lane,
 	int g = 0;
 	if (lane == 0)
 		g = atomicAdd(run.counter, 1);
-	return claim_at(run.first + WARPS_PER_BLOCK + __shfl_sync(0xffffffffu, g, 0), run,
+	return claim_at(run.first + (int)(blockDim.x >> 5) + __shfl_sync(0xffffffffu, g, 0), run,
 			row_indices);
 }
 
@@ -483,7 +488,7 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 }
 
 template <int NVP, bool ALL_SHARED, typename OutT>
-__global__ void __launch_bounds__(BLOCK, NVP <= 4 ? 2 : 1) macko_spmv_kernel(
+__global__ void __launch_bounds__(block_threads<NVP>(), min_blocks<NVP>()) macko_spmv_kernel(
 	const uint4 *__restrict__ values, const uint32_t *__restrict__ deltas,
 	const int32_t *__restrict__ row_indices, int rows, const __half *__restrict__ xt,
 	int smem_cols, int nvec, float alpha, float beta, const OutT *__restrict__ y_in,
@@ -616,7 +621,7 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 		GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
 						    lim.smem_optin));
 		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel,
-									     BLOCK, smem));
+									     block_threads<NVP>(), smem));
 		if (blocks_per_sm < 1)
 			return sp_fail(err, "MACKO kernel: %zu bytes of shared memory for x do not fit an SM",
 				       smem);
@@ -633,10 +638,11 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	}
 	/* A resident grid: every block owns rows / grid rows (row_run). */
 	long long grid = (long long)lim.sms * blocks_per_sm;
-	const long long needed = (d->rows + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+	const int warps = block_threads<NVP>() / 32;
+	const long long needed = (d->rows + warps - 1) / warps;
 	if (grid > needed)
 		grid = needed;
-	kernel<<<(unsigned)grid, BLOCK, smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
+	kernel<<<(unsigned)grid, block_threads<NVP>(), smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
 						d->row_indices, (int)d->rows, xt, smem_cols, nvec,
 						alpha, beta, (const OutT *)y_in, (OutT *)y);
 	GPU_CHECK_LAUNCH(err, "macko_spmv_kernel");
