@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "edge_mix.cuh"
 #include "tool_check.h"
 
 enum { K = 32, BLOCK = 256 };
@@ -24,11 +25,7 @@ static const int64_t NODES = 232965, EDGES = 114618749;
 
 __device__ __forceinline__ uint32_t row_of(int64_t e)
 {
-	uint64_t x = (uint64_t)e * 0x9e3779b97f4a7c15ull;
-	x ^= x >> 29;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 32;
-	return (uint32_t)(x % (uint64_t)NODES);
+	return (uint32_t)(edge_mix(e) % (uint64_t)NODES);
 }
 
 __global__ void red_v4(float *dx)
