@@ -67,8 +67,8 @@ __device__ __forceinline__ uint32_t order_key(float f)
 
 /* Registers for top-k's M keys a lane: with h <= 256 (M <= 8), 32
  * registers give 8 blocks an SM (64 warps), which hides the row loads
- * better than 5 blocks at the 45 the compiler would take (0.206 against
- * 0.219 ms at k = 64 on 232,965 x 256). More keys need more registers. */
+ * better than 5 blocks at the 45 the compiler would take (0.205 against
+ * 0.213 ms at k = 64 on 232,965 x 256). More keys need more registers. */
 template <int M> constexpr int topk_min_blocks() { return M <= 8 ? 8 : M == 16 ? 4 : 2; }
 
 /* FULL: h == 32 M, so no column needs a bounds test. */
