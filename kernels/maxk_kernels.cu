@@ -448,6 +448,15 @@ __device__ __forceinline__ void put(float *out, int c, float s, bool sole)
 		atomicAdd(out + c, s);
 }
 
+/* Floats of shared memory a forward warp takes: its G accumulators of
+ * size / G columns, and with one group the batch's 32 staged edges (an
+ * int2 each; size is then a power of two of at least 32, so they are
+ * 8-byte aligned). */
+__host__ __device__ constexpr int forward_warp_floats(int G, int size)
+{
+	return size + (G == 1 ? 64 : 0);
+}
+
 /* y[r] = sum over the item's edges of A[r][j] X[j]: each kept value of a
  * neighbour is added into its group's row accumulator in shared memory
  * (within a group every column is taken by one lane at most, so plain adds
@@ -463,7 +472,7 @@ __global__ void __launch_bounds__(BLOCK) forward_kernel(
 {
 	extern __shared__ float acc_all[];
 	const int lane = threadIdx.x & 31, grp = lane / (32 / G), sub = lane % (32 / G);
-	float *acc = acc_all + (threadIdx.x >> 5) * (size + (G == 1 ? 64 : 0));
+	float *acc = acc_all + (threadIdx.x >> 5) * forward_warp_floats(G, size);
 	int2 *edges = (int2 *)(acc + size); /* G == 1 only */
 	for (int64_t w = (blockIdx.x * (int64_t)BLOCK + threadIdx.x) >> 5; w < nitems;
 	     w += (int64_t)gridDim.x * WARPS) {
@@ -708,7 +717,7 @@ static int launch_forward(const struct maxk_dev_graph *g, const int32_t *items, 
 	while ((32 / l.G) << shift < P)
 		shift++;
 	const int size = l.G * P; /* G accumulators of P columns */
-	const size_t smem = (size_t)WARPS * (size + (l.G == 1 ? 64 : 0)) * sizeof(float);
+	const size_t smem = (size_t)WARPS * forward_warp_floats(l.G, size) * sizeof(float);
 	forward_fn<IT> f;
 	backward_fn<IT> unused;
 	kernels_for(l, &f, &unused);
@@ -875,10 +884,6 @@ static int by_length_descending(const void *pa, const void *pb)
 	return (a[0] > b[0]) - (a[0] < b[0]);
 }
 
-/* Rows cut into items of at most MAXK_CHUNK edges (records as .warp4's,
- * but the fourth field is 1 when the item is its whole row): most rows are
- * one item, written without atomics. Items are sorted longest first, so
- * warps taking them round-robin end together. */
 /* A row of deg edges is stored whole by one item: no atomics, and y is
  * not zeroed there first. The others (empty, or cut) are its bare rows. */
 static bool whole_row(int64_t deg)
@@ -886,6 +891,10 @@ static bool whole_row(int64_t deg)
 	return deg > 0 && deg <= MAXK_CHUNK;
 }
 
+/* Rows cut into items of at most MAXK_CHUNK edges (records as .warp4's,
+ * but the fourth field is 1 when the item is its whole row): most rows are
+ * one item, written without atomics. Items are sorted longest first, so
+ * warps taking them round-robin end together. */
 static int64_t chunk_rows(const struct csr *g, int32_t *items)
 {
 	int64_t m = 0;
