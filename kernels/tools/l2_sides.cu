@@ -105,6 +105,7 @@ int main()
 	uint64_t *lines;
 	CHECK(cudaMalloc(&lines, NODES * 128));
 	link_lines<<<1024, 256>>>(lines, NODES);
+	CHECK(cudaGetLastError());
 	CHECK(cudaDeviceSynchronize());
 	const size_t hold = 150 << 10; /* one probe block an SM */
 	CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)hold));
@@ -116,6 +117,7 @@ int main()
 	/* 1. every SM against a sample of lines spread over the array */
 	const int64_t stride = NODES / SAMPLE;
 	probe<<<sms, 32, hold>>>(lines, NODES, stride, lat, sm_of, false);
+	CHECK(cudaGetLastError());
 	CHECK(cudaDeviceSynchronize());
 	std::vector<uint32_t> a((size_t)sms * SAMPLE);
 	std::vector<unsigned> where(sms);
@@ -161,6 +163,7 @@ int main()
 
 	/* 2. every line, each block measuring its share, judged by its threshold */
 	probe<<<sms, 32, hold>>>(lines, NODES, 1, lat, sm_of, true);
+	CHECK(cudaGetLastError());
 	CHECK(cudaDeviceSynchronize());
 	std::vector<uint32_t> all(NODES);
 	CHECK(cudaMemcpy(all.data(), lat, NODES * 4, cudaMemcpyDeviceToHost));
@@ -210,6 +213,7 @@ int main()
 			CHECK(cudaMemset(dx, 0, NODES * 128));
 			CHECK(cudaEventRecord(e0));
 			reds<<<grid, BLOCK>>>(dx, dlists, dside, mode);
+			CHECK(cudaGetLastError());
 			CHECK(cudaEventRecord(e1));
 			CHECK(cudaEventSynchronize(e1));
 			float ms;
