@@ -392,6 +392,37 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 	}
 }
 
+/* One exchange of warp_totals: lanes whose bit OFF is set keep the upper
+ * N of their 2N partial sums and send the lower N to the partner lane,
+ * which keeps the lower ones; then the same with N / 2 and OFF / 2. */
+template <int N, int OFF, int NVP>
+__device__ __forceinline__ void exchange_halves(float (&acc)[NVP], int lane)
+{
+	const bool upper = lane & OFF;
+#pragma unroll
+	for (int i = 0; i < N; i++) {
+		const float send = upper ? acc[i] : acc[i + N];
+		const float keep = upper ? acc[i + N] : acc[i];
+		acc[i] = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
+	}
+	if constexpr (N > 1)
+		exchange_halves<N / 2, OFF / 2>(acc, lane);
+}
+
+/* The warp's sums of acc[v] for all NVP vectors at once: lane l ends with
+ * vector l / (32 / NVP)'s total after NVP - 1 + log2(32 / NVP) shuffles
+ * (9 for 8 vectors), where reducing each vector alone takes 5 NVP (40).
+ * acc is left clobbered. */
+template <int NVP> __device__ __forceinline__ float warp_totals(float (&acc)[NVP], int lane)
+{
+	if constexpr (NVP > 1)
+		exchange_halves<NVP / 2, 16>(acc, lane);
+#pragma unroll
+	for (int off = 16 / NVP; off > 0; off >>= 1)
+		acc[0] += __shfl_xor_sync(0xffffffffu, acc[0], off);
+	return acc[0];
+}
+
 /* What a warp carries from step to step. */
 template <int NVP> struct warp_state {
 	cursor at;           /* the next step to load */
@@ -464,18 +495,10 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	w.carry += (all & 0xffff) + (all >> 16);
 	if (cur.base + STEP < cur.e)
 		return; /* the row goes on */
-#pragma unroll
-	for (int v = 0; v < NVP; v++) {
-#pragma unroll
-		for (int off = 16; off > 0; off >>= 1)
-			w.acc[v] += __shfl_xor_sync(0xffffffffu, w.acc[v], off);
-	}
-	if (lane < NVP && lane < nvec) {
-		float sum = 0.0f;
-#pragma unroll
-		for (int v = 0; v < NVP; v++)
-			sum = v == lane ? w.acc[v] : sum;
-		const size_t o = (size_t)lane * rows + cur.r;
+	const float sum = warp_totals<NVP>(w.acc, lane);
+	const int v = lane / (32 / NVP);
+	if (lane % (32 / NVP) == 0 && v < nvec) {
+		const size_t o = (size_t)v * rows + cur.r;
 		float out = alpha * sum;
 		if (beta != 0.0f)
 			out = fmaf(beta, to_float<OutT>(y_in[o]), out);
