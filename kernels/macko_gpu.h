@@ -16,14 +16,15 @@ extern "C" {
 
 #define MACKO_MAX_VECTORS 16
 
-/* A MACKO matrix in device memory. values and deltas are padded past
- * `padded` so that the kernel's 16-element loads never need a bounds check. */
+/* A MACKO matrix in device memory, in the layout of lib/macko_aligned.h
+ * (every row from a multiple of 8 elements). rows to padded are the
+ * format's own figures, which the reported bytes count. */
 struct macko_dev {
 	int64_t rows, cols, elements, padded;
 	void *values; /* fp16 */
 	void *deltas;
-	int32_t *row_indices;
-	void *xt; /* scratch: x transposed to [col][vector] for several vectors */
+	int32_t *ends; /* rows + 1: where each row's elements end */
+	void *xt;      /* scratch: x transposed to [col][vector] for several vectors */
 };
 
 enum macko_out { MACKO_OUT_F16, MACKO_OUT_F32 };

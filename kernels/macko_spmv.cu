@@ -2,10 +2,11 @@
  *
  * What it computes: y[v][r] = alpha * sum_c A[r][c] x[v][c] + beta y_in[v][r]
  * with A in the MACKO format (lib/macko.h), fp16 values and x, fp32
- * accumulation, fp16 or fp32 y.
+ * accumulation, fp16 or fp32 y. On the device the rows start at multiples
+ * of 8 elements (lib/macko_aligned.h, at most 7 zeros a row more).
  *
  * Bytes it must move: 2.5 per stored element (fp16 value + 4-bit delta),
- * 4 per row (row_indices), x once per SM (from L2) and y.
+ * 4 per row (its end), x once per SM (from L2) and y.
  *
  * What limits it (ncu on the H200, bench/RESULTS.md): the L1 data pipe.
  * Each element gathers its x from shared memory at a column that is, for
@@ -23,8 +24,8 @@
  * minus one: each chunk prefixes its 8 deltas in bytes (SWAR), one warp
  * scan adds the chunks before it, and a carry runs across steps. The next
  * step's loads are issued before the current step is decoded, across rows
- * too, so each warp keeps a step in flight. Lanes at a row's edges mask the
- * elements that are not the row's; no lane ever branches per element.
+ * too, so each warp keeps a step in flight. A chunk never holds two rows'
+ * elements, so nothing is masked; no lane ever branches per element.
  *
  * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two;
  * for NVP > 1 a small kernel transposes it first), so all vectors of one
@@ -38,6 +39,9 @@
 
 #include "gpu_check.cuh"
 #include "macko_gpu.h"
+extern "C" {
+#include "macko_aligned.h"
+}
 
 /* A warp takes a step of 512 elements; lane l holds two chunks of 8 of
  * them, elements 8l..8l+7 and 256+8l..256+8l+7, so each of the warp's
@@ -51,10 +55,6 @@ enum { STEP = 512, CHUNK = 8, LANE_ELEMS = 16 };
  * (64 registers) spill in the step loop and run 4% slower. */
 template <int NVP> constexpr int block_threads() { return NVP == 8 ? 896 : 512; }
 template <int NVP> constexpr int min_blocks() { return NVP <= 4 ? 2 : 1; }
-/* Device arrays are padded to this many elements past `elements` (a
- * multiple of STEP), so any chunk load that starts before `elements`
- * stays inside the allocation. */
-enum { DEVICE_PAD = STEP };
 
 /* The NVP fp16 entries of x for column c, as floats, from p = the column's
  * NVP halves in global memory (the columns past shared memory): one 2- to
@@ -117,13 +117,13 @@ __device__ __forceinline__ int chunk_first(int base, int lane, int c)
 }
 
 __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32_t *deltas,
-					       int base, int lane, int s, int e)
+					       int base, int lane, int e)
 {
 	step_data t;
 #pragma unroll
 	for (int c = 0; c < 2; c++) {
 		const int first = chunk_first(base, lane, c);
-		if (first < e && first + CHUNK > s) {
+		if (first < e) {
 			t.v[c] = __ldcs(values + first / CHUNK);
 			t.d[c] = __ldcs(deltas + first / CHUNK);
 		} else {
@@ -135,9 +135,9 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
 }
 
 /* Shared memory holds x between PAD zero slots on each side: column c is
- * slot c + PAD. A chunk's elements that lie outside its row then read
- * zeros or real x without leaving the array: before the row they read the
- * left zeros, after it at most 7 slots past the row's last column. */
+ * slot c + PAD. The elements of a row's last step that lie past its end
+ * then read real x or zeros without leaving the array, at most 7 slots
+ * past the row's last column; the redirect reads the left zeros. */
 enum { PAD = 8 };
 /* Shared memory starts with the block's row counter (row_run), then x. */
 enum { SMEM_HEAD = 16 };
@@ -231,33 +231,33 @@ struct row_run {
 
 /* Row r of the run, with its pointers (none past the run's end). */
 __device__ __forceinline__ claim claim_at(int r, const row_run &run,
-					  const int32_t *__restrict__ row_indices)
+					  const int32_t *__restrict__ ends)
 {
 	claim c;
 	c.r = r;
-	c.s = r < run.end ? __ldg(row_indices + r) : 0;
-	c.e = r < run.end ? __ldg(row_indices + r + 1) : 0;
+	c.s = r < run.end ? (__ldg(ends + r) + CHUNK - 1) & ~(CHUNK - 1) : 0;
+	c.e = r < run.end ? __ldg(ends + r + 1) : 0;
 	return c;
 }
 
 /* The next unclaimed row of the run: the first rows, one a warp, were
  * the warps' own. */
 __device__ __forceinline__ claim claim_row(const row_run &run, int lane,
-					   const int32_t *__restrict__ row_indices)
+					   const int32_t *__restrict__ ends)
 {
 	int g = 0;
 	if (lane == 0)
 		g = atomicAdd(run.counter, 1);
 	return claim_at(run.first + (int)(blockDim.x >> 5) + __shfl_sync(0xffffffffu, g, 0), run,
-			row_indices);
+			ends);
 }
 
-/* Move to the claimed row and claim the one after; rows whose aligned
- * start is already at their end (empty rows) are finished on the way:
+/* Move to the claimed row and claim the one after; rows whose start is
+ * already their end (empty rows) are finished on the way:
  * their y is beta * y_in. c.r >= run.end: no rows left. */
 template <typename OutT>
 __device__ __forceinline__ void next_row(cursor &c, claim &next, const row_run &run, int lane,
-					 int rows, const int32_t *__restrict__ row_indices, int nvec,
+					 int rows, const int32_t *__restrict__ ends, int nvec,
 					 float beta, const OutT *__restrict__ y_in, OutT *__restrict__ y)
 {
 	for (;;) {
@@ -266,8 +266,8 @@ __device__ __forceinline__ void next_row(cursor &c, claim &next, const row_run &
 			return;
 		c.s = next.s;
 		c.e = next.e;
-		next = claim_row(run, lane, row_indices);
-		c.base = c.s & ~(CHUNK - 1);
+		next = claim_row(run, lane, ends);
+		c.base = c.s;
 		if (c.base < c.e)
 			return;
 		if (lane < nvec) {
@@ -289,21 +289,6 @@ __device__ __forceinline__ void delta_prefix(uint32_t w, uint32_t (&p)[2])
 	const uint32_t odd = (w >> 4) & 0x0f0f0f0fu;  /* elements 1, 3, 5, 7 */
 	p[0] = __byte_perm(even, odd, 0x5140) * 0x01010101u;
 	p[1] = (__byte_perm(even, odd, 0x7362) + (p[0] >> 24)) * 0x01010101u;
-}
-
-/* The elements of a chunk outside its row, [0, lo) and [hi, 8), lose
- * their deltas (they must not move the row's columns) and their values (an
- * Inf there would make NaN). Masks, not branches: the nibble mask of the
- * range, and a byte per element spread to the value halves by permutes. */
-__device__ __forceinline__ void mask_chunk(int lo, int hi, uint4 &v, uint32_t &d)
-{
-	d &= (hi >= CHUNK ? ~0u : (1u << (4 * hi)) - 1) & (lo >= CHUNK ? 0u : ~0u << (4 * lo));
-	const uint64_t bytes = (hi ? ~0ull >> (64 - 8 * hi) : 0ull) & (lo >= CHUNK ? 0ull : ~0ull << (8 * lo));
-	const uint32_t b0 = (uint32_t)bytes, b1 = (uint32_t)(bytes >> 32);
-	v.x &= __byte_perm(b0, 0, 0x1100);
-	v.y &= __byte_perm(b0, 0, 0x3322);
-	v.z &= __byte_perm(b1, 0, 0x1100);
-	v.w &= __byte_perm(b1, 0, 0x3322);
 }
 
 /* The NVP entries of x at shared-memory address `addr` (an address in the
@@ -337,13 +322,13 @@ template <int NVP> __device__ __forceinline__ void lds_x(uint32_t addr, float (&
 /* acc[v] += value * x[v][column] over a lane's first NCHUNKS chunks. Element k of
  * chunk c reads slot idx0[c] + k + (its delta prefix): one byte extract and
  * one multiply-add to an address, k being the load's constant offset.
- * Elements outside their row have a zero value, so their product is zero
- * wherever they read, unless x holds an Inf or NaN there: with `redirect`
- * (x not finite, or not all in shared memory) they read a zero slot. */
+ * Elements past their row's end (k >= hi) have a zero value, so their
+ * product is zero wherever they read, unless x holds an Inf or NaN there:
+ * with `redirect` (x not finite, or not all in shared memory) they read a
+ * zero slot. */
 template <int NVP, bool ALL_SHARED, int NCHUNKS>
 __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t (&p)[2][2],
-					      const int (&idx0)[2], const int (&lo)[2],
-					      const int (&hi)[2], bool redirect,
+					      const int (&idx0)[2], const int (&hi)[2], bool redirect,
 					      const typename shared_x<NVP>::type *xs, const __half *xt,
 					      int smem_cols, float (&acc)[NVP])
 {
@@ -364,7 +349,7 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 #pragma unroll
 		for (int i = 0; i < NCHUNKS * CHUNK; i++) {
 			const int c = i / CHUNK, k = i % CHUNK;
-			if (k < lo[c] || k >= hi[c])
+			if (k >= hi[c])
 				at[i] = zero - k * SLOT;
 		}
 	}
@@ -440,7 +425,7 @@ template <int NVP, bool ALL_SHARED, typename OutT>
 __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, warp_state<NVP> &w,
 					 int lane, bool exact,
 					 const uint4 *__restrict__ values, const uint32_t *__restrict__ deltas,
-					 const int32_t *__restrict__ row_indices, int rows,
+					 const int32_t *__restrict__ ends, int rows,
 					 const typename shared_x<NVP>::type *xs, const __half *__restrict__ xt,
 					 int smem_cols, int nvec, float alpha, float beta,
 					 const OutT *__restrict__ y_in, OutT *__restrict__ y)
@@ -448,23 +433,22 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	const cursor cur = w.at;
 	w.at.base += STEP;
 	if (w.at.base >= w.at.e)
-		next_row<OutT>(w.at, w.next, w.run, lane, rows, row_indices, nvec, beta, y_in, y);
+		next_row<OutT>(w.at, w.next, w.run, lane, rows, ends, nvec, beta, y_in, y);
 	if (w.at.r < w.run.end)
-		into = load_step(values, deltas, w.at.base, lane, w.at.s, w.at.e);
+		into = load_step(values, deltas, w.at.base, lane, w.at.e);
 
-	/* Most steps lie wholly inside their row; lanes at a row's edges
-	 * mask the elements that are not its own. */
-	const bool inside = chunk_first(cur.base, lane, 0) >= cur.s &&
-			    chunk_first(cur.base, lane, 1) + CHUNK <= cur.e;
-	int lo[2] = {0, 0}, hi[2] = {CHUNK, CHUNK};
-	if (!inside) {
+	/* Rows start at multiples of 8 (macko_aligned.h): no chunk holds an
+	 * earlier row's elements. Only in a row's last step do lanes hold
+	 * fewer than 8 of its elements (hi), or none. What lies past the end
+	 * is zero, value and delta (the gap before the next row, or a chunk
+	 * not loaded), so it adds nothing to the sums; hi keeps it from
+	 * counting as columns. */
+	const bool whole = cur.base + STEP <= cur.e; /* the same in every lane */
+	int hi[2] = {CHUNK, CHUNK};
+	if (!whole) {
 #pragma unroll
-		for (int c = 0; c < 2; c++) {
-			const int first = chunk_first(cur.base, lane, c);
-			lo[c] = min(max(cur.s - first, 0), (int)CHUNK);
-			hi[c] = min(max(cur.e - first, 0), (int)CHUNK);
-			mask_chunk(lo[c], hi[c], cur_data.v[c], cur_data.d[c]);
-		}
+		for (int c = 0; c < 2; c++)
+			hi[c] = min(max(cur.e - chunk_first(cur.base, lane, c), 0), (int)CHUNK);
 	}
 	uint32_t p[2][2];
 	delta_prefix(cur_data.d[0], p[0]);
@@ -472,7 +456,7 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	/* Columns each chunk advances the row by, its deltas plus one for
 	 * each element it holds, scanned over the warp for both chunks at
 	 * once (16 bits each; at most 32 x 128). */
-	const int own = ((int)(p[0][1] >> 24) + hi[0] - lo[0]) | ((int)(p[1][1] >> 24) + hi[1] - lo[1]) << 16;
+	const int own = ((int)(p[0][1] >> 24) + hi[0]) | ((int)(p[1][1] >> 24) + hi[1]) << 16;
 	int incl = own;
 #pragma unroll
 	for (int off = 1; off < 32; off <<= 1) {
@@ -482,16 +466,15 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	}
 	const int all = __shfl_sync(0xffffffffu, incl, 31);
 	const int excl = incl - own;
-	const int idx0[2] = {w.carry + (excl & 0xffff) - lo[0],
-			     w.carry + (all & 0xffff) + (excl >> 16) - lo[1]};
-	/* A row's last step often holds only a few chunks (a row of 4096
-	 * elements not aligned to 8 takes 9 steps); when the second chunks of
+	const int idx0[2] = {w.carry + (excl & 0xffff), w.carry + (all & 0xffff) + (excl >> 16)};
+	/* A row's last step often holds only a few chunks (a row of 4100
+	 * elements takes 9 steps, the last with 4); when the second chunks of
 	 * all lanes lie past the row, only the first ones are multiplied. */
 	if (cur.base + STEP / 2 >= cur.e)
-		multiply_lane<NVP, ALL_SHARED, 1>(cur_data, p, idx0, lo, hi, exact && !inside, xs, xt,
+		multiply_lane<NVP, ALL_SHARED, 1>(cur_data, p, idx0, hi, exact && !whole, xs, xt,
 						  smem_cols, w.acc);
 	else
-		multiply_lane<NVP, ALL_SHARED, 2>(cur_data, p, idx0, lo, hi, exact && !inside, xs, xt,
+		multiply_lane<NVP, ALL_SHARED, 2>(cur_data, p, idx0, hi, exact && !whole, xs, xt,
 						  smem_cols, w.acc);
 	w.carry += (all & 0xffff) + (all >> 16);
 	if (cur.base + STEP < cur.e)
@@ -514,7 +497,7 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 template <int NVP, bool ALL_SHARED, typename OutT>
 __global__ void __launch_bounds__(block_threads<NVP>(), min_blocks<NVP>()) macko_spmv_kernel(
 	const uint4 *__restrict__ values, const uint32_t *__restrict__ deltas,
-	const int32_t *__restrict__ row_indices, int rows, const __half *__restrict__ xt,
+	const int32_t *__restrict__ ends, int rows, const __half *__restrict__ xt,
 	int smem_cols, int nvec, float alpha, float beta, const OutT *__restrict__ y_in,
 	OutT *__restrict__ y)
 {
@@ -533,12 +516,12 @@ __global__ void __launch_bounds__(block_threads<NVP>(), min_blocks<NVP>()) macko
 	w.run.first = (int)((int64_t)rows * blockIdx.x / gridDim.x);
 	w.run.end = (int)((int64_t)rows * (blockIdx.x + 1) / gridDim.x);
 	w.run.counter = claimed;
-	w.next = claim_at(w.run.first + warp, w.run, row_indices);
+	w.next = claim_at(w.run.first + warp, w.run, ends);
 	__syncthreads(); /* the counter is zero before any warp claims */
-	next_row<OutT>(w.at, w.next, w.run, lane, rows, row_indices, nvec, beta, y_in, y);
+	next_row<OutT>(w.at, w.next, w.run, lane, rows, ends, nvec, beta, y_in, y);
 	step_data a = {}, b = {};
 	if (w.at.r < w.run.end)
-		a = load_step(values, deltas, w.at.base, lane, w.at.s, w.at.e);
+		a = load_step(values, deltas, w.at.base, lane, w.at.e);
 	const bool exact = stage_x<NVP>(xs, xt, smem_cols) || !ALL_SHARED;
 #pragma unroll
 	for (int v = 0; v < NVP; v++)
@@ -546,12 +529,12 @@ __global__ void __launch_bounds__(block_threads<NVP>(), min_blocks<NVP>()) macko
 	w.carry = PAD;
 	while (w.at.r < w.run.end) {
 		run_step<NVP, ALL_SHARED, OutT>(a, b, w, lane, exact, values, deltas,
-						row_indices, rows, xs, xt, smem_cols, nvec, alpha, beta,
+						ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
 						y_in, y);
 		if (w.at.r >= w.run.end)
 			break;
 		run_step<NVP, ALL_SHARED, OutT>(b, a, w, lane, exact, values, deltas,
-						row_indices, rows, xs, xt, smem_cols, nvec, alpha, beta,
+						ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
 						y_in, y);
 	}
 }
@@ -559,36 +542,40 @@ __global__ void __launch_bounds__(block_threads<NVP>(), min_blocks<NVP>()) macko
 extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, struct sp_err *err)
 {
 	*d = (struct macko_dev){m->rows, m->cols, m->elements, m->padded, NULL, NULL, NULL, NULL};
-	if (m->rows > INT32_MAX - 1 || m->cols > INT32_MAX || m->padded > INT32_MAX - DEVICE_PAD)
-		return sp_fail(err, "MACKO matrix of %lld x %lld with %lld elements is too large for "
-				    "the GPU kernel's 32-bit indices",
-			       (long long)m->rows, (long long)m->cols, (long long)m->padded);
-	size_t n = (size_t)m->padded + DEVICE_PAD;
+	if (m->rows > INT32_MAX - 1 || m->cols > INT32_MAX)
+		return sp_fail(err, "MACKO matrix of %lld x %lld is too large for the GPU kernel's "
+				    "32-bit indices",
+			       (long long)m->rows, (long long)m->cols);
+	struct macko_aligned a;
+	if (macko_align(m, &a, "MACKO matrix", err))
+		return -1;
+	/* macko_align allocates 8 elements when there are none. */
+	const size_t n = (size_t)(a.elements ? a.elements : CHUNK);
+	int rc = -1;
 	if (gpu_malloc(&d->values, n * 2, "MACKO values", err) ||
 	    gpu_malloc(&d->deltas, n / 2, "MACKO deltas", err) ||
-	    gpu_malloc((void **)&d->row_indices, (size_t)(m->rows + 1) * 4, "MACKO row_indices", err) ||
-	    gpu_malloc(&d->xt, (size_t)m->cols * MACKO_MAX_VECTORS * 2 + 16, "transposed x", err))
-		goto fail;
-	if (GPU_FAILED(err, cudaMemset(d->values, 0, n * 2)) ||
-	    GPU_FAILED(err, cudaMemset(d->deltas, 0, n / 2)) ||
-	    gpu_upload(d->values, m->values, (size_t)m->padded * 2, err) ||
-	    gpu_upload(d->deltas, m->deltas, (size_t)m->padded / 2, err) ||
-	    gpu_upload(d->row_indices, m->row_indices, (size_t)(m->rows + 1) * 4, err))
-		goto fail;
-	return 0;
-fail:
-	macko_dev_free(d);
-	return -1;
+	    gpu_malloc((void **)&d->ends, (size_t)(m->rows + 1) * 4, "MACKO row ends", err) ||
+	    gpu_malloc(&d->xt, (size_t)m->cols * MACKO_MAX_VECTORS * 2 + 16, "transposed x", err) ||
+	    gpu_upload(d->values, a.values, n * 2, err) ||
+	    gpu_upload(d->deltas, a.deltas, n / 2, err) ||
+	    gpu_upload(d->ends, a.ends, (size_t)(m->rows + 1) * 4, err))
+		goto out;
+	rc = 0;
+out:
+	macko_aligned_free(&a);
+	if (rc)
+		macko_dev_free(d);
+	return rc;
 }
 
 extern "C" void macko_dev_free(struct macko_dev *d)
 {
 	gpu_free(d->values);
 	gpu_free(d->deltas);
-	gpu_free(d->row_indices);
+	gpu_free(d->ends);
 	gpu_free(d->xt);
 	d->values = d->deltas = d->xt = NULL;
-	d->row_indices = NULL;
+	d->ends = NULL;
 }
 
 extern "C" double macko_dev_bytes(const struct macko_dev *d, int nvec, enum macko_out out,
@@ -667,7 +654,7 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	if (grid > needed)
 		grid = needed;
 	kernel<<<(unsigned)grid, block_threads<NVP>(), smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
-						d->row_indices, (int)d->rows, xt, smem_cols, nvec,
+						d->ends, (int)d->rows, xt, smem_cols, nvec,
 						alpha, beta, (const OutT *)y_in, (OutT *)y);
 	GPU_CHECK_LAUNCH(err, "macko_spmv_kernel");
 	return 0;

@@ -47,7 +47,7 @@
  * the kernel's page faults took about a quarter of the compression time. calloc
  * of a large block is a fresh mapping, untouched, so the hint comes before
  * any page is faulted in; it is only a hint. */
-static void *calloc_big(size_t n, size_t size)
+void *macko_calloc(size_t n, size_t size)
 {
 	void *p = calloc(n, size);
 #ifdef MADV_HUGEPAGE
@@ -77,8 +77,8 @@ int macko_alloc(struct macko *m, int64_t rows, int64_t cols, int64_t elements, c
 	m->padded = (elements + MACKO_PAD - 1) / MACKO_PAD * MACKO_PAD;
 	/* Zeroed: the padding must be zero, and compression ORs a nibble into
 	 * the last delta byte of a row block (fix_block_ends). */
-	m->values = calloc_big((size_t)(m->padded ? m->padded : MACKO_PAD), sizeof *m->values);
-	m->deltas = calloc_big((size_t)(m->padded ? m->padded : MACKO_PAD) / 2, 1);
+	m->values = macko_calloc((size_t)(m->padded ? m->padded : MACKO_PAD), sizeof *m->values);
+	m->deltas = macko_calloc((size_t)(m->padded ? m->padded : MACKO_PAD) / 2, 1);
 	m->row_indices = calloc((size_t)rows + 1, sizeof *m->row_indices);
 	if (!m->values || !m->deltas || !m->row_indices) {
 		macko_free(m);

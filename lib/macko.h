@@ -16,6 +16,7 @@
 #ifndef SPKIT_MACKO_H
 #define SPKIT_MACKO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "csr.h"
@@ -73,6 +74,8 @@ void macko_spmv_ref(const struct macko *m, const float *x, int nvec, double alph
 int macko_alloc(struct macko *m, int64_t rows, int64_t cols, int64_t elements, const char *name,
 		struct sp_err *err);
 void macko_free(struct macko *m);
+/* calloc for a matrix's big arrays: asks for transparent huge pages. */
+void *macko_calloc(size_t n, size_t size);
 
 /* Magnitude pruning of a dense fp16 matrix before compression: keep the
  * round(density * n) entries of largest magnitude (ties broken by position),
