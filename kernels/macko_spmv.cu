@@ -124,8 +124,9 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
 	for (int c = 0; c < 2; c++) {
 		const int first = chunk_first(base, lane, c);
 		if (first < e) {
-			t.v[c] = __ldcs(values + first / CHUNK);
-			t.d[c] = __ldcs(deltas + first / CHUNK);
+			/* unsigned: a shift, where a signed division takes three */
+			t.v[c] = __ldcs(values + (unsigned)first / CHUNK);
+			t.d[c] = __ldcs(deltas + (unsigned)first / CHUNK);
 		} else {
 			t.v[c] = make_uint4(0, 0, 0, 0);
 			t.d[c] = 0;
@@ -289,6 +290,21 @@ __device__ __forceinline__ void delta_prefix(uint32_t w, uint32_t (&p)[2])
 	const uint32_t odd = (w >> 4) & 0x0f0f0f0fu;  /* elements 1, 3, 5, 7 */
 	p[0] = __byte_perm(even, odd, 0x5140) * 0x01010101u;
 	p[1] = (__byte_perm(even, odd, 0x7362) + (p[0] >> 24)) * 0x01010101u;
+}
+
+/* Inclusive sum over the warp's lanes. shfl.up's predicate says whether
+ * the source lane exists, so a round is a shuffle and a predicated add,
+ * with no test of the lane number. */
+__device__ __forceinline__ int warp_inclusive_sum(int v)
+{
+#pragma unroll
+	for (int off = 1; off < 32; off <<= 1)
+		asm("{\n\t.reg .s32 t;\n\t.reg .pred p;\n\t"
+		    "shfl.sync.up.b32 t|p, %0, %1, 0, 0xffffffff;\n\t"
+		    "@p add.s32 %0, %0, t;\n\t}"
+		    : "+r"(v)
+		    : "r"(off));
+	return v;
 }
 
 /* The NVP entries of x at shared-memory address `addr` (an address in the
@@ -457,13 +473,7 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	 * each element it holds, scanned over the warp for both chunks at
 	 * once (16 bits each; at most 32 x 128). */
 	const int own = ((int)(p[0][1] >> 24) + hi[0]) | ((int)(p[1][1] >> 24) + hi[1]) << 16;
-	int incl = own;
-#pragma unroll
-	for (int off = 1; off < 32; off <<= 1) {
-		const int t = __shfl_up_sync(0xffffffffu, incl, off);
-		if (lane >= off)
-			incl += t;
-	}
+	const int incl = warp_inclusive_sum(own);
 	const int all = __shfl_sync(0xffffffffu, incl, 31);
 	const int excl = incl - own;
 	const int idx0[2] = {w.carry + (excl & 0xffff), w.carry + (all & 0xffff) + (excl >> 16)};
