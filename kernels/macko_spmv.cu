@@ -8,12 +8,13 @@
  * Bytes it must move: 2.5 per stored element (fp16 value + 4-bit delta),
  * 4 per row (its end), x once per SM (from L2) and y.
  *
- * What limits it (ncu on the H200, bench/RESULTS.md): the L1 data pipe.
- * Each element gathers its x from shared memory at a column that is, for
- * the warp's 32 lanes, in effect a random bank: 3.7 wavefronts a gather.
- * Everything else is kept small beside that: about 5 instructions an
- * element (byte extract, address, load, convert, FMA) and contiguous
- * 512-byte loads.
+ * What limits it (ncu on the H200, bench/RESULTS.md): the L1 data pipe,
+ * 86% busy for one vector at d = 0.5 and 94% for eight. Each element
+ * gathers its x from shared memory at a column that is, for the warp's 32
+ * lanes, in effect a random bank: 3.5 wavefronts a 4-byte gather, 10.2 a
+ * 16-byte one. Everything else is kept small beside that: about 5
+ * instructions an element (byte extract, address, load, convert, FMA)
+ * and contiguous 512-byte loads.
  *
  * Work decomposition: one warp per row, on a resident grid. Each block owns
  * an equal run of rows (so every SM gets the same share) and its warps claim
