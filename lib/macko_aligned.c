@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "macko_blocks.h"
 
 /* n deltas from nibble `from` of src to nibble 0 of dst (n >= 1), the byte
  * after the last nibble left as it is. From an odd nibble every output
@@ -20,6 +21,24 @@ static void copy_nibbles(uint8_t *dst, const uint8_t *src, int64_t from, int64_t
 	}
 	if (n % 2)
 		dst[whole] = (uint8_t)macko_delta(src, from + n - 1);
+}
+
+struct align_job {
+	const struct macko *m;
+	struct macko_aligned *a;
+};
+
+/* Row r to its place. Rows start at multiples of 8 elements, so no two
+ * share a byte of deltas: rows can be copied in parallel. */
+static void copy_row(void *ctx, int64_t r)
+{
+	const struct align_job *j = ctx;
+	const int64_t from = j->m->row_indices[r], n = j->m->row_indices[r + 1] - from;
+	const int64_t to = macko_aligned_start(j->a, r);
+	if (n == 0)
+		return;
+	memcpy(j->a->values + to, j->m->values + from, (size_t)n * sizeof *j->a->values);
+	copy_nibbles(j->a->deltas + to / 2, j->m->deltas, from, n);
 }
 
 int macko_align(const struct macko *m, struct macko_aligned *a, const char *name,
@@ -47,14 +66,8 @@ int macko_align(const struct macko *m, struct macko_aligned *a, const char *name
 	a->deltas = macko_calloc((size_t)(a->elements ? a->elements : 8) / 2, 1);
 	if (!a->values || !a->deltas)
 		goto oom;
-	for (int64_t r = 0; r < m->rows; r++) {
-		const int64_t from = m->row_indices[r], n = m->row_indices[r + 1] - from;
-		const int64_t to = macko_aligned_start(a, r);
-		if (n == 0)
-			continue;
-		memcpy(a->values + to, m->values + from, (size_t)n * sizeof *a->values);
-		copy_nibbles(a->deltas + to / 2, m->deltas, from, n);
-	}
+	struct align_job j = {m, a};
+	macko_for_rows(m->rows, m->cols, copy_row, &j);
 	return 0;
 oom:
 	macko_aligned_free(a);

@@ -100,6 +100,26 @@ static void test_random_rows(void **state)
 	free(dense);
 }
 
+/* Rows in several blocks on several threads (the copy runs in parallel). */
+static void test_parallel_rows(void **state)
+{
+	const int64_t rows = 3000, cols = 333; /* four blocks of rows */
+	uint16_t *dense = malloc((size_t)(rows * cols) * sizeof *dense);
+	assert_non_null(dense);
+	randmat_fp16(dense, rows, cols, 0.3, 5);
+	struct macko m;
+	compress(dense, rows, cols, &m);
+	struct macko_aligned a;
+	struct sp_err e;
+	setenv("SPKIT_THREADS", "3", 1);
+	assert_int_equal(macko_align(&m, &a, "test", &e), 0);
+	unsetenv("SPKIT_THREADS");
+	assert_same_rows(&m, &a);
+	macko_aligned_free(&a);
+	macko_free(&m);
+	free(dense);
+}
+
 static void test_no_rows(void **state)
 {
 	struct macko m;
@@ -118,6 +138,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hand_example),
 		cmocka_unit_test(test_random_rows),
+		cmocka_unit_test(test_parallel_rows),
 		cmocka_unit_test(test_no_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
