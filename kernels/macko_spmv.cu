@@ -9,7 +9,7 @@
  * 4 per row (its end), x once per SM (from L2) and y.
  *
  * What limits it (ncu on the H200, bench/RESULTS.md): the L1 data pipe,
- * 86% busy for one vector at d = 0.5 and 94% for eight. Each element
+ * 90% busy for one vector at d = 0.5 and 94% for eight. Each element
  * gathers its x from shared memory at a column that is, for the warp's 32
  * lanes, in effect a random bank: 3.5 wavefronts a 4-byte gather, 10.2 a
  * 16-byte one. Everything else is kept small beside that: about 5
