@@ -395,6 +395,22 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 	}
 }
 
+/* multiply_lane over one chunk a lane (`one`: every lane's second chunk
+ * lies past the row) or two. */
+template <int NVP, bool ALL_SHARED, bool MAY_REDIRECT>
+__device__ __forceinline__ void multiply_step(bool one, const step_data &d, const uint32_t (&p)[2][2],
+					      const int (&idx0)[2], const int (&hi)[2], bool redirect,
+					      const typename shared_x<NVP>::type *xs, const __half *xt,
+					      int smem_cols, float (&acc)[NVP])
+{
+	if (one)
+		multiply_lane<NVP, ALL_SHARED, 1, MAY_REDIRECT>(d, p, idx0, hi, redirect, xs, xt,
+								smem_cols, acc);
+	else
+		multiply_lane<NVP, ALL_SHARED, 2, MAY_REDIRECT>(d, p, idx0, hi, redirect, xs, xt,
+								smem_cols, acc);
+}
+
 /* One exchange of warp_totals: lanes whose bit OFF is set keep the upper
  * N of their 2N partial sums and send the lower N to the partner lane,
  * which keeps the lower ones; then the same with N / 2 and OFF / 2. */
@@ -489,21 +505,12 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	 * instruction fetch than they save (16 vectors ran 12% slower). */
 	constexpr bool lean = NVP <= 8 && ALL_SHARED;
 	const bool one = cur.base + STEP / 2 >= cur.e, redirect = exact && !whole;
-	if (lean && !redirect) {
-		if (one)
-			multiply_lane<NVP, ALL_SHARED, 1, false>(cur_data, p, idx0, hi, false, xs, xt,
-								 smem_cols, w.acc);
-		else
-			multiply_lane<NVP, ALL_SHARED, 2, false>(cur_data, p, idx0, hi, false, xs, xt,
-								 smem_cols, w.acc);
-	} else {
-		if (one)
-			multiply_lane<NVP, ALL_SHARED, 1, true>(cur_data, p, idx0, hi, redirect, xs, xt,
-								smem_cols, w.acc);
-		else
-			multiply_lane<NVP, ALL_SHARED, 2, true>(cur_data, p, idx0, hi, redirect, xs, xt,
-								smem_cols, w.acc);
-	}
+	if (lean && !redirect)
+		multiply_step<NVP, ALL_SHARED, false>(one, cur_data, p, idx0, hi, redirect, xs, xt,
+						      smem_cols, w.acc);
+	else
+		multiply_step<NVP, ALL_SHARED, true>(one, cur_data, p, idx0, hi, redirect, xs, xt,
+						     smem_cols, w.acc);
 	w.carry += (all & 0xffff) + (all >> 16);
 	if (cur.base + STEP < cur.e)
 		return; /* the row goes on */
