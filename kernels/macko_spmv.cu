@@ -144,38 +144,63 @@ enum { PAD = 8 };
 /* Shared memory starts with the block's row counter (row_run), then x. */
 enum { SMEM_HEAD = 16 };
 
+/* The 16 bytes `in` of x (entries 8i..8i+7 of xt) into shared memory:
+ * converted to fp32 for one vector, as they are for several. Returns 1 if
+ * any of the 8 halves is Inf or NaN. */
+template <int NVP>
+__device__ __forceinline__ uint32_t store_staged(typename shared_x<NVP>::type *xs, int i, uint4 in)
+{
+	const uint32_t w[4] = {in.x, in.y, in.z, in.w};
+	uint32_t bad = 0;
+#pragma unroll
+	for (int q = 0; q < 4; q++)
+		bad |= ((w[q] & 0x7c00u) == 0x7c00u) | ((w[q] & 0x7c000000u) == 0x7c000000u);
+	if constexpr (NVP == 1) {
+		const __half2 *h = reinterpret_cast<const __half2 *>(&in);
+		float4 *out = reinterpret_cast<float4 *>(xs + 8 * i);
+		const float2 a = __half22float2(h[0]), b = __half22float2(h[1]);
+		const float2 c = __half22float2(h[2]), d = __half22float2(h[3]);
+		out[0] = make_float4(a.x, a.y, b.x, b.y);
+		out[1] = make_float4(c.x, c.y, d.x, d.y);
+	} else {
+		reinterpret_cast<uint4 *>(xs)[i] = in;
+	}
+	return bad;
+}
+
 /* x as [col][NVP] halves (xt) for its first smem_cols columns into shared
- * memory between the zero slots: a plain copy, 16 bytes a thread at a
- * time, all loads independent, so staging costs about one L2 round trip.
- * Returns whether any entry of x is Inf or NaN, the same in every thread
- * of the block. */
+ * memory between the zero slots: a plain copy, 16 bytes at a time. Each
+ * thread issues BATCH loads before it stores any: a loop of one load and
+ * its store waits an L2 round trip per 16 bytes, which for eight vectors
+ * (9 round trips a thread at 8192 columns) was most of the kernel's fixed
+ * cost. Returns whether any entry of x is Inf or NaN, the same in every
+ * thread of the block. */
 template <int NVP>
 __device__ __forceinline__ bool stage_x(typename shared_x<NVP>::type *xs0, const __half *xt,
 					int smem_cols)
 {
 	constexpr int pad_words = PAD * shared_x<NVP>::bytes / 4;
+	constexpr int BATCH = NVP == 1 ? 4 : 8;
 	uint32_t *words = reinterpret_cast<uint32_t *>(xs0);
 	const int tail = pad_words + smem_cols * shared_x<NVP>::bytes / 4;
 	for (int i = threadIdx.x; i < pad_words; i += blockDim.x)
 		words[i] = words[tail + i] = 0;
 	typename shared_x<NVP>::type *xs = xs0 + PAD * NVP;
+	const uint4 *src = reinterpret_cast<const uint4 *>(xt);
 	const int n = smem_cols * NVP, n16 = n / 8;
-	uint32_t exponents = 0; /* OR of (half & 0x7c00 == 0x7c00), as bits */
-	for (int i = threadIdx.x; i < n16; i += blockDim.x) {
-		const uint4 in = __ldg(reinterpret_cast<const uint4 *>(xt) + i);
-		const uint32_t w[4] = {in.x, in.y, in.z, in.w};
+	uint32_t exponents = 0; /* 1 once an Inf or NaN is seen */
+	for (int i0 = threadIdx.x; i0 < n16; i0 += BATCH * blockDim.x) {
+		uint4 in[BATCH];
 #pragma unroll
-		for (int q = 0; q < 4; q++)
-			exponents |= ((w[q] & 0x7c00u) == 0x7c00u) | ((w[q] & 0x7c000000u) == 0x7c000000u);
-		if constexpr (NVP == 1) {
-			const __half2 *h = reinterpret_cast<const __half2 *>(&in);
-			float4 *out = reinterpret_cast<float4 *>(xs + 8 * i);
-			const float2 a = __half22float2(h[0]), b = __half22float2(h[1]);
-			const float2 c = __half22float2(h[2]), d = __half22float2(h[3]);
-			out[0] = make_float4(a.x, a.y, b.x, b.y);
-			out[1] = make_float4(c.x, c.y, d.x, d.y);
-		} else {
-			reinterpret_cast<uint4 *>(xs)[i] = in;
+		for (int b = 0; b < BATCH; b++) {
+			const int i = i0 + b * (int)blockDim.x;
+			in[b] = i < n16 ? __ldg(src + i) : make_uint4(0, 0, 0, 0);
+		}
+#pragma unroll
+		for (int b = 0; b < BATCH; b++) {
+			const int i = i0 + b * (int)blockDim.x;
+			if (i < n16)
+				exponents |= store_staged<NVP>(xs, i, in[b]);
 		}
 	}
 	for (int i = 8 * n16 + threadIdx.x; i < n; i += blockDim.x) {
