@@ -1,0 +1,102 @@
+"""Shared-memory wavefronts of the MACKO kernel's x gathers, counted on random
+rows (run with /usr/bin/python3; NumPy only):
+
+  macko-bank-sim.py [ROWS]     ROWS random rows of 8192 columns (default 40)
+                               at d = 0.5 and 0.1
+
+A warp's gather costs as many wavefronts as the most distinct 4-byte words
+any one of the 32 banks must deliver (16-byte gathers go a quarter-warp at
+a time, over 8 groups of 4 banks). It prints the mean per gather for:
+
+  - the kernel's assignment (lane l holds elements 8l..8l+7 of each half of
+    a 512-element step; one gather instruction is element k of every lane's
+    chunk), x as fp32 or fp16, under several column-to-bank mappings;
+  - g lanes interleaving a run of 8g elements (lane j of a group holds
+    elements j, j + g, ...), which needs a scan over g lanes per element;
+  - one row a lane, all lanes at the same element index;
+  - 16-byte gathers (eight vectors) for the kernel's assignment and g = 8.
+
+bench/RESULTS.md (MACKO, session 7) has the numbers and what they mean.
+"""
+import sys
+
+import numpy as np
+
+COLS = 8192
+rng = np.random.default_rng(1)
+
+
+def macko_columns(d):
+    """Columns of the stored elements of one random row of density d: the
+    nonzeros and every 16th zero of a run (the format's rule)."""
+    nz = rng.random(COLS) < d
+    cols, run = [], 0
+    for c in range(COLS):
+        if nz[c] or run == 15:
+            cols.append(c)
+            run = 0
+        else:
+            run += 1
+    return np.array(cols)
+
+
+def wavefronts4(cols, word):
+    words = np.unique(word(cols))
+    return np.bincount(words % 32, minlength=32).max()
+
+
+def wavefronts16(cols):
+    return sum(np.bincount(np.unique(cols[8 * q:8 * q + 8]) % 8, minlength=8).max()
+               for q in range(4))
+
+
+def gathers(cols, g):
+    """Each gather instruction's 32 columns, g lanes interleaving runs of
+    8g elements (g = 1: the kernel's contiguous chunks). Only whole
+    instructions, so the row's end does not count."""
+    n = len(cols)
+    lanes = np.arange(32)
+    for base in range(0, n, 256):
+        for k in range(8):
+            e = base + (lanes // g) * 8 * g + k * g + lanes % g
+            if (e < n).all():
+                yield cols[e]
+
+
+MAPPINGS = {
+    "fp32": lambda c: c,
+    "fp32, xor c>>5": lambda c: (c & ~31) | ((c ^ (c >> 5)) & 31),
+    "fp32, skew c>>5": lambda c: c + (c >> 5),
+    "fp32, xor c>>3": lambda c: (c & ~31) | ((c ^ (c >> 3)) & 31),
+    "fp16": lambda c: c >> 1,
+}
+
+
+def mean(xs):
+    xs = list(xs)
+    return sum(xs) / len(xs)
+
+
+def main():
+    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    for d in (0.5, 0.1):
+        data = [macko_columns(d) for _ in range(rows)]
+        print(f"d = {d}")
+        for name, word in MAPPINGS.items():
+            w = mean(wavefronts4(g, word) for c in data for g in gathers(c, 1))
+            print(f"  kernel's chunks, x {name:16s} {w:5.2f} a 4-byte gather")
+        for g in (8, 16, 32):
+            for name in ("fp32", "fp16"):
+                w = mean(wavefronts4(x, MAPPINGS[name]) for c in data for x in gathers(c, g))
+                print(f"  {g:2d} lanes interleaved, x {name:8s}  {w:5.2f} a 4-byte gather")
+        n = min(len(c) for c in data[:32])
+        lockstep = np.stack([c[:n] for c in data[:32]])
+        for name in ("fp32", "fp16"):
+            w = mean(wavefronts4(lockstep[:, e], MAPPINGS[name]) for e in range(n))
+            print(f"  one row a lane, x {name:15s} {w:5.2f} a 4-byte gather")
+        for g in (1, 8):
+            w = mean(wavefronts16(x) for c in data for x in gathers(c, g))
+            print(f"  16-byte gathers, {g} lane(s) a run      {w:5.2f}")
+
+
+main()
