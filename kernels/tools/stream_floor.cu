@@ -1,19 +1,24 @@
 // The least time one kernel launch can take to read N bytes from DRAM, timed
-// as macko-spmv bench times its kernels (L2 flushed by reading twice its
-// size, then events around the one launch, medians): a floor under any
-// SpMV that must move those bytes. Also an empty kernel of MACKO's launch
-// shape (two 512-thread blocks an SM, 33 KB of shared memory), the cost of
-// a launch with nothing to read.
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o stream-floor kernels/tools/stream_floor.cu
-// (a standalone measurement, not part of the build)
+// by the benchmarks' own gpu_time (kernels/gpu.cu: the L2 flushed before
+// each repetition, events around the one launch, the median): a floor under
+// any SpMV that must move those bytes. Also an empty kernel of MACKO's
+// launch shape (two 512-thread blocks an SM, 33 KB of shared memory), the
+// cost of a launch with nothing to read, and the copy bandwidth the
+// benchmarks' "% of copy" divides by, measured in the same run.
+//   make CUDA_ARCH=90 all    (the project's libraries)
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Ilib -Ikernels -o stream-floor kernels/tools/stream_floor.cu \
+//        -Xlinker --start-group build/libspkit_cuda.a build/libspkit.a -Xlinker --end-group \
+//        -lcublas -lcusparse
+// (a measurement, not part of the build: make compiles kernels/*.cu only)
 //   ./stream-floor [BYTES]...   default: the MACKO bytes of 28672x8192 at
 //                               d = 0.1 and 0.5, and the dense fp16 matrix
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#include "tool_check.h"
+#include "gpu_check.cuh"
+
+enum { REPS = 200, WARMUP = 20, EMPTY_SMEM = 33 * 1024 };
 
 // Reads n 16-byte words, grid-stride, UNROLL independent loads in flight
 // a thread; the sum keeps the loads alive.
@@ -39,13 +44,82 @@ template <int UNROLL> __global__ void stream_read(const uint4 *__restrict__ p, s
 
 __global__ void empty_kernel() {}
 
-__global__ void flush_read(const uint4 *p, size_t n, unsigned *out)
+struct read_job {
+	const uint4 *p;
+	size_t words;
+	unsigned *sink;
+	int blocks, unroll;
+};
+
+static int enqueue_read(void *ctx, struct sp_err *err)
 {
-	unsigned sum = 0;
-	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-		sum += p[i].x;
-	if (sum == 0x9e3779b9u)
-		*out = sum;
+	const read_job *j = (const read_job *)ctx;
+	if (j->unroll == 4)
+		stream_read<4><<<j->blocks, 512>>>(j->p, j->words, j->sink);
+	else
+		stream_read<8><<<j->blocks, 512>>>(j->p, j->words, j->sink);
+	GPU_CHECK_LAUNCH(err, "stream_read");
+	return 0;
+}
+
+static int enqueue_empty(void *ctx, struct sp_err *err)
+{
+	empty_kernel<<<*(const int *)ctx, 512, EMPTY_SMEM>>>();
+	GPU_CHECK_LAUNCH(err, "empty_kernel");
+	return 0;
+}
+
+static int run(const std::vector<size_t> &sizes, struct sp_err *err)
+{
+	struct gpu_info info;
+	if (gpu_query(0, &info, err))
+		return -1;
+	double copy_gbs;
+	if (gpu_copy_bandwidth(0, 20, &copy_gbs, err))
+		return -1;
+	std::printf("%s, %d SMs, L2 %zu MB, copy %.0f GB/s; medians of %d, L2 flushed before each\n",
+		    info.name, info.sms, info.l2_bytes >> 20, copy_gbs, REPS);
+
+	struct gpu_timing t;
+	int empty_blocks = 2 * info.sms;
+	GPU_CHECK(err, cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    EMPTY_SMEM));
+	if (gpu_time(enqueue_empty, &empty_blocks, WARMUP, REPS, 1, &t, err))
+		return -1;
+	std::printf("empty kernel, %d x 512, 33 KB shared: %.2f us (min %.2f)\n", empty_blocks,
+		    t.median_ms * 1e3, t.min_ms * 1e3);
+
+	size_t most = 0;
+	for (size_t bytes : sizes)
+		most = bytes > most ? bytes : most;
+	void *buf = NULL, *sink = NULL;
+	int rc = -1;
+	if (gpu_malloc(&buf, most + 16, "bytes to read", err) || gpu_malloc(&sink, 4, "sink", err) ||
+	    GPU_FAILED(err, cudaMemset(buf, 0xa5, most + 16)))
+		goto done;
+	for (size_t bytes : sizes) {
+		double best = 1e30;
+		for (int blocks_per_sm : {2, 4, 8}) {
+			for (int unroll : {4, 8}) {
+				read_job job = {(const uint4 *)buf, bytes / 16, (unsigned *)sink,
+						info.sms * blocks_per_sm, unroll};
+				if (gpu_time(enqueue_read, &job, WARMUP, REPS, 1, &t, err))
+					goto done;
+				const double us = t.median_ms * 1e3;
+				std::printf("read %10zu bytes, %4d x 512, %d loads a thread: %8.2f us (min %8.2f), "
+					    "%6.0f GB/s\n",
+					    bytes, job.blocks, unroll, us, t.min_ms * 1e3, bytes / (us * 1e3));
+				best = us < best ? us : best;
+			}
+		}
+		std::printf("FLOOR %zu bytes: %.2f us, %.1f%% of copy\n", bytes, best,
+			    100.0 * bytes / (best * 1e3) / copy_gbs);
+	}
+	rc = 0;
+done:
+	gpu_free(buf);
+	gpu_free(sink);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -55,67 +129,10 @@ int main(int argc, char **argv)
 		sizes.push_back(strtoull(argv[i], nullptr, 10));
 	if (sizes.empty())
 		sizes = {72226440, 293783620, 469762048};
-	const int reps = 200, warmup = 20;
-	cudaDeviceProp prop;
-	CHECK(cudaGetDeviceProperties(&prop, 0));
-	const int sms = prop.multiProcessorCount;
-	size_t most = *std::max_element(sizes.begin(), sizes.end());
-	const size_t flush_bytes = 2 * (size_t)prop.l2CacheSize;
-	uint4 *buf, *flush;
-	unsigned *sink;
-	CHECK(cudaMalloc(&buf, most + 16));
-	CHECK(cudaMalloc(&flush, flush_bytes));
-	CHECK(cudaMalloc(&sink, 4));
-	CHECK(cudaMemset(buf, 0xa5, most + 16));
-	CHECK(cudaMemset(flush, 0x5a, flush_bytes));
-	std::vector<cudaEvent_t> ev(2 * reps);
-	for (auto &e : ev)
-		CHECK(cudaEventCreate(&e));
-	std::printf("%s, %d SMs, L2 %d MB; medians of %d, L2 flushed before each\n", prop.name, sms,
-		    prop.l2CacheSize >> 20, reps);
-
-	// median, min of launch() timed as the bench does
-	auto timed = [&](auto launch, float *med, float *lo) -> cudaError_t {
-		for (int i = 0; i < warmup; i++)
-			launch();
-		for (int r = 0; r < reps; r++) {
-			flush_read<<<sms * 8, 256>>>(flush, flush_bytes / 16, sink);
-			cudaEventRecord(ev[2 * r]);
-			launch();
-			cudaEventRecord(ev[2 * r + 1]);
-		}
-		cudaError_t e = cudaEventSynchronize(ev[2 * reps - 1]);
-		if (e != cudaSuccess)
-			return e;
-		std::vector<float> us(reps);
-		for (int r = 0; r < reps; r++) {
-			if ((e = cudaEventElapsedTime(&us[r], ev[2 * r], ev[2 * r + 1])) != cudaSuccess)
-				return e;
-			us[r] *= 1000;
-		}
-		std::sort(us.begin(), us.end());
-		*med = us[reps / 2], *lo = us[0];
-		return cudaGetLastError();
-	};
-
-	float med, lo;
-	CHECK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 33 * 1024));
-	CHECK(timed([&] { empty_kernel<<<2 * sms, 512, 33 * 1024>>>(); }, &med, &lo));
-	std::printf("empty kernel, %d x 512, 33 KB shared: %.2f us (min %.2f)\n", 2 * sms, med, lo);
-	for (size_t bytes : sizes) {
-		const size_t n = bytes / 16;
-		float best = 1e30f;
-		for (int blocks_per_sm : {2, 4, 8}) {
-			CHECK(timed([&] { stream_read<4><<<sms * blocks_per_sm, 512>>>(buf, n, sink); }, &med, &lo));
-			std::printf("read %10zu bytes, %d x 512, 4 loads a thread: %8.2f us (min %8.2f), %6.0f GB/s\n",
-				    bytes, sms * blocks_per_sm, med, lo, bytes / (med * 1e3));
-			best = std::min(best, med);
-			CHECK(timed([&] { stream_read<8><<<sms * blocks_per_sm, 512>>>(buf, n, sink); }, &med, &lo));
-			std::printf("read %10zu bytes, %d x 512, 8 loads a thread: %8.2f us (min %8.2f), %6.0f GB/s\n",
-				    bytes, sms * blocks_per_sm, med, lo, bytes / (med * 1e3));
-			best = std::min(best, med);
-		}
-		std::printf("FLOOR %zu bytes: %.2f us\n", bytes, best);
+	struct sp_err err;
+	if (run(sizes, &err)) {
+		std::fprintf(stderr, "stream-floor: %s\n", err.msg);
+		return 1;
 	}
 	return 0;
 }
