@@ -9,11 +9,14 @@
  * 4 per row (its end), x once per SM (from L2) and y.
  *
  * What limits it (ncu on the H200, bench/RESULTS.md): the L1 data pipe,
- * 90% busy for one vector at d = 0.5 and 94% for eight. Each element
- * gathers its x from shared memory at a column that is, for the warp's 32
- * lanes, in effect a random bank: 3.5 wavefronts a 4-byte gather, 10.2 a
- * 16-byte one. Everything else is kept small beside that: about 5
- * instructions an element (byte extract, address, load, convert, FMA)
+ * 85% busy for one vector at d = 0.5 (issue 78%) and 94% for eight. Each
+ * element gathers its x from shared memory at a column that is, for the
+ * warp's 32 lanes, in effect a random bank: 3.5 wavefronts a 4-byte
+ * gather, 10.2 a 16-byte one. One vector's x is stored in pairs, so an
+ * element in the column after the one before it needs no gather
+ * (multiply_one: 16% fewer wavefronts at d = 0.5, for two instructions an
+ * element more). Everything else is kept small beside that: 5 to 7
+ * instructions an element (byte extract, address, load, converts, FMA)
  * and contiguous 512-byte loads.
  *
  * Work decomposition: one warp per row, on a resident grid. Each block owns
@@ -31,9 +34,9 @@
  * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two;
  * for NVP > 1 a small kernel transposes it first), so all vectors of one
  * element come in one 2..32-byte load and the matrix is read once whatever
- * nvec is. As many columns as fit are copied into shared memory (fp32 for
- * one vector: one conversion fewer per element); the rest (16 vectors of
- * more than ~7,000 columns) are read from the global copy. */
+ * nvec is. As many columns as fit are copied into shared memory (for one
+ * vector as pairs, shared_x<1>); the rest (16 vectors of more than ~7,000
+ * columns, one of more than ~57,000) are read from the global copy. */
 #include <cuda_fp16.h>
 
 #include <stdint.h>
@@ -57,15 +60,13 @@ enum { STEP = 512, CHUNK = 8, LANE_ELEMS = 16 };
 template <int NVP> constexpr int block_threads() { return NVP == 8 ? 896 : 512; }
 template <int NVP> constexpr int min_blocks() { return NVP <= 4 ? 2 : 1; }
 
-/* The NVP fp16 entries of x for column c, as floats, from p = the column's
- * NVP halves in global memory (the columns past shared memory): one 2- to
- * 32-byte access. */
+/* The NVP (2 to 16) fp16 entries of x for column c, as floats, from p =
+ * the column's NVP halves in global memory (the columns past shared
+ * memory): one 4- to 32-byte access. */
 template <int NVP>
 __device__ __forceinline__ void load_x(const __half *p, float (&out)[NVP])
 {
-	if constexpr (NVP == 1) {
-		out[0] = __half2float(*p);
-	} else if constexpr (NVP == 2) {
+	if constexpr (NVP == 2) {
 		float2 f = __half22float2(*reinterpret_cast<const __half2 *>(p));
 		out[0] = f.x;
 		out[1] = f.y;
@@ -88,14 +89,16 @@ __device__ __forceinline__ void load_x(const __half *p, float (&out)[NVP])
 	}
 }
 
-/* x in shared memory: fp32 for one vector (a conversion fewer per element,
- * 4 bytes a column), fp16 [col][NVP] for several (2 NVP bytes a column). */
+/* x in shared memory: fp16 [col][NVP] for several vectors (2 NVP bytes a
+ * column); for one vector, column c's slot holds the pair x[c], x[c + 1]
+ * (fp16, low half first), so one 4-byte gather serves an element and the
+ * next when that one is in the next column (multiply_one). */
 template <int NVP> struct shared_x {
 	using type = __half;
 	static constexpr int bytes = 2 * NVP;
 };
 template <> struct shared_x<1> {
-	using type = float;
+	using type = uint32_t;
 	static constexpr int bytes = 4;
 };
 
@@ -144,11 +147,12 @@ enum { PAD = 8 };
 /* Shared memory starts with the block's row counter (row_run), then x. */
 enum { SMEM_HEAD = 16 };
 
-/* The 16 bytes `in` of x (entries 8i..8i+7 of xt) into shared memory:
- * converted to fp32 for one vector, as they are for several. Returns 1 if
- * any of the 8 halves is Inf or NaN. */
+/* The 16 bytes `in` of x (entries 8i..8i+7 of xt) into shared memory; for
+ * one vector as the 8 pairs they begin, `next` being entry 8i+8. Returns 1
+ * if any of the 8 halves is Inf or NaN. */
 template <int NVP>
-__device__ __forceinline__ uint32_t store_staged(typename shared_x<NVP>::type *xs, int i, uint4 in)
+__device__ __forceinline__ uint32_t store_staged(typename shared_x<NVP>::type *xs, int i, uint4 in,
+						 uint32_t next)
 {
 	const uint32_t w[4] = {in.x, in.y, in.z, in.w};
 	uint32_t bad = 0;
@@ -156,12 +160,10 @@ __device__ __forceinline__ uint32_t store_staged(typename shared_x<NVP>::type *x
 	for (int q = 0; q < 4; q++)
 		bad |= ((w[q] & 0x7c00u) == 0x7c00u) | ((w[q] & 0x7c000000u) == 0x7c000000u);
 	if constexpr (NVP == 1) {
-		const __half2 *h = reinterpret_cast<const __half2 *>(&in);
-		float4 *out = reinterpret_cast<float4 *>(xs + 8 * i);
-		const float2 a = __half22float2(h[0]), b = __half22float2(h[1]);
-		const float2 c = __half22float2(h[2]), d = __half22float2(h[3]);
-		out[0] = make_float4(a.x, a.y, b.x, b.y);
-		out[1] = make_float4(c.x, c.y, d.x, d.y);
+		/* pair 2q is word q; pair 2q + 1 its high half and the next word's low one */
+		uint4 *out = reinterpret_cast<uint4 *>(xs + 8 * i);
+		out[0] = make_uint4(w[0], __byte_perm(w[0], w[1], 0x5432), w[1], __byte_perm(w[1], w[2], 0x5432));
+		out[1] = make_uint4(w[2], __byte_perm(w[2], w[3], 0x5432), w[3], __byte_perm(w[3], next, 0x5432));
 	} else {
 		reinterpret_cast<uint4 *>(xs)[i] = in;
 	}
@@ -191,22 +193,25 @@ __device__ __forceinline__ bool stage_x(typename shared_x<NVP>::type *xs0, const
 	uint32_t exponents = 0; /* 1 once an Inf or NaN is seen */
 	for (int i0 = threadIdx.x; i0 < n16; i0 += BATCH * blockDim.x) {
 		uint4 in[BATCH];
+		uint32_t next[BATCH];
 #pragma unroll
 		for (int b = 0; b < BATCH; b++) {
 			const int i = i0 + b * (int)blockDim.x;
 			in[b] = i < n16 ? __ldg(src + i) : make_uint4(0, 0, 0, 0);
+			next[b] = NVP == 1 && 8 * i + 8 < n ? __half_as_ushort(__ldg(xt + 8 * i + 8)) : 0;
 		}
 #pragma unroll
 		for (int b = 0; b < BATCH; b++) {
 			const int i = i0 + b * (int)blockDim.x;
 			if (i < n16)
-				exponents |= store_staged<NVP>(xs, i, in[b]);
+				exponents |= store_staged<NVP>(xs, i, in[b], next[b]);
 		}
 	}
 	for (int i = 8 * n16 + threadIdx.x; i < n; i += blockDim.x) {
 		exponents |= (__half_as_ushort(xt[i]) & 0x7c00u) == 0x7c00u;
 		if constexpr (NVP == 1)
-			xs[i] = __half2float(xt[i]);
+			xs[i] = __half_as_ushort(xt[i]) |
+				(i + 1 < n ? (uint32_t)__half_as_ushort(xt[i + 1]) << 16 : 0u);
 		else
 			xs[i] = xt[i];
 	}
@@ -333,35 +338,33 @@ __device__ __forceinline__ int warp_inclusive_sum(int v)
 	return v;
 }
 
-/* The NVP entries of x at shared-memory address `addr` (an address in the
- * shared window, as __cvta_generic_to_shared gives), as floats. */
+/* The NVP (2 to 16) entries of x at shared-memory address `addr` (an
+ * address in the shared window, as __cvta_generic_to_shared gives), as
+ * floats. */
 template <int NVP> __device__ __forceinline__ void lds_x(uint32_t addr, float (&out)[NVP])
 {
-	if constexpr (NVP == 1) {
-		asm volatile("ld.shared.f32 %0, [%1];" : "=f"(out[0]) : "r"(addr));
-	} else {
-		uint32_t w[NVP / 2];
-		if constexpr (NVP == 2)
-			asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w[0]) : "r"(addr));
-		else if constexpr (NVP == 4)
-			asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(addr));
-		else {
+	uint32_t w[NVP / 2];
+	if constexpr (NVP == 2)
+		asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w[0]) : "r"(addr));
+	else if constexpr (NVP == 4)
+		asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(addr));
+	else {
 #pragma unroll
-			for (int q = 0; q < NVP / 8; q++)
-				asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-					     : "=r"(w[4 * q]), "=r"(w[4 * q + 1]), "=r"(w[4 * q + 2]), "=r"(w[4 * q + 3])
-					     : "r"(addr + 16 * q));
-		}
+		for (int q = 0; q < NVP / 8; q++)
+			asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+				     : "=r"(w[4 * q]), "=r"(w[4 * q + 1]), "=r"(w[4 * q + 2]), "=r"(w[4 * q + 3])
+				     : "r"(addr + 16 * q));
+	}
 #pragma unroll
-		for (int i = 0; i < NVP / 2; i++) {
-			const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&w[i]));
-			out[2 * i] = f.x;
-			out[2 * i + 1] = f.y;
-		}
+	for (int i = 0; i < NVP / 2; i++) {
+		const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&w[i]));
+		out[2 * i] = f.x;
+		out[2 * i + 1] = f.y;
 	}
 }
 
-/* acc[v] += value * x[v][column] over a lane's first NCHUNKS chunks. Element k of
+/* For 2 to 16 vectors, acc[v] += value * x[v][column] over a lane's first
+ * NCHUNKS chunks (multiply_one does one vector). Element k of
  * chunk c reads slot idx0[c] + k + (its delta prefix): one byte extract and
  * one multiply-add to an address, k being the load's constant offset.
  * Elements past their row's end (k >= hi) have a zero value, so their
@@ -420,6 +423,73 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 	}
 }
 
+/* x's pair at shared address `addr` (see shared_x<1>); when x is not all in
+ * shared memory and the slot lies past it, x[c] alone from the global copy. */
+template <bool ALL_SHARED>
+__device__ __forceinline__ uint32_t gather_pair(uint32_t addr, uint32_t zero, int smem_cols,
+						const __half *xt)
+{
+	if (!ALL_SHARED) {
+		const int slot = (int)(addr - zero) / 4;
+		if (slot >= smem_cols + PAD)
+			return __half_as_ushort(xt[slot - PAD]);
+	}
+	uint32_t w;
+	asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w) : "r"(addr));
+	return w;
+}
+
+/* multiply_lane for one vector. Elements go in pairs: the first gathers the
+ * x pair at its column c; the second, when it lies in column c + 1 (its
+ * delta is 0), takes the high half, and its lane's gather is off. At
+ * d = 0.5 a quarter of the gathers are off, and the rest, fewer lanes at
+ * random banks, cost 16% fewer wavefronts (scripts/macko-bank-sim.py).
+ * With `redirect`, elements past the row's end gather the zero slot. With
+ * x partly in global memory, every element gathers its own. */
+template <bool ALL_SHARED, int NCHUNKS, bool MAY_REDIRECT>
+__device__ __forceinline__ void multiply_one(const step_data &d, const uint32_t (&p)[2][2],
+					     const int (&idx0)[2], const int (&hi)[2], bool redirect,
+					     const uint32_t *xs, const __half *xt, int smem_cols,
+					     float &acc)
+{
+	const uint32_t zero = (uint32_t)__cvta_generic_to_shared(xs);
+#pragma unroll
+	for (int c = 0; c < NCHUNKS; c++) {
+		uint32_t base; /* opaque, as in multiply_lane */
+		asm("mov.u32 %0, %1;" : "=r"(base) : "r"(zero + (uint32_t)idx0[c] * 4));
+#pragma unroll
+		for (int k = 0; k < CHUNK; k += 2) {
+			const uint32_t col0 = __byte_perm(p[c][k / 4], 0, 0x4440 | (k % 4));
+			const uint32_t col1 = __byte_perm(p[c][k / 4], 0, 0x4441 | (k % 4));
+			uint32_t addr0 = col0 * 4 + base + k * 4, addr1 = col1 * 4 + base + (k + 1) * 4;
+			int second = !ALL_SHARED || col1 != col0; /* the second gathers its own */
+			if (MAY_REDIRECT && redirect) {
+				if (k >= hi[c])
+					addr0 = zero;
+				if (k + 1 >= hi[c]) {
+					addr1 = zero;
+					second = 1;
+				}
+			}
+			const uint32_t w0 = gather_pair<ALL_SHARED>(addr0, zero, smem_cols, xt);
+			uint32_t w1;
+			if (ALL_SHARED)
+				/* w1 is set before the predicated load, or ptxas
+				 * keeps its old value live across the loop */
+				asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t"
+					     "shr.b32 %0, %3, 16;\n\t@q ld.shared.b32 %0, [%1];\n\t}"
+					     : "=r"(w1)
+					     : "r"(addr1), "r"(second), "r"(w0));
+			else
+				w1 = gather_pair<false>(addr1, zero, smem_cols, xt);
+			const uint32_t v = reinterpret_cast<const uint32_t *>(&d.v[c])[k / 2];
+			const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&v));
+			acc = fmaf(a.x, __half2float(__ushort_as_half((unsigned short)w0)), acc);
+			acc = fmaf(a.y, __half2float(__ushort_as_half((unsigned short)w1)), acc);
+		}
+	}
+}
+
 /* multiply_lane over one chunk a lane (`one`: every lane's second chunk
  * lies past the row) or two. */
 template <int NVP, bool ALL_SHARED, bool MAY_REDIRECT>
@@ -428,12 +498,20 @@ __device__ __forceinline__ void multiply_step(bool one, const step_data &d, cons
 					      const typename shared_x<NVP>::type *xs, const __half *xt,
 					      int smem_cols, float (&acc)[NVP])
 {
-	if (one)
+	if constexpr (NVP == 1) {
+		if (one)
+			multiply_one<ALL_SHARED, 1, MAY_REDIRECT>(d, p, idx0, hi, redirect, xs, xt,
+								  smem_cols, acc[0]);
+		else
+			multiply_one<ALL_SHARED, 2, MAY_REDIRECT>(d, p, idx0, hi, redirect, xs, xt,
+								  smem_cols, acc[0]);
+	} else if (one) {
 		multiply_lane<NVP, ALL_SHARED, 1, MAY_REDIRECT>(d, p, idx0, hi, redirect, xs, xt,
 								smem_cols, acc);
-	else
+	} else {
 		multiply_lane<NVP, ALL_SHARED, 2, MAY_REDIRECT>(d, p, idx0, hi, redirect, xs, xt,
 								smem_cols, acc);
+	}
 }
 
 /* One exchange of warp_totals: lanes whose bit OFF is set keep the upper
