@@ -443,7 +443,9 @@ __device__ __forceinline__ uint32_t gather_pair(uint32_t addr, uint32_t zero, in
  * x pair at its column c; the second, when it lies in column c + 1 (its
  * delta is 0), takes the high half, and its lane's gather is off. At
  * d = 0.5 a quarter of the gathers are off, and the rest, fewer lanes at
- * random banks, cost 16% fewer wavefronts (scripts/macko-bank-sim.py).
+ * random banks, cost 15% fewer wavefronts (scripts/macko-bank-sim.py;
+ * ncu counts 16%), for two instructions an element more: the x
+ * conversion (x was fp32 in shared memory) and the test.
  * With `redirect`, elements past the row's end gather the zero slot. With
  * x partly in global memory, every element gathers its own. */
 template <bool ALL_SHARED, int NCHUNKS, bool MAY_REDIRECT>

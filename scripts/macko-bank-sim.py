@@ -14,7 +14,13 @@ a time, over 8 groups of 4 banks). It prints the mean per gather for:
   - g lanes interleaving a run of 8g elements (lane j of a group holds
     elements j, j + g, ...), which needs a scan over g lanes per element;
   - one row a lane, all lanes at the same element index;
-  - 16-byte gathers (eight vectors) for the kernel's assignment and g = 8.
+  - 16-byte gathers (eight vectors) for the kernel's assignment and g = 8;
+  - x stored as pairs (x[c], x[c+1]) for one vector: per 8 elements of a
+    lane, the wavefronts of the kernel's scheme (multiply_one: the second
+    element of each pair gathers only if its delta is not 0; lanes that do
+    not gather do not count) and of a greedy chain (each element gathers
+    unless the one before it gathered and its delta is 0), against the 8
+    full gathers of one element each.
 
 bench/RESULTS.md (MACKO, session 7) has the numbers and what they mean.
 """
@@ -77,6 +83,30 @@ def mean(xs):
     return sum(xs) / len(xs)
 
 
+def pair_gathers(cols):
+    """Wavefronts per 8 elements of a lane, x in pairs: (one gather an
+    element, the kernel's pairs, the greedy chain), over the row's whole
+    256-element halves of steps."""
+    lanes = np.arange(32)
+
+    def cost(active, c):
+        return wavefronts4(c[active], MAPPINGS["fp32"]) if active.any() else 0
+
+    for base in range(0, len(cols) - 255, 256):
+        c = cols[base + lanes[:, None] * 8 + np.arange(8)[None, :]]
+        every = sum(cost(np.ones(32, bool), c[:, k]) for k in range(8))
+        pairs = 0
+        for k in range(0, 8, 2):
+            pairs += cost(np.ones(32, bool), c[:, k])
+            pairs += cost(c[:, k + 1] != c[:, k] + 1, c[:, k + 1])
+        greedy, gathered = 0, np.ones(32, bool)
+        for k in range(8):
+            if k:
+                gathered = ~(gathered & (c[:, k] == c[:, k - 1] + 1))
+            greedy += cost(gathered, c[:, k])
+        yield every, pairs, greedy
+
+
 def main():
     rows = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     for d in (0.5, 0.1):
@@ -97,6 +127,10 @@ def main():
         for g in (1, 8):
             w = mean(wavefronts16(x) for c in data for x in gathers(c, g))
             print(f"  16-byte gathers, {g} lane(s) a run      {w:5.2f}")
+        sums = np.array([t for c in data for t in pair_gathers(c)]).mean(axis=0)
+        print(f"  x in pairs, a lane's 8 elements: {sums[0]:5.2f} one gather each, "
+              f"{sums[1]:5.2f} pairs ({1 - sums[1] / sums[0]:.0%} fewer), "
+              f"{sums[2]:5.2f} greedy chain ({1 - sums[2] / sums[0]:.0%} fewer)")
 
 
 main()
