@@ -140,9 +140,10 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
 }
 
 /* Shared memory holds x between PAD zero slots on each side: column c is
- * slot c + PAD. The elements of a row's last step that lie past its end
- * then read real x or zeros without leaving the array, at most 7 slots
- * past the row's last column; the redirect reads the left zeros. */
+ * slot c + PAD (for one vector, the last column's pair ends in a zero).
+ * The elements of a row's last step that lie past its end then read real
+ * x or zeros without leaving the array, at most 7 slots past the row's
+ * last column; the redirect reads the left zeros. */
 enum { PAD = 8 };
 /* Shared memory starts with the block's row counter (row_run), then x. */
 enum { SMEM_HEAD = 16 };
@@ -171,7 +172,8 @@ __device__ __forceinline__ uint32_t store_staged(typename shared_x<NVP>::type *x
 }
 
 /* x as [col][NVP] halves (xt) for its first smem_cols columns into shared
- * memory between the zero slots: a plain copy, 16 bytes at a time. Each
+ * memory between the zero slots: a plain copy, 16 bytes at a time (for one
+ * vector made into pairs, store_staged, with the half after them). Each
  * thread issues BATCH loads before it stores any: a loop of one load and
  * its store waits an L2 round trip per 16 bytes, which for eight vectors
  * (9 round trips a thread at 8192 columns) was most of the kernel's fixed
