@@ -446,8 +446,9 @@ __device__ __forceinline__ uint32_t gather_pair(uint32_t addr, uint32_t zero, in
  * delta is 0), takes the high half, and its lane's gather is off. At
  * d = 0.5 a quarter of the gathers are off, and the rest, fewer lanes at
  * random banks, cost 15% fewer wavefronts (scripts/macko-bank-sim.py;
- * ncu counts 16%), for two instructions an element more: the x
- * conversion (x was fp32 in shared memory) and the test.
+ * ncu counts 16%), for two instructions an element more than fp32 x
+ * gathered one by one: the conversion of x (a pair of fp32 would take 8
+ * bytes, and 8-byte gathers conflict more) and the test.
  * With `redirect`, elements past the row's end gather the zero slot. With
  * x partly in global memory, every element gathers its own. */
 template <bool ALL_SHARED, int NCHUNKS, bool MAY_REDIRECT>
@@ -494,8 +495,8 @@ __device__ __forceinline__ void multiply_one(const step_data &d, const uint32_t 
 	}
 }
 
-/* multiply_lane over one chunk a lane (`one`: every lane's second chunk
- * lies past the row) or two. */
+/* multiply_one (one vector) or multiply_lane over one chunk a lane
+ * (`one`: every lane's second chunk lies past the row) or two. */
 template <int NVP, bool ALL_SHARED, bool MAY_REDIRECT>
 __device__ __forceinline__ void multiply_step(bool one, const step_data &d, const uint32_t (&p)[2][2],
 					      const int (&idx0)[2], const int (&hi)[2], bool redirect,
