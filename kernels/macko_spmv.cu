@@ -365,6 +365,23 @@ template <int NVP> __device__ __forceinline__ void lds_x(uint32_t addr, float (&
 	}
 }
 
+/* The shared address of a chunk's base slot, idx0 slots of slot_bytes past
+ * x's zero slot: opaque to the compiler, so it does not fold idx0 into
+ * each element's address (one instruction more per element). */
+__device__ __forceinline__ uint32_t chunk_base(uint32_t zero, int idx0, int slot_bytes)
+{
+	uint32_t base;
+	asm("mov.u32 %0, %1;" : "=r"(base) : "r"(zero + (uint32_t)idx0 * slot_bytes));
+	return base;
+}
+
+/* The sum of a chunk's deltas up to and including element k: byte k of its
+ * prefix p (delta_prefix). Element k's slot is base + k + this. */
+__device__ __forceinline__ uint32_t delta_sum(const uint32_t (&p)[2], int k)
+{
+	return __byte_perm(p[k / 4], 0, 0x4440 | (k % 4));
+}
+
 /* For 2 to 16 vectors, acc[v] += value * x[v][column] over a lane's first
  * NCHUNKS chunks (multiply_one does one vector). Element k of
  * chunk c reads slot idx0[c] + k + (its delta prefix): one byte extract and
@@ -384,13 +401,10 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 	uint32_t at[LANE_ELEMS];
 #pragma unroll
 	for (int c = 0; c < NCHUNKS; c++) {
-		/* Opaque to the compiler, so it does not fold idx0 into each
-		 * element's address (one instruction more per element). */
-		uint32_t base;
-		asm("mov.u32 %0, %1;" : "=r"(base) : "r"(zero + (uint32_t)idx0[c] * SLOT));
+		const uint32_t base = chunk_base(zero, idx0[c], SLOT);
 #pragma unroll
 		for (int k = 0; k < CHUNK; k++)
-			at[c * CHUNK + k] = __byte_perm(p[c][k / 4], 0, 0x4440 | (k % 4)) * SLOT + base;
+			at[c * CHUNK + k] = delta_sum(p[c], k) * SLOT + base;
 	}
 	if (MAY_REDIRECT && redirect) {
 #pragma unroll
@@ -460,14 +474,13 @@ __device__ __forceinline__ void multiply_one(const step_data &d, const uint32_t 
 	const uint32_t zero = (uint32_t)__cvta_generic_to_shared(xs);
 #pragma unroll
 	for (int c = 0; c < NCHUNKS; c++) {
-		uint32_t base; /* opaque, as in multiply_lane */
-		asm("mov.u32 %0, %1;" : "=r"(base) : "r"(zero + (uint32_t)idx0[c] * 4));
+		const uint32_t base = chunk_base(zero, idx0[c], 4);
 #pragma unroll
 		for (int k = 0; k < CHUNK; k += 2) {
-			const uint32_t col0 = __byte_perm(p[c][k / 4], 0, 0x4440 | (k % 4));
-			const uint32_t col1 = __byte_perm(p[c][k / 4], 0, 0x4441 | (k % 4));
-			uint32_t addr0 = col0 * 4 + base + k * 4, addr1 = col1 * 4 + base + (k + 1) * 4;
-			int second = !ALL_SHARED || col1 != col0; /* the second gathers its own */
+			const uint32_t sum0 = delta_sum(p[c], k), sum1 = delta_sum(p[c], k + 1);
+			uint32_t addr0 = sum0 * 4 + base + k * 4, addr1 = sum1 * 4 + base + (k + 1) * 4;
+			/* the second gathers its own x unless its delta is 0 */
+			int second = !ALL_SHARED || sum1 != sum0;
 			if (MAY_REDIRECT && redirect) {
 				if (k >= hi[c])
 					addr0 = zero;
