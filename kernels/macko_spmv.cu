@@ -19,10 +19,13 @@
  * instructions an element (byte extract, address, load, converts, FMA)
  * and contiguous 512-byte loads.
  *
- * Work decomposition: one warp per row, on a resident grid. Each block owns
- * an equal run of rows (so every SM gets the same share) and its warps claim
- * the run's rows one by one from a counter in shared memory (so a warp that
- * drew long rows holds no one up). A warp walks its row in steps of 512
+ * Work decomposition: one warp per row, on a resident grid of W warps; warp
+ * g takes rows g, g + W, g + 2W, ... (next_row). Nothing is claimed at run
+ * time: a counter in global memory that gave each row to whichever warp was
+ * free made the kernel 40% slower (24,000 atomic adds on one address, and
+ * the warps wait for them), and the shared-memory counter of each block's
+ * run of rows before it was 2 to 5% slower than taking rows in turn
+ * (bench/RESULTS.md, session 9). A warp walks its row in steps of 512
  * elements, each lane holding two chunks of 8 (see CHUNK). An element's
  * column is the sum of (delta + 1) over the row up to and including it,
  * minus one: each chunk prefixes its 8 deltas in bytes (SWAR), one warp
@@ -145,8 +148,6 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
  * x or zeros without leaving the array, at most 7 slots past the row's
  * last column; the redirect reads the left zeros. */
 enum { PAD = 8 };
-/* Shared memory starts with the block's row counter (row_run), then x. */
-enum { SMEM_HEAD = 16 };
 
 /* The 16 bytes `in` of x (entries 8i..8i+7 of xt) into shared memory; for
  * one vector as the 8 pairs they begin, `next` being entry 8i+8. Returns 1
@@ -171,42 +172,63 @@ __device__ __forceinline__ uint32_t store_staged(typename shared_x<NVP>::type *x
 	return bad;
 }
 
+/* Loads of x that one thread issues before it stores any: a loop of one
+ * load and its store waits an L2 round trip per 16 bytes, which for eight
+ * vectors (9 round trips a thread at 8192 columns) was most of the
+ * kernel's fixed cost. */
+template <int NVP> struct x_batch {
+	static constexpr int n = NVP == 1 ? 4 : 8;
+	uint4 in[n];
+	uint32_t next[n]; /* one vector: the half after in's 8 (store_staged) */
+};
+
+/* The batch of x's 16-byte words i0, i0 + blockDim.x, ... (n16 of them, of
+ * n halves in all), zeros past the end. */
+template <int NVP>
+__device__ __forceinline__ x_batch<NVP> load_x_batch(const __half *xt, int n, int i0)
+{
+	const uint4 *src = reinterpret_cast<const uint4 *>(xt);
+	const int n16 = n / 8;
+	x_batch<NVP> t;
+#pragma unroll
+	for (int b = 0; b < x_batch<NVP>::n; b++) {
+		const int i = i0 + b * (int)blockDim.x;
+		t.in[b] = i < n16 ? __ldg(src + i) : make_uint4(0, 0, 0, 0);
+		t.next[b] = NVP == 1 && 8 * i + 8 < n ? __half_as_ushort(__ldg(xt + 8 * i + 8)) : 0;
+	}
+	return t;
+}
+
 /* x as [col][NVP] halves (xt) for its first smem_cols columns into shared
  * memory between the zero slots: a plain copy, 16 bytes at a time (for one
- * vector made into pairs, store_staged, with the half after them). Each
- * thread issues BATCH loads before it stores any: a loop of one load and
- * its store waits an L2 round trip per 16 bytes, which for eight vectors
- * (9 round trips a thread at 8192 columns) was most of the kernel's fixed
- * cost. Returns whether any entry of x is Inf or NaN, the same in every
- * thread of the block. */
+ * vector made into pairs, store_staged, with the half after them), in
+ * batches of loads (x_batch). The kernel issues the first batch (`first`,
+ * load_x_batch at threadIdx.x) before it waits on anything, so those loads
+ * and the row ends' go to memory together rather than one after the other
+ * (x is staged 3 us into a 28 us product: bench/RESULTS.md, session 9).
+ * Returns whether any entry of x is Inf or NaN, the same in every thread
+ * of the block. */
 template <int NVP>
 __device__ __forceinline__ bool stage_x(typename shared_x<NVP>::type *xs0, const __half *xt,
-					int smem_cols)
+					int smem_cols, x_batch<NVP> batch)
 {
 	constexpr int pad_words = PAD * shared_x<NVP>::bytes / 4;
-	constexpr int BATCH = NVP == 1 ? 4 : 8;
+	constexpr int BATCH = x_batch<NVP>::n;
 	uint32_t *words = reinterpret_cast<uint32_t *>(xs0);
 	const int tail = pad_words + smem_cols * shared_x<NVP>::bytes / 4;
 	for (int i = threadIdx.x; i < pad_words; i += blockDim.x)
 		words[i] = words[tail + i] = 0;
 	typename shared_x<NVP>::type *xs = xs0 + PAD * NVP;
-	const uint4 *src = reinterpret_cast<const uint4 *>(xt);
 	const int n = smem_cols * NVP, n16 = n / 8;
 	uint32_t exponents = 0; /* 1 once an Inf or NaN is seen */
 	for (int i0 = threadIdx.x; i0 < n16; i0 += BATCH * blockDim.x) {
-		uint4 in[BATCH];
-		uint32_t next[BATCH];
-#pragma unroll
-		for (int b = 0; b < BATCH; b++) {
-			const int i = i0 + b * (int)blockDim.x;
-			in[b] = i < n16 ? __ldg(src + i) : make_uint4(0, 0, 0, 0);
-			next[b] = NVP == 1 && 8 * i + 8 < n ? __half_as_ushort(__ldg(xt + 8 * i + 8)) : 0;
-		}
+		if (i0 != (int)threadIdx.x)
+			batch = load_x_batch<NVP>(xt, n, i0);
 #pragma unroll
 		for (int b = 0; b < BATCH; b++) {
 			const int i = i0 + b * (int)blockDim.x;
 			if (i < n16)
-				exponents |= store_staged<NVP>(xs, i, in[b], next[b]);
+				exponents |= store_staged<NVP>(xs, i, batch.in[b], batch.next[b]);
 		}
 	}
 	for (int i = 8 * n16 + threadIdx.x; i < n; i += blockDim.x) {
@@ -248,59 +270,39 @@ struct cursor {
 	int r, s, e, base;
 };
 
-/* The row a warp will take after its current one, claimed and its
- * pointers loaded a whole row ahead, so they are not waited for. */
+/* The row a warp takes after its current one, its pointers loaded a whole
+ * row ahead, so they are not waited for. s is where the row before it ends,
+ * as loaded: rounded here, it would wait for the load. */
 struct claim {
 	int r, s, e;
 };
 
-/* Each block owns an equal run of rows, so every SM gets the same share
- * whatever the grid; its warps start on the run's first rows and then
- * claim the next unclaimed one from a counter in shared memory, so a warp
- * that drew long rows does not hold the block up. */
-struct row_run {
-	int first, end; /* the block's rows */
-	int *counter;   /* in shared memory: rows claimed past the first warps' */
-};
-
-/* Row r of the run, with its pointers (none past the run's end). */
-__device__ __forceinline__ claim claim_at(int r, const row_run &run,
-					  const int32_t *__restrict__ ends)
+/* Row r and its pointers (none past the last row). */
+__device__ __forceinline__ claim claim_at(int r, int rows, const int32_t *__restrict__ ends)
 {
 	claim c;
 	c.r = r;
-	c.s = r < run.end ? (__ldg(ends + r) + CHUNK - 1) & ~(CHUNK - 1) : 0;
-	c.e = r < run.end ? __ldg(ends + r + 1) : 0;
+	c.s = r < rows ? __ldg(ends + r) : 0;
+	c.e = r < rows ? __ldg(ends + r + 1) : 0;
 	return c;
 }
 
-/* The next unclaimed row of the run: the first rows, one a warp, were
- * the warps' own. */
-__device__ __forceinline__ claim claim_row(const row_run &run, int lane,
-					   const int32_t *__restrict__ ends)
-{
-	int g = 0;
-	if (lane == 0)
-		g = atomicAdd(run.counter, 1);
-	return claim_at(run.first + (int)(blockDim.x >> 5) + __shfl_sync(0xffffffffu, g, 0), run,
-			ends);
-}
-
-/* Move to the claimed row and claim the one after; rows whose start is
- * already their end (empty rows) are finished on the way:
- * their y is beta * y_in. c.r >= run.end: no rows left. */
+/* Move to the next row and load the pointers of the one after; rows go
+ * to the grid's `warps` warps in turn (the header says why). Rows whose
+ * start is already their end (empty rows) are finished on the way: their
+ * y is beta * y_in. c.r >= rows: no rows left. */
 template <typename OutT>
-__device__ __forceinline__ void next_row(cursor &c, claim &next, const row_run &run, int lane,
+__device__ __forceinline__ void next_row(cursor &c, claim &next, int warps, int lane,
 					 int rows, const int32_t *__restrict__ ends, int nvec,
 					 float beta, const OutT *__restrict__ y_in, OutT *__restrict__ y)
 {
 	for (;;) {
 		c.r = next.r;
-		if (c.r >= run.end)
+		if (c.r >= rows)
 			return;
-		c.s = next.s;
+		c.s = (next.s + CHUNK - 1) & ~(CHUNK - 1);
 		c.e = next.e;
-		next = claim_row(run, lane, ends);
+		next = claim_at(c.r + warps, rows, ends);
 		c.base = c.s;
 		if (c.base < c.e)
 			return;
@@ -567,7 +569,7 @@ template <int NVP> __device__ __forceinline__ float warp_totals(float (&acc)[NVP
 template <int NVP> struct warp_state {
 	cursor at;           /* the next step to load */
 	claim next;          /* the row after at's */
-	row_run run;
+	int warps;           /* of the grid */
 	int carry;           /* slot of the column before the step's first */
 	float acc[NVP];
 };
@@ -587,8 +589,8 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	const cursor cur = w.at;
 	w.at.base += STEP;
 	if (w.at.base >= w.at.e)
-		next_row<OutT>(w.at, w.next, w.run, lane, rows, ends, nvec, beta, y_in, y);
-	if (w.at.r < w.run.end)
+		next_row<OutT>(w.at, w.next, w.warps, lane, rows, ends, nvec, beta, y_in, y);
+	if (w.at.r < rows)
 		into = load_step(values, deltas, w.at.base, lane, w.at.e);
 
 	/* Rows start at multiples of 8 (macko_aligned.h): no chunk holds an
@@ -658,36 +660,33 @@ __global__ void __launch_bounds__(block_threads<NVP>(), min_blocks<NVP>()) macko
 	OutT *__restrict__ y)
 {
 	extern __shared__ __align__(16) unsigned char smem[];
-	int *claimed = reinterpret_cast<int *>(smem);
-	auto *xs = reinterpret_cast<typename shared_x<NVP>::type *>(smem + SMEM_HEAD);
-	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-	if (threadIdx.x == 0)
-		*claimed = 0;
+	auto *xs = reinterpret_cast<typename shared_x<NVP>::type *>(smem);
+	const int lane = threadIdx.x & 31;
 
 	/* The pipeline runs across rows: the first step of the next row is
 	 * loaded while the last step of this one is decoded, so a warp always
 	 * has a step in flight and never waits on a row pointer. The first
 	 * step is in flight while x is staged. */
+	const x_batch<NVP> first = load_x_batch<NVP>(xt, smem_cols * NVP, threadIdx.x);
 	warp_state<NVP> w;
-	w.run.first = (int)((int64_t)rows * blockIdx.x / gridDim.x);
-	w.run.end = (int)((int64_t)rows * (blockIdx.x + 1) / gridDim.x);
-	w.run.counter = claimed;
-	w.next = claim_at(w.run.first + warp, w.run, ends);
-	__syncthreads(); /* the counter is zero before any warp claims */
-	next_row<OutT>(w.at, w.next, w.run, lane, rows, ends, nvec, beta, y_in, y);
+	w.warps = (int)(gridDim.x * (blockDim.x >> 5));
+	/* Warps are numbered across the blocks first, so that the rows of the
+	 * last turn, which not every warp gets, spread over all the SMs. */
+	w.next = claim_at((int)((threadIdx.x >> 5) * gridDim.x + blockIdx.x), rows, ends);
+	next_row<OutT>(w.at, w.next, w.warps, lane, rows, ends, nvec, beta, y_in, y);
 	step_data a = {}, b = {};
-	if (w.at.r < w.run.end)
+	if (w.at.r < rows)
 		a = load_step(values, deltas, w.at.base, lane, w.at.e);
-	const bool exact = stage_x<NVP>(xs, xt, smem_cols) || !ALL_SHARED;
+	const bool exact = stage_x<NVP>(xs, xt, smem_cols, first) || !ALL_SHARED;
 #pragma unroll
 	for (int v = 0; v < NVP; v++)
 		w.acc[v] = 0.0f;
 	w.carry = PAD;
-	while (w.at.r < w.run.end) {
+	while (w.at.r < rows) {
 		run_step<NVP, ALL_SHARED, OutT>(a, b, w, lane, exact, values, deltas,
 						ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
 						y_in, y);
-		if (w.at.r >= w.run.end)
+		if (w.at.r >= rows)
 			break;
 		run_step<NVP, ALL_SHARED, OutT>(b, a, w, lane, exact, values, deltas,
 						ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
@@ -779,7 +778,7 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	if (device_limits(&lim, err))
 		return -1;
 	const int smem_cols = shared_columns(d, shared_x<NVP>::bytes, &lim);
-	const size_t smem = SMEM_HEAD + (size_t)(smem_cols + 2 * PAD) * shared_x<NVP>::bytes;
+	const size_t smem = (size_t)(smem_cols + 2 * PAD) * shared_x<NVP>::bytes;
 	/* The grid depends on the shared memory x takes; remember it for the
 	 * last size so repeated products (benchmarks, training) launch at once. */
 	static size_t cached_smem = (size_t)-1;
@@ -803,12 +802,15 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 		GPU_CHECK_LAUNCH(err, "transpose_x");
 		xt = (const __half *)d->xt;
 	}
-	/* A resident grid: every block owns rows / grid rows (row_run). */
+	/* A resident grid; its warps take rows in turn (next_row). */
 	long long grid = (long long)lim.sms * blocks_per_sm;
 	const int warps = block_threads<NVP>() / 32;
 	const long long needed = (d->rows + warps - 1) / warps;
 	if (grid > needed)
 		grid = needed;
+	if (d->rows > INT32_MAX - grid * warps)
+		return sp_fail(err, "MACKO SpMV: %lld rows are too many for the kernel's 32-bit row numbers",
+			       (long long)d->rows);
 	kernel<<<(unsigned)grid, block_threads<NVP>(), smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
 						d->ends, (int)d->rows, xt, smem_cols, nvec,
 						alpha, beta, (const OutT *)y_in, (OutT *)y);
