@@ -23,8 +23,8 @@
  * g takes rows g, g + W, g + 2W, ... (next_row). Nothing is claimed at run
  * time: a counter in global memory that gave each row to whichever warp was
  * free made the kernel 40% slower (24,000 atomic adds on one address, and
- * the warps wait for them), and the shared-memory counter of each block's
- * run of rows before it was 2 to 5% slower than taking rows in turn
+ * the warps wait for them), and the design before it (each block's run of
+ * rows, claimed from a counter in shared memory) was 2.5 to 13% slower
  * (bench/RESULTS.md, session 9). A warp walks its row in steps of 512
  * elements, each lane holding two chunks of 8 (see CHUNK). An element's
  * column is the sum of (delta + 1) over the row up to and including it,
