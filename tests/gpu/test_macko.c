@@ -170,6 +170,16 @@ static void test_x_beyond_shared_memory(void **state)
 	check_shape(16, 150000, 0.05, nv + 1, 1); /* 300 KB for one vector */
 }
 
+/* x partly in global memory takes a block of up to 32 warps an SM: 4500
+ * rows give 32 warps a block on a GPU of up to 140 SMs, 3000 rows fewer
+ * (launch_threads in kernels/macko_spmv.cu). */
+static void test_x_beyond_shared_memory_wide_blocks(void **state)
+{
+	const int nv[] = {4, 3};
+	check_shape(4500, 30000, 0.02, nv, 2); /* 240 KB for four vectors */
+	check_shape(3000, 30000, 0.02, nv, 1);
+}
+
 static void test_large_matrix(void **state)
 {
 	const int nv[] = {1, 8};
@@ -271,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_long_rows),
 		cmocka_unit_test(test_all_vector_counts),
 		cmocka_unit_test(test_x_beyond_shared_memory),
+		cmocka_unit_test(test_x_beyond_shared_memory_wide_blocks),
 		cmocka_unit_test(test_large_matrix),
 		cmocka_unit_test(test_nonfinite_x),
 		cmocka_unit_test(test_bad_vector_count),
