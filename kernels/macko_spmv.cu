@@ -6,9 +6,9 @@
  * of 8 elements (lib/macko_aligned.h, at most 7 zeros a row more).
  *
  * Bytes it must move: 2.5 per stored element (fp16 value + 4-bit delta),
- * 4 per row (its end), x once per SM (from L2) and y.
+ * 4 per row (its end), x once per block (from L2) and y.
  *
- * What limits it (ncu on the H200, bench/RESULTS.md): the L1 data pipe,
+ * What limits it (ncu on the H200, bench/RESULTS.md, session 8): the L1 data pipe,
  * 85% busy for one vector at d = 0.5 (issue 78%) and 94% for eight. Each
  * element gathers its x from shared memory at a column that is, for the
  * warp's 32 lanes, in effect a random bank: 3.5 wavefronts a 4-byte
