@@ -73,15 +73,14 @@ template <int NVP, bool ALL_SHARED> constexpr int min_blocks()
 }
 
 /* The threads a launch's blocks get: block_threads, but the 32-warp blocks
- * get fewer warps when the rows are too few to give 32 to every SM (with
- * a block an SM, 2048 rows would otherwise fill only 64 SMs). */
+ * (x partly in global memory) get fewer warps, down to the all-shared
+ * kernel's block, when the rows are too few to give 32 to every SM (with a
+ * block an SM, 2048 rows would otherwise fill only 64 SMs). */
 template <int NVP, bool ALL_SHARED> static int launch_threads(int64_t rows, int sms)
 {
-	constexpr int most = block_threads<NVP, ALL_SHARED>();
-	const int64_t warps_per_sm = (rows + sms - 1) / sms;
-	if (most < 1024 || warps_per_sm >= 32)
-		return most;
-	return warps_per_sm > 16 ? (int)warps_per_sm * 32 : 512;
+	constexpr int most = block_threads<NVP, ALL_SHARED>(), fewest = block_threads<NVP, true>();
+	const int64_t want = (rows + sms - 1) / sms * 32;
+	return (int)(want < fewest ? fewest : want > most ? most : want);
 }
 
 /* The NVP (2 to 16) fp16 entries of x for column c, as floats, from p =
@@ -818,15 +817,6 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 		cached_smem = smem;
 		cached_threads = threads;
 	}
-	const __half *xt = (const __half *)x;
-	if (NVP > 1) {
-		if (!d->xt)
-			return sp_fail(err, "MACKO SpMV: no scratch for the transposed x");
-		transpose_x<NVP><<<(unsigned)((d->cols + 255) / 256), 256>>>((const __half *)x, (int)d->cols,
-									    nvec, (__half *)d->xt);
-		GPU_CHECK_LAUNCH(err, "transpose_x");
-		xt = (const __half *)d->xt;
-	}
 	/* A resident grid; its warps take rows in turn (next_row). */
 	long long grid = (long long)lim.sms * blocks_per_sm;
 	const int warps = threads / 32;
@@ -836,6 +826,15 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	if (d->rows > INT32_MAX - grid * warps)
 		return sp_fail(err, "MACKO SpMV: %lld rows are too many for the kernel's 32-bit row numbers",
 			       (long long)d->rows);
+	const __half *xt = (const __half *)x;
+	if (NVP > 1) {
+		if (!d->xt)
+			return sp_fail(err, "MACKO SpMV: no scratch for the transposed x");
+		transpose_x<NVP><<<(unsigned)((d->cols + 255) / 256), 256>>>((const __half *)x, (int)d->cols,
+									    nvec, (__half *)d->xt);
+		GPU_CHECK_LAUNCH(err, "transpose_x");
+		xt = (const __half *)d->xt;
+	}
 	kernel<<<(unsigned)grid, threads, smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
 						d->ends, (int)d->rows, xt, smem_cols, nvec,
 						alpha, beta, (const OutT *)y_in, (OutT *)y);
