@@ -17,7 +17,13 @@
  * (multiply_one: 16% fewer wavefronts at d = 0.5, for two instructions an
  * element more). Everything else is kept small beside that: 5 to 7
  * instructions an element (byte extract, address, load, converts, FMA)
- * and contiguous 512-byte loads.
+ * and contiguous 512-byte loads. On the H200 one vector's steps at
+ * d = 0.5 then move 4.19 TB/s (10.3 us a turn of the grid, plus 6.9 us
+ * fixed: session 10), where a kernel that only reads streams about 4.6.
+ * On an H100 the kernel is memory-bound (without its gathers it is 1%
+ * faster), and what it loses against a plain read is mostly at the start:
+ * x is staged about 3.4 us after launch, 1.4 without x's loads, and no
+ * step is decoded before (session 11).
  *
  * Work decomposition: one warp per row, on a resident grid of W warps; warp
  * g takes rows g, g + W, g + 2W, ... (next_row). Nothing is claimed at run
@@ -151,9 +157,14 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
 	for (int c = 0; c < 2; c++) {
 		const int first = chunk_first(base, lane, c);
 		if (first < e) {
-			/* unsigned: a shift, where a signed division takes three */
-			t.v[c] = __ldcs(values + (unsigned)first / CHUNK);
-			t.d[c] = __ldcs(deltas + (unsigned)first / CHUNK);
+			/* unsigned: a shift, where a signed division takes three.
+			 * .cg (L2, normal eviction), not .cs (evict first): 0.6
+			 * to 1.8% faster on an H100 (bench/RESULTS.md, session
+			 * 11). Probably because rows start at 16-byte boundaries,
+			 * so consecutive steps share a 32-byte sector, which .cs
+			 * lets go before the second read (not measured). */
+			t.v[c] = __ldcg(values + (unsigned)first / CHUNK);
+			t.d[c] = __ldcg(deltas + (unsigned)first / CHUNK);
 		} else {
 			t.v[c] = make_uint4(0, 0, 0, 0);
 			t.d[c] = 0;
