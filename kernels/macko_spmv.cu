@@ -52,6 +52,16 @@
 
 #include "gpu_check.cuh"
 #include "macko_gpu.h"
+/* A per-warp timeline of the kernel for kernels/tools/macko_trace.cu, which
+ * defines MACKO_TRACE; in the library these hooks are empty. */
+#ifdef MACKO_TRACE
+#include "tools/macko_trace.cuh"
+#else
+#define TRACE_ENTER(lane)
+#define TRACE_AT(lane, slot)
+#define TRACE_STEP(lane)
+#define TRACE_EXIT(lane)
+#endif
 extern "C" {
 #include "macko_aligned.h"
 }
@@ -699,6 +709,7 @@ macko_spmv_kernel(
 	 * loaded while the last step of this one is decoded, so a warp always
 	 * has a step in flight and never waits on a row pointer. The first
 	 * step is in flight while x is staged. */
+	TRACE_ENTER(lane);
 	const x_batch<NVP> first = load_x_batch<NVP>(xt, smem_cols * NVP, threadIdx.x);
 	warp_state<NVP> w;
 	w.warps = (int)(gridDim.x * (blockDim.x >> 5));
@@ -709,7 +720,9 @@ macko_spmv_kernel(
 	step_data a = {}, b = {};
 	if (w.at.r < rows)
 		a = load_step(values, deltas, w.at.base, lane, w.at.e);
+	TRACE_AT(lane, TRACE_ENDS);
 	const bool exact = stage_x<NVP>(xs, xt, smem_cols, first) || !ALL_SHARED;
+	TRACE_AT(lane, TRACE_STAGED);
 #pragma unroll
 	for (int v = 0; v < NVP; v++)
 		w.acc[v] = 0.0f;
@@ -718,12 +731,15 @@ macko_spmv_kernel(
 		run_step<NVP, ALL_SHARED, OutT>(a, b, w, lane, exact, values, deltas,
 						ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
 						y_in, y);
+		TRACE_STEP(lane);
 		if (w.at.r >= rows)
 			break;
 		run_step<NVP, ALL_SHARED, OutT>(b, a, w, lane, exact, values, deltas,
 						ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
 						y_in, y);
+		TRACE_STEP(lane);
 	}
+	TRACE_EXIT(lane);
 }
 
 extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, struct sp_err *err)

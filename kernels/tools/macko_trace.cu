@@ -1,0 +1,220 @@
+// A per-warp timeline of the MACKO SpMV kernel (one vector), and of two
+// kernels that only read as many bytes: a plain grid-stride read (the read
+// floor's) and MACKO's order of reads without the decode (warp g of W takes
+// rows g, g + W, ...; each step 1024 bytes of values and 256 of deltas from
+// two arrays; --misaligned starts the rows at 16- and 4-byte offsets as
+// MACKO's are). Each launch follows an L2 flush; the last of REPS is kept.
+// Where a kernel loses time against a plain read (a late start, a slower
+// steady rate, a long tail) shows in these files, not in one total time
+// (bench/RESULTS.md, sessions 9 and 11).
+//   make CUDA_ARCH=90 all    (the project's libraries)
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Ilib -Ikernels -DSPKIT_CUDA=1 -o macko-trace \
+//        kernels/tools/macko_trace.cu build/kernels/gpu.o \
+//        -Xlinker --start-group build/libspkit.a -Xlinker --end-group -lcublas -lcusparse
+// (a measurement, not part of the build: make compiles kernels/*.cu only)
+//   ./macko-trace ROWS COLS DENSITY OUTDIR    writes OUTDIR/trace-{macko,read,pattern,
+//                                             pattern-misaligned}-ROWSxCOLS-dDENSITY.bin
+//   python3 scripts/macko-trace.py OUTDIR/trace-*.bin
+// A file holds TRACE_SLOTS 64-bit words a warp (macko_trace.cuh).
+#define MACKO_TRACE 1
+#include "../macko_spmv.cu"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+extern "C" {
+#include "randmat.h"
+}
+#include "tool_check.h"
+
+enum { REPS = 5, READ_BLOCKS = 264, READ_THREADS = 512, STEP_BYTES = 1280 };
+
+// stream_floor's read: UNROLL = 4 16-byte loads a thread a step.
+__global__ void read_traced(const uint4 *__restrict__ p, size_t n, unsigned *out)
+{
+	const int lane = threadIdx.x & 31;
+	TRACE_ENTER(lane);
+	const size_t stride = (size_t)gridDim.x * blockDim.x;
+	unsigned sum = 0;
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	for (; i + 3 * stride < n; i += 4 * stride) {
+		uint4 v[4];
+#pragma unroll
+		for (int u = 0; u < 4; u++)
+			v[u] = __ldcs(p + i + u * stride);
+#pragma unroll
+		for (int u = 0; u < 4; u++)
+			sum += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+		__syncwarp();
+		TRACE_STEP(lane);
+	}
+	TRACE_EXIT(lane);
+	if (sum == 0x9e3779b9u)
+		*out = sum;
+}
+
+struct pattern_step {
+	uint4 v[2];
+	uint32_t d[2];
+};
+
+// Step t of warp g: row g + (t / spr) W, its step t % spr. Values are rows x
+// spr x 1024 bytes, deltas the next rows x spr x 256; `skew` bytes a row
+// (times 16 for values, 4 for deltas, modulo 61 rows) misalign them.
+__device__ __forceinline__ pattern_step pattern_load(const unsigned char *base, int rows, int spr,
+						     int skew, int g, int W, int t, int lane)
+{
+	pattern_step p = {};
+	const int row = g + (t / spr) * W;
+	if (row >= rows)
+		return p;
+	const size_t step = (size_t)row * spr + t % spr, off = (size_t)skew * (row % 61);
+	const uint4 *v = (const uint4 *)(base + step * 1024 + 16 * off);
+	const uint32_t *d = (const uint32_t *)(base + (size_t)rows * spr * 1024 + step * 256 + 4 * off);
+	p.v[0] = __ldcs(v + lane);
+	p.v[1] = __ldcs(v + 32 + lane);
+	p.d[0] = __ldcs(d + lane);
+	p.d[1] = __ldcs(d + 32 + lane);
+	return p;
+}
+
+__device__ __forceinline__ unsigned pattern_sum(const pattern_step &c, unsigned sum)
+{
+	sum += c.v[0].x ^ c.v[0].y ^ c.v[0].z ^ c.v[0].w ^ c.v[1].x ^ c.v[1].y ^ c.v[1].z ^ c.v[1].w ^
+	       c.d[0] ^ c.d[1];
+	return __reduce_add_sync(0xffffffffu, sum);
+}
+
+// MACKO's pipeline without its decode: the next step is loaded, then the
+// current one is summed over the warp; two buffers that trade roles (an
+// array indexed by t would live in local memory).
+__global__ void pattern_traced(const unsigned char *base, int rows, int spr, int skew, unsigned *out)
+{
+	const int lane = threadIdx.x & 31;
+	TRACE_ENTER(lane);
+	const int W = gridDim.x * (blockDim.x >> 5), g = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
+	const int total = (rows - g + W - 1) / W * spr;
+	pattern_step a = pattern_load(base, rows, spr, skew, g, W, 0, lane), b;
+	unsigned sum = 0;
+	for (int t = 0; t < total; t += 2) {
+		b = pattern_load(base, rows, spr, skew, g, W, t + 1, lane);
+		sum = pattern_sum(a, sum);
+		TRACE_STEP(lane);
+		if (t + 1 >= total)
+			break;
+		a = pattern_load(base, rows, spr, skew, g, W, t + 2, lane);
+		sum = pattern_sum(b, sum);
+		TRACE_STEP(lane);
+	}
+	TRACE_EXIT(lane);
+	if (sum == 0x9e3779b9u)
+		*out = sum;
+}
+
+static int fail(const sp_err &err)
+{
+	std::fprintf(stderr, "macko-trace: %s\n", err.msg);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		std::fprintf(stderr, "usage: macko-trace ROWS COLS DENSITY OUTDIR\n");
+		return 2;
+	}
+	const int64_t rows = std::atoll(argv[1]), cols = std::atoll(argv[2]);
+	const double density = std::atof(argv[3]);
+	const char *dir = argv[4];
+	if (rows < 1 || cols < 1 || !(density > 0 && density <= 1)) {
+		std::fprintf(stderr, "macko-trace: ROWS and COLS must be positive, DENSITY in (0, 1]\n");
+		return 2;
+	}
+	sp_err err = {};
+	macko m;
+	{
+		std::vector<uint16_t> dense((size_t)rows * cols);
+		randmat_fp16(dense.data(), rows, cols, density, 1);
+		if (macko_compress_dense(dense.data(), rows, cols, &m, "random matrix", &err))
+			return fail(err);
+	}
+	macko_dev d;
+	if (macko_dev_upload(&m, &d, &err))
+		return fail(err);
+	std::vector<uint16_t> xh(cols);
+	for (int64_t c = 0; c < cols; c++)
+		xh[c] = (uint16_t)(0x3800 | ((c * 2654435761u) & 0x3ff)); // 0.5 to 1
+	void *x, *y;
+	unsigned *sink;
+	CHECK(cudaMalloc(&x, cols * 2));
+	CHECK(cudaMalloc(&y, rows * 2));
+	CHECK(cudaMalloc(&sink, 4));
+	CHECK(cudaMemcpy(x, xh.data(), cols * 2, cudaMemcpyHostToDevice));
+
+	// The read kernels move MACKO's bytes: whole 1280-byte steps, spr a row.
+	const int spr = std::max(1, (int)std::lround(2.5 * d.padded / rows / STEP_BYTES));
+	const size_t read_bytes = (size_t)rows * spr * STEP_BYTES;
+	unsigned char *rb;
+	CHECK(cudaMalloc(&rb, read_bytes + 4096));
+	CHECK(cudaMemset(rb, 1, read_bytes + 4096));
+
+	const size_t max_warps = 16384, words = max_warps * TRACE_SLOTS;
+	unsigned long long *trace;
+	CHECK(cudaMalloc(&trace, words * 8));
+	CHECK(cudaMemcpyToSymbol(g_macko_trace, &trace, sizeof trace));
+	gpu_l2_flusher flusher;
+	if (gpu_l2_flusher_init(&flusher, &err))
+		return fail(err);
+	cudaEvent_t e0, e1;
+	CHECK(cudaEventCreate(&e0));
+	CHECK(cudaEventCreate(&e1));
+	std::vector<unsigned long long> host(words);
+
+	static const char *const names[] = {"macko", "read", "pattern", "pattern-misaligned"};
+	for (int k = 0; k < 4; k++) {
+		std::printf("%-18s", names[k]);
+		for (int rep = 0; rep < REPS; rep++) {
+			if (gpu_l2_flusher_run(&flusher, &err))
+				return fail(err);
+			CHECK(cudaMemset(trace, 0, words * 8));
+			CHECK(cudaEventRecord(e0));
+			if (k == 0) {
+				if (macko_dev_spmv(&d, x, 1, 1.0f, 0.0f, NULL, y, MACKO_OUT_F16, &err))
+					return fail(err);
+			} else if (k == 1) {
+				read_traced<<<READ_BLOCKS, READ_THREADS>>>((const uint4 *)rb,
+									   read_bytes / 16, sink);
+			} else {
+				pattern_traced<<<READ_BLOCKS, READ_THREADS>>>(rb, (int)rows, spr,
+									      k == 3, sink);
+			}
+			CHECK(cudaGetLastError());
+			CHECK(cudaEventRecord(e1));
+			CHECK(cudaDeviceSynchronize());
+			float ms;
+			CHECK(cudaEventElapsedTime(&ms, e0, e1));
+			std::printf(" %8.2f", ms * 1e3);
+		}
+		CHECK(cudaMemcpy(host.data(), trace, words * 8, cudaMemcpyDeviceToHost));
+		size_t warps = max_warps;
+		while (warps > 0 && host[(warps - 1) * TRACE_SLOTS + TRACE_ENTRY] == 0)
+			warps--;
+		char path[4096];
+		std::snprintf(path, sizeof path, "%s/trace-%s-%lldx%lld-d%g.bin", dir, names[k],
+			      (long long)rows, (long long)cols, density);
+		FILE *f = std::fopen(path, "wb");
+		if (!f || std::fwrite(host.data(), 8, warps * TRACE_SLOTS, f) != warps * TRACE_SLOTS ||
+		    std::fclose(f)) {
+			std::fprintf(stderr, "macko-trace: cannot write %s\n", path);
+			return 1;
+		}
+		std::printf(" us (%d launches, each after an L2 flush); %zu warps of the last -> %s\n",
+			    REPS, warps, path);
+	}
+	std::printf("bytes: macko %.0f, read and pattern %zu (%d steps of %d bytes a row)\n",
+		    macko_dev_bytes(&d, 1, MACKO_OUT_F16, 0), read_bytes, spr, STEP_BYTES);
+	return 0;
+}
