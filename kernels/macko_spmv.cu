@@ -52,16 +52,9 @@
 
 #include "gpu_check.cuh"
 #include "macko_gpu.h"
-/* A per-warp timeline of the kernel for kernels/tools/macko_trace.cu, which
- * defines MACKO_TRACE; in the library these hooks are empty. */
-#ifdef MACKO_TRACE
+/* Per-warp timeline hooks for kernels/tools/macko_trace.cu, which defines
+ * MACKO_TRACE; in the library they are empty. */
 #include "tools/macko_trace.cuh"
-#else
-#define TRACE_ENTER(lane)
-#define TRACE_AT(lane, slot)
-#define TRACE_STEP(lane)
-#define TRACE_EXIT(lane)
-#endif
 extern "C" {
 #include "macko_aligned.h"
 }
@@ -169,7 +162,7 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
 		if (first < e) {
 			/* unsigned: a shift, where a signed division takes three.
 			 * .cg (L2, normal eviction), not .cs (evict first): 0.6
-			 * to 1.8% faster on an H100 (bench/RESULTS.md, session
+			 * to 2.3% faster on an H100 (bench/RESULTS.md, session
 			 * 11). Probably because rows start at 16-byte boundaries,
 			 * so consecutive steps share a 32-byte sector, which .cs
 			 * lets go before the second read (not measured). */

@@ -1,9 +1,9 @@
 // A per-warp timeline of the MACKO SpMV kernel (one vector), and of two
 // kernels that only read as many bytes: a plain grid-stride read (the read
-// floor's) and MACKO's order of reads without the decode (warp g of W takes
-// rows g, g + W, ...; each step 1024 bytes of values and 256 of deltas from
-// two arrays; --misaligned starts the rows at 16- and 4-byte offsets as
-// MACKO's are). Each launch follows an L2 flush; the last of REPS is kept.
+// floor's, stream_read.cuh) and MACKO's order of reads without the decode
+// (warp g of W takes rows g, g + W, ...; each step 1024 bytes of values and
+// 256 of deltas from two arrays; in the pattern-misaligned run the rows
+// start at 16- and 4-byte offsets, as MACKO's do). Each launch follows an L2 flush; the last of REPS is kept.
 // Where a kernel loses time against a plain read (a late start, a slower
 // steady rate, a long tail) shows in these files, not in one total time
 // (bench/RESULTS.md, sessions 9 and 11).
@@ -28,33 +28,10 @@
 extern "C" {
 #include "randmat.h"
 }
+#include "stream_read.cuh"
 #include "tool_check.h"
 
 enum { REPS = 5, READ_BLOCKS = 264, READ_THREADS = 512, STEP_BYTES = 1280 };
-
-// stream_floor's read: UNROLL = 4 16-byte loads a thread a step.
-__global__ void read_traced(const uint4 *__restrict__ p, size_t n, unsigned *out)
-{
-	const int lane = threadIdx.x & 31;
-	TRACE_ENTER(lane);
-	const size_t stride = (size_t)gridDim.x * blockDim.x;
-	unsigned sum = 0;
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	for (; i + 3 * stride < n; i += 4 * stride) {
-		uint4 v[4];
-#pragma unroll
-		for (int u = 0; u < 4; u++)
-			v[u] = __ldcs(p + i + u * stride);
-#pragma unroll
-		for (int u = 0; u < 4; u++)
-			sum += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-		__syncwarp();
-		TRACE_STEP(lane);
-	}
-	TRACE_EXIT(lane);
-	if (sum == 0x9e3779b9u)
-		*out = sum;
-}
 
 struct pattern_step {
 	uint4 v[2];
@@ -185,8 +162,8 @@ int main(int argc, char **argv)
 				if (macko_dev_spmv(&d, x, 1, 1.0f, 0.0f, NULL, y, MACKO_OUT_F16, &err))
 					return fail(err);
 			} else if (k == 1) {
-				read_traced<<<READ_BLOCKS, READ_THREADS>>>((const uint4 *)rb,
-									   read_bytes / 16, sink);
+				stream_read<4><<<READ_BLOCKS, READ_THREADS>>>((const uint4 *)rb,
+									      read_bytes / 16, sink);
 			} else {
 				pattern_traced<<<READ_BLOCKS, READ_THREADS>>>(rb, (int)rows, spr,
 									      k == 3, sink);

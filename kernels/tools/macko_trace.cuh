@@ -1,6 +1,6 @@
-// The per-warp timeline hooks of kernels/macko_spmv.cu, switched on by
-// MACKO_TRACE (kernels/tools/macko_trace.cu defines it; the library never
-// does). Lane 0 of each warp writes %globaltimer (ns) into the warp's row of
+// The per-warp timeline hooks of kernels/macko_spmv.cu and
+// kernels/tools/stream_read.cuh, switched on by MACKO_TRACE
+// (kernels/tools/macko_trace.cu defines it; elsewhere they are empty). Lane 0 of each warp writes %globaltimer (ns) into the warp's row of
 // TRACE_SLOTS words in g_macko_trace: at entry, once its first row's ends are
 // loaded, once x is staged, after every decoded step, and at exit; and the SM
 // it ran on and its number of steps. Warps are numbered block by block.
@@ -12,6 +12,8 @@
 // beside the untraced kernel's time (bench/RESULTS.md, session 11).
 #ifndef SPKIT_MACKO_TRACE_CUH
 #define SPKIT_MACKO_TRACE_CUH
+
+#ifdef MACKO_TRACE
 
 enum {
 	TRACE_ENTRY,
@@ -33,13 +35,13 @@ __device__ __forceinline__ unsigned long long trace_now()
 	return t;
 }
 
-__device__ __forceinline__ unsigned long long *trace_row()
+__device__ __forceinline__ unsigned long long *trace_row(int lane)
 {
 	unsigned smid;
 	asm("mov.u32 %0, %%smid;" : "=r"(smid));
 	const size_t warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
 	unsigned long long *row = g_macko_trace + warp * TRACE_SLOTS;
-	if ((threadIdx.x & 31) == 0) {
+	if (lane == 0) {
 		row[TRACE_ENTRY] = trace_now();
 		row[TRACE_SM] = smid;
 	}
@@ -47,7 +49,7 @@ __device__ __forceinline__ unsigned long long *trace_row()
 }
 
 #define TRACE_ENTER(lane)                                        \
-	unsigned long long *const trace_row_ = trace_row(); \
+	unsigned long long *const trace_row_ = trace_row(lane); \
 	int trace_steps_ = 0
 #define TRACE_AT(lane, slot)                           \
 	do {                                           \
@@ -66,5 +68,12 @@ __device__ __forceinline__ unsigned long long *trace_row()
 		if ((lane) == 0)                           \
 			trace_row_[TRACE_STEPS] = trace_steps_; \
 	} while (0)
+
+#else
+#define TRACE_ENTER(lane) (void)(lane)
+#define TRACE_AT(lane, slot)
+#define TRACE_STEP(lane)
+#define TRACE_EXIT(lane)
+#endif
 
 #endif

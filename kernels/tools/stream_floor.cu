@@ -17,30 +17,9 @@
 #include <vector>
 
 #include "gpu_check.cuh"
+#include "stream_read.cuh"
 
 enum { REPS = 200, WARMUP = 20, EMPTY_SMEM = 33 * 1024 };
-
-// Reads n 16-byte words, grid-stride, UNROLL independent loads in flight
-// a thread; the sum keeps the loads alive.
-template <int UNROLL> __global__ void stream_read(const uint4 *__restrict__ p, size_t n, unsigned *out)
-{
-	const size_t stride = (size_t)gridDim.x * blockDim.x;
-	unsigned sum = 0;
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
-		uint4 v[UNROLL];
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++)
-			v[u] = __ldcs(p + i + u * stride);
-#pragma unroll
-		for (int u = 0; u < UNROLL; u++)
-			sum += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-	}
-	for (; i < n; i += stride)
-		sum += __ldcs(&p[i].x);
-	if (sum == 0x9e3779b9u)
-		*out = sum;
-}
 
 __global__ void empty_kernel() {}
 
