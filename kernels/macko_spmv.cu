@@ -23,7 +23,10 @@
  * On an H100 the kernel is memory-bound (without its gathers it is 1%
  * faster), and what it loses against a plain read is mostly at the start:
  * x is staged about 3.4 us after launch, 1.4 without x's loads, and no
- * step is decoded before (session 11).
+ * step is decoded before (session 11). x is late because its loads share
+ * DRAM with the first steps' 5.4 MB: copies of x, the copy engine or other
+ * cache policies do not bring it sooner, and more steps in flight make it
+ * later (session 12).
  *
  * Work decomposition: one warp per row, on a resident grid of W warps; warp
  * g takes rows g, g + W, g + 2W, ... (next_row). Nothing is claimed at run
