@@ -276,6 +276,7 @@ __device__ __forceinline__ bool stage_x(typename shared_x<NVP>::type *xs0, const
 		else
 			xs[i] = xt[i];
 	}
+	TRACE_X_ARRIVED();
 	return __syncthreads_or((int)exponents) != 0;
 }
 

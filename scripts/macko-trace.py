@@ -3,9 +3,10 @@
 
     python3 scripts/macko-trace.py [--bin US] [--bins] OUTDIR/trace-*.bin
 
-For each file: when the warps started, had their first row ends (MACKO
-only), had x staged (MACKO only), finished their first step and ended; the
-steps finished per bin of US microseconds (--bins prints them all); the
+For each file: when the warps started, had their first row ends, had
+their own loads of x in and had x staged (these three MACKO only),
+finished their first step and ended; the steps finished per bin of US
+microseconds (--bins prints them all); the
 steady rate (the median bin of the middle half), the time all steps would
 take at that rate, and how much longer the kernel took ('lost': its late
 start plus its tail). Times are microseconds from the first warp's entry.
@@ -15,7 +16,7 @@ import sys
 
 import numpy as np
 
-SLOTS, ENTRY, ENDS, STAGED, EXIT, SM, STEPS, STEP0 = 96, 0, 1, 2, 3, 4, 5, 8
+SLOTS, ENTRY, ENDS, STAGED, EXIT, SM, STEPS, X_IN, STEP0 = 96, 0, 1, 2, 3, 4, 5, 6, 8
 
 
 def spread(v):
@@ -39,6 +40,8 @@ def summary(path, width, show_bins):
     print("  entry      ", spread(us(ENTRY)))
     if (a[:, ENDS] > 0).all():
         print("  row ends   ", spread(us(ENDS)))
+        if (a[:, X_IN] > 0).all():
+            print("  x arrived  ", spread(us(X_IN)))
         print("  x staged   ", spread(us(STAGED)))
     print("  first step ", spread(np.array([s[0] for s in stamped if len(s)])))
     print("  end        ", spread(end))
