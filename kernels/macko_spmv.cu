@@ -46,9 +46,12 @@
  * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two;
  * for NVP > 1 a small kernel transposes it first), so all vectors of one
  * element come in one 2..32-byte load and the matrix is read once whatever
- * nvec is. As many columns as fit are copied into shared memory (for one
- * vector as pairs, shared_x<1>); the rest (16 vectors of more than ~7,000
- * columns, one of more than ~57,000) are read from the global copy. */
+ * nvec is, with one exception: more than eight vectors whose x does not fit
+ * in shared memory, where eight vectors' x does (~7,000 to ~14,000
+ * columns), go as two products (dispatch). Otherwise as many columns as fit
+ * are copied into shared memory (for one vector as pairs, shared_x<1>); the
+ * rest (16 vectors of more than ~14,000 columns, one of more than ~57,000)
+ * are read from the global copy. */
 #include <cuda_fp16.h>
 
 #include <stdint.h>
@@ -890,6 +893,21 @@ static int dispatch(const struct macko_dev *d, const void *x, int nvec, float al
 		return launch_fit<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 8)
 		return launch_fit<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	struct device_limits lim;
+	if (device_limits(&lim, err))
+		return -1;
+	/* More than eight vectors whose x does not fit in shared memory, where
+	 * eight vectors' x does, go as two products: two passes over the matrix
+	 * with x in shared memory take less time than one that reads part of x
+	 * from L2 for every element (bench/RESULTS.md, session 12). */
+	if (shared_columns(d, shared_x<16>::bytes, &lim) < d->cols &&
+	    shared_columns(d, shared_x<8>::bytes, &lim) == d->cols) {
+		if (launch_fit<8, OutT>(d, x, 8, alpha, beta, y_in, y, err))
+			return -1;
+		const size_t rows = (size_t)d->rows;
+		return dispatch<OutT>(d, (const __half *)x + 8 * (size_t)d->cols, nvec - 8, alpha, beta,
+				      y_in ? (const OutT *)y_in + 8 * rows : NULL, (OutT *)y + 8 * rows, err);
+	}
 	return launch_fit<16, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 }
 

@@ -2,7 +2,8 @@
  * fresh random matrices: densities 1 to 0, empty rows, rows of more than
  * 10,000 elements, runs of more than 15 zeros, row counts that are not
  * multiples of the block's rows, 1 to 16 vectors, fp16 and fp32 output,
- * alpha and beta, and a width whose x does not fit shared memory. The
+ * alpha and beta, widths whose x does not fit shared memory (read partly
+ * from global memory, or more than eight vectors as two products). The
  * output is poisoned before every run so an unwritten element fails. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,6 +181,17 @@ static void test_x_beyond_shared_memory_wide_blocks(void **state)
 	check_shape(3000, 30000, 0.02, nv, 1);
 }
 
+/* More than eight vectors whose x does not fit in shared memory where eight
+ * vectors' x does (10,000 columns: 320 KB for 16, 160 KB for 8) go as two
+ * products, the second of 1, 4, 5 or 8 vectors (dispatch in
+ * kernels/macko_spmv.cu); beta alternates, so y_in is read past the first
+ * eight vectors too. */
+static void test_vectors_in_two_products(void **state)
+{
+	const int nv[] = {16, 9, 12, 13};
+	check_shape(700, 10000, 0.3, nv, 4);
+}
+
 static void test_large_matrix(void **state)
 {
 	const int nv[] = {1, 8};
@@ -282,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_all_vector_counts),
 		cmocka_unit_test(test_x_beyond_shared_memory),
 		cmocka_unit_test(test_x_beyond_shared_memory_wide_blocks),
+		cmocka_unit_test(test_vectors_in_two_products),
 		cmocka_unit_test(test_large_matrix),
 		cmocka_unit_test(test_nonfinite_x),
 		cmocka_unit_test(test_bad_vector_count),
