@@ -902,7 +902,7 @@ static int dispatch(const struct macko_dev *d, const void *x, int nvec, float al
 	 * from L2 for every element (bench/RESULTS.md, session 12). */
 	if (shared_columns(d, shared_x<16>::bytes, &lim) < d->cols &&
 	    shared_columns(d, shared_x<8>::bytes, &lim) == d->cols) {
-		if (launch_fit<8, OutT>(d, x, 8, alpha, beta, y_in, y, err))
+		if (launch<8, true, OutT>(d, x, 8, alpha, beta, y_in, y, err))
 			return -1;
 		const size_t rows = (size_t)d->rows;
 		return dispatch<OutT>(d, (const __half *)x + 8 * (size_t)d->cols, nvec - 8, alpha, beta,
