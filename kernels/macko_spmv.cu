@@ -46,12 +46,12 @@
  * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two;
  * for NVP > 1 a small kernel transposes it first), so all vectors of one
  * element come in one 2..32-byte load and the matrix is read once whatever
- * nvec is, with one exception: more than eight vectors whose x does not fit
- * in shared memory, where eight vectors' x does (~7,000 to ~14,000
- * columns), go as two products (dispatch). Otherwise as many columns as fit
- * are copied into shared memory (for one vector as pairs, shared_x<1>); the
- * rest (16 vectors of more than ~14,000 columns, one of more than ~57,000)
- * are read from the global copy. */
+ * nvec is, with one exception: more than four vectors whose x does not fit
+ * in shared memory (8 of more than ~14,000 columns, 16 of more than
+ * ~7,000) go as products of half as many (dispatch). Otherwise as many
+ * columns as fit are copied into shared memory (for one vector as pairs,
+ * shared_x<1>); the rest (4 vectors of more than ~28,000 columns, one of
+ * more than ~57,000) are read from the global copy. */
 #include <cuda_fp16.h>
 
 #include <stdint.h>
@@ -869,6 +869,12 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	return 0;
 }
 
+/* Whether x for NVP vectors fits in shared memory whole. */
+template <int NVP> static bool x_fits(const struct macko_dev *d, const struct device_limits *lim)
+{
+	return shared_columns(d, shared_x<NVP>::bytes, lim) == d->cols;
+}
+
 template <int NVP, typename OutT>
 static int launch_fit(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		      const void *y_in, void *y, struct sp_err *err)
@@ -876,11 +882,20 @@ static int launch_fit(const struct macko_dev *d, const void *x, int nvec, float 
 	struct device_limits lim;
 	if (device_limits(&lim, err))
 		return -1;
-	if (shared_columns(d, shared_x<NVP>::bytes, &lim) == d->cols)
+	static_assert(NVP <= 4, "dispatch splits more vectors whose x does not fit");
+	if (x_fits<NVP>(d, &lim))
 		return launch<NVP, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	return launch<NVP, false, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 }
 
+/* More than four vectors whose x does not fit in shared memory go as two
+ * products of half as many (and those again, down to four): passes over
+ * the matrix with x in shared memory take less time than one that reads
+ * part of x from L2 for every element (on an H100, 16 vectors of 8192
+ * columns 361 against 561 us, 8 of 20,000 186 against 297). Four vectors
+ * are not split: their kernel with x partly in global memory runs 32 warps
+ * an SM, and two products of two were slower (179 against 139 us at 40,000
+ * columns; bench/RESULTS.md, session 12). */
 template <typename OutT>
 static int dispatch(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		    const void *y_in, void *y, struct sp_err *err)
@@ -891,24 +906,19 @@ static int dispatch(const struct macko_dev *d, const void *x, int nvec, float al
 		return launch_fit<2, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 4)
 		return launch_fit<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	if (nvec <= 8)
-		return launch_fit<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	struct device_limits lim;
 	if (device_limits(&lim, err))
 		return -1;
-	/* More than eight vectors whose x does not fit in shared memory, where
-	 * eight vectors' x does, go as two products: two passes over the matrix
-	 * with x in shared memory take less time than one that reads part of x
-	 * from L2 for every element (bench/RESULTS.md, session 12). */
-	if (shared_columns(d, shared_x<16>::bytes, &lim) < d->cols &&
-	    shared_columns(d, shared_x<8>::bytes, &lim) == d->cols) {
-		if (launch<8, true, OutT>(d, x, 8, alpha, beta, y_in, y, err))
-			return -1;
-		const size_t rows = (size_t)d->rows;
-		return dispatch<OutT>(d, (const __half *)x + 8 * (size_t)d->cols, nvec - 8, alpha, beta,
-				      y_in ? (const OutT *)y_in + 8 * rows : NULL, (OutT *)y + 8 * rows, err);
-	}
-	return launch_fit<16, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	const int nvp = nvec <= 8 ? 8 : 16;
+	if (nvp == 8 ? x_fits<8>(d, &lim) : x_fits<16>(d, &lim))
+		return nvp == 8 ? launch<8, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err)
+				: launch<16, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	const int half = nvp / 2;
+	const size_t rows = (size_t)d->rows;
+	if (dispatch<OutT>(d, x, half, alpha, beta, y_in, y, err))
+		return -1;
+	return dispatch<OutT>(d, (const __half *)x + half * (size_t)d->cols, nvec - half, alpha, beta,
+			      y_in ? (const OutT *)y_in + half * rows : NULL, (OutT *)y + half * rows, err);
 }
 
 extern "C" int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha,

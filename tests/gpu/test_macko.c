@@ -3,7 +3,7 @@
  * 10,000 elements, runs of more than 15 zeros, row counts that are not
  * multiples of the block's rows, 1 to 16 vectors, fp16 and fp32 output,
  * alpha and beta, widths whose x does not fit shared memory (read partly
- * from global memory, or more than eight vectors as two products). The
+ * from global memory, or more than four vectors as several products). The
  * output is poisoned before every run so an unwritten element fails. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,10 +165,9 @@ static void test_all_vector_counts(void **state)
 
 static void test_x_beyond_shared_memory(void **state)
 {
-	/* 16 vectors x 20,000 columns of fp16 is 640 KB: x is read from global memory. */
-	const int nv[] = {16, 1};
-	check_shape(64, 20000, 0.3, nv, 1);
-	check_shape(16, 150000, 0.05, nv + 1, 1); /* 300 KB for one vector */
+	/* 300 KB of x for one vector: part of it is read from global memory. */
+	const int nv[] = {1};
+	check_shape(16, 150000, 0.05, nv, 1);
 }
 
 /* x partly in global memory takes a block of up to 32 warps an SM: 4500
@@ -181,15 +180,17 @@ static void test_x_beyond_shared_memory_wide_blocks(void **state)
 	check_shape(3000, 30000, 0.02, nv, 1);
 }
 
-/* More than eight vectors whose x does not fit in shared memory where eight
- * vectors' x does (10,000 columns: 320 KB for 16, 160 KB for 8) go as two
- * products, the second of 1, 4, 5 or 8 vectors (dispatch in
- * kernels/macko_spmv.cu); beta alternates, so y_in is read past the first
- * eight vectors too. */
+/* More than four vectors whose x does not fit in shared memory go as
+ * products of half as many (dispatch in kernels/macko_spmv.cu): at 10,000
+ * columns (320 KB for 16 vectors, 160 KB for 8) two, the second of 1, 4, 5
+ * or 8 vectors; at 20,000 (320 KB for 8, 160 KB for 4) 16 vectors in four
+ * products and 6 in two. beta alternates, so y_in is read past the first
+ * products too. */
 static void test_vectors_in_two_products(void **state)
 {
-	const int nv[] = {16, 9, 12, 13};
+	const int nv[] = {16, 9, 12, 13}, wide[] = {16, 6};
 	check_shape(700, 10000, 0.3, nv, 4);
+	check_shape(64, 20000, 0.3, wide, 2);
 }
 
 static void test_large_matrix(void **state)
