@@ -165,9 +165,11 @@ static void test_all_vector_counts(void **state)
 
 static void test_x_beyond_shared_memory(void **state)
 {
-	/* 300 KB of x for one vector: part of it is read from global memory. */
-	const int nv[] = {1};
-	check_shape(16, 150000, 0.05, nv, 1);
+	/* 150,000 columns: 300 KB of x for one vector, 600 KB for two, 1.2 MB
+	 * for four; part of it is read from global memory for each. Eight go
+	 * as two products of four, each reading part of x from global memory. */
+	const int nv[] = {1, 2, 4, 8};
+	check_shape(16, 150000, 0.05, nv, 4);
 }
 
 /* x partly in global memory takes a block of up to 32 warps an SM: 4500
