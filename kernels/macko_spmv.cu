@@ -48,7 +48,7 @@
  * element come in one 2..32-byte load and the matrix is read once whatever
  * nvec is, with one exception: more than four vectors whose x does not fit
  * in shared memory (8 of more than ~14,000 columns, 16 of more than
- * ~7,000) go as products of half as many (dispatch). Otherwise as many
+ * ~7,000) go as products of half as many (launch_fit). Otherwise as many
  * columns as fit are copied into shared memory (for one vector as pairs,
  * shared_x<1>); the rest (4 vectors of more than ~28,000 columns, one of
  * more than ~57,000) are read from the global copy. */
@@ -98,32 +98,24 @@ template <int NVP, bool ALL_SHARED> static int launch_threads(int64_t rows, int 
 	return (int)(want < fewest ? fewest : want > most ? most : want);
 }
 
-/* The NVP (2 to 16) fp16 entries of x for column c, as floats, from p =
+/* The NVP (2 or 4) fp16 entries of x for column c, as floats, from p =
  * the column's NVP halves in global memory (the columns past shared
- * memory): one 4- to 32-byte access. */
+ * memory): one 4- or 8-byte access. More vectors never read x from global
+ * memory: dispatch splits them into products whose x fits. */
 template <int NVP>
 __device__ __forceinline__ void load_x(const __half *p, float (&out)[NVP])
 {
-	if constexpr (NVP == 2) {
-		float2 f = __half22float2(*reinterpret_cast<const __half2 *>(p));
-		out[0] = f.x;
-		out[1] = f.y;
-	} else {
-		/* 4, 8 or 16 halves: 8- or 16-byte loads. */
+	static_assert(NVP == 2 || NVP == 4, "only 2 or 4 vectors read x from global memory");
+	__half2 h[NVP / 2];
+	if constexpr (NVP == 2)
+		h[0] = *reinterpret_cast<const __half2 *>(p);
+	else
+		*reinterpret_cast<uint2 *>(h) = *reinterpret_cast<const uint2 *>(p);
 #pragma unroll
-		for (int q = 0; q < NVP; q += 8 < NVP ? 8 : NVP) {
-			__half2 h[4];
-			if constexpr (NVP == 4)
-				*reinterpret_cast<uint2 *>(h) = *reinterpret_cast<const uint2 *>(p + q);
-			else
-				*reinterpret_cast<uint4 *>(h) = *reinterpret_cast<const uint4 *>(p + q);
-#pragma unroll
-			for (int k = 0; k < (NVP < 8 ? NVP : 8) / 2; k++) {
-				float2 f = __half22float2(h[k]);
-				out[q + 2 * k] = f.x;
-				out[q + 2 * k + 1] = f.y;
-			}
-		}
+	for (int k = 0; k < NVP / 2; k++) {
+		const float2 f = __half22float2(h[k]);
+		out[2 * k] = f.x;
+		out[2 * k + 1] = f.y;
 	}
 }
 
@@ -469,11 +461,15 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 			/* When all of x is in shared memory (ALL_SHARED, the usual
 			 * case) there is no test here: a per-element branch keeps
 			 * the compiler from issuing a step's loads together. */
-			const int slot = (int)(addr - zero) / SLOT;
-			if (ALL_SHARED || slot < smem_cols + PAD)
+			if constexpr (ALL_SHARED) {
 				lds_x<NVP>(addr, xv);
-			else
-				load_x<NVP>(xt + (size_t)(slot - PAD) * NVP, xv);
+			} else {
+				const int slot = (int)(addr - zero) / SLOT;
+				if (slot < smem_cols + PAD)
+					lds_x<NVP>(addr, xv);
+				else
+					load_x<NVP>(xt + (size_t)(slot - PAD) * NVP, xv);
+			}
 			const float av = h ? a.y : a.x;
 #pragma unroll
 			for (int v = 0; v < NVP; v++)
@@ -869,12 +865,19 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	return 0;
 }
 
-/* Whether x for NVP vectors fits in shared memory whole. */
-template <int NVP> static bool x_fits(const struct macko_dev *d, const struct device_limits *lim)
-{
-	return shared_columns(d, shared_x<NVP>::bytes, lim) == d->cols;
-}
+template <typename OutT>
+static int dispatch(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
+		    const void *y_in, void *y, struct sp_err *err);
 
+/* x for NVP vectors in shared memory whole when it fits. When it does not,
+ * up to four vectors read the columns past what fits from global memory;
+ * more go as two products of half as many (and those again, down to
+ * four): passes over the matrix with x in shared memory take less time
+ * than one that reads part of x from L2 for every element (on an H100, 16
+ * vectors of 8192 columns 361 against 561 us, 8 of 20,000 186 against
+ * 297). Four vectors are not split: their kernel with x partly in global
+ * memory runs 32 warps an SM, and two products of two were slower (179
+ * against 139 us at 40,000 columns; bench/RESULTS.md, session 12). */
 template <int NVP, typename OutT>
 static int launch_fit(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		      const void *y_in, void *y, struct sp_err *err)
@@ -882,20 +885,21 @@ static int launch_fit(const struct macko_dev *d, const void *x, int nvec, float 
 	struct device_limits lim;
 	if (device_limits(&lim, err))
 		return -1;
-	static_assert(NVP <= 4, "dispatch splits more vectors whose x does not fit");
-	if (x_fits<NVP>(d, &lim))
+	if (shared_columns(d, shared_x<NVP>::bytes, &lim) == d->cols)
 		return launch<NVP, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	return launch<NVP, false, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	if constexpr (NVP <= 4) {
+		return launch<NVP, false, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	} else {
+		const int half = NVP / 2;
+		const size_t rows = (size_t)d->rows;
+		if (dispatch<OutT>(d, x, half, alpha, beta, y_in, y, err))
+			return -1;
+		return dispatch<OutT>(d, (const __half *)x + half * (size_t)d->cols, nvec - half, alpha,
+				      beta, y_in ? (const OutT *)y_in + half * rows : NULL,
+				      (OutT *)y + half * rows, err);
+	}
 }
 
-/* More than four vectors whose x does not fit in shared memory go as two
- * products of half as many (and those again, down to four): passes over
- * the matrix with x in shared memory take less time than one that reads
- * part of x from L2 for every element (on an H100, 16 vectors of 8192
- * columns 361 against 561 us, 8 of 20,000 186 against 297). Four vectors
- * are not split: their kernel with x partly in global memory runs 32 warps
- * an SM, and two products of two were slower (179 against 139 us at 40,000
- * columns; bench/RESULTS.md, session 12). */
 template <typename OutT>
 static int dispatch(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		    const void *y_in, void *y, struct sp_err *err)
@@ -906,19 +910,9 @@ static int dispatch(const struct macko_dev *d, const void *x, int nvec, float al
 		return launch_fit<2, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 4)
 		return launch_fit<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	struct device_limits lim;
-	if (device_limits(&lim, err))
-		return -1;
-	const int nvp = nvec <= 8 ? 8 : 16;
-	if (nvp == 8 ? x_fits<8>(d, &lim) : x_fits<16>(d, &lim))
-		return nvp == 8 ? launch<8, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err)
-				: launch<16, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	const int half = nvp / 2;
-	const size_t rows = (size_t)d->rows;
-	if (dispatch<OutT>(d, x, half, alpha, beta, y_in, y, err))
-		return -1;
-	return dispatch<OutT>(d, (const __half *)x + half * (size_t)d->cols, nvec - half, alpha, beta,
-			      y_in ? (const OutT *)y_in + half * rows : NULL, (OutT *)y + half * rows, err);
+	if (nvec <= 8)
+		return launch_fit<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	return launch_fit<16, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 }
 
 extern "C" int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha,

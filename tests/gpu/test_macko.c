@@ -183,7 +183,7 @@ static void test_x_beyond_shared_memory_wide_blocks(void **state)
 }
 
 /* More than four vectors whose x does not fit in shared memory go as
- * products of half as many (dispatch in kernels/macko_spmv.cu): at 10,000
+ * products of half as many (launch_fit in kernels/macko_spmv.cu): at 10,000
  * columns (320 KB for 16 vectors, 160 KB for 8) two, the second of 1, 4, 5
  * or 8 vectors; at 20,000 (320 KB for 8, 160 KB for 4) 16 vectors in four
  * products and 6 in two. beta alternates, so y_in is read past the first
