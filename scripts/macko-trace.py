@@ -3,12 +3,13 @@
 
     python3 scripts/macko-trace.py [--bin US] [--bins] OUTDIR/trace-*.bin
 
-For each file: when the warps started, had their first row ends, had
-their own loads of x in and had x staged (these three MACKO only),
-finished their first step and ended; the steps finished per bin of US
-microseconds (--bins prints them all); the steady rate (the median bin of
-the middle half), the time all steps would take at that rate, and how much
-longer the kernel took ('lost': its late start plus its tail). Times are microseconds from the first warp's entry.
+For each file: when the warps started, had their first row ends, had their own
+loads of x in and had x staged (these three MACKO only), finished their first
+step and ended; the steps finished per bin of US microseconds (--bins prints
+them all); the steady rate (the median bin of the middle half), the time all
+steps would take at that rate, and how much longer the kernel took ('lost':
+its late start plus its tail). Times are microseconds from the first warp's
+entry.
 """
 import argparse
 import sys

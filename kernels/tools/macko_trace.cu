@@ -2,11 +2,11 @@
 // kernels that only read as many bytes: a plain grid-stride read (the read
 // floor's, stream_read.cuh) and MACKO's order of reads without the decode
 // (warp g of W takes rows g, g + W, ...; each step 1024 bytes of values and
-// 256 of deltas from two arrays; in the pattern-misaligned run the rows
-// start at 16- and 4-byte offsets, as MACKO's do). Each launch follows an L2 flush; the last of REPS is kept.
-// Where a kernel loses time against a plain read (a late start, a slower
-// steady rate, a long tail) shows in these files, not in one total time
-// (bench/RESULTS.md, sessions 9 and 11).
+// 256 of deltas from two arrays; in the pattern-misaligned run the rows start
+// at 16- and 4-byte offsets, as MACKO's do). Each launch follows an L2 flush;
+// the last of REPS is kept. Where a kernel loses time against a plain read (a
+// late start, a slower steady rate, a long tail) shows in these files, not in
+// one total time (bench/RESULTS.md, sessions 9 and 11).
 //   make CUDA_ARCH=90 all    (the project's libraries)
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Ilib -Ikernels -DSPKIT_CUDA=1 -o macko-trace \
 //        kernels/tools/macko_trace.cu build/kernels/gpu.o \

@@ -1,11 +1,12 @@
 // The per-warp timeline hooks of kernels/macko_spmv.cu and
 // kernels/tools/stream_read.cuh, switched on by MACKO_TRACE
-// (kernels/tools/macko_trace.cu defines it; elsewhere they are empty). Lane 0 of each warp writes %globaltimer (ns) into the warp's row of
-// TRACE_SLOTS words in g_macko_trace: at entry, once its first row's ends are
-// loaded, once its own loads of x are in (TRACE_X_ARRIVED, before the block
-// waits for its other warps), once x is staged, after every decoded step,
-// and at exit; and the SM it ran on and its number of steps. Warps are
-// numbered block by block.
+// (kernels/tools/macko_trace.cu defines it; elsewhere they are empty). Lane 0
+// of each warp writes %globaltimer (ns) into the warp's row of TRACE_SLOTS
+// words in g_macko_trace: at entry, once its first row's ends are loaded,
+// once its own loads of x are in (TRACE_X_ARRIVED, before the block waits for
+// its other warps), once x is staged, after every decoded step, and at exit;
+// and the SM it ran on and its number of steps. Warps are numbered block by
+// block.
 // The stamps cost time, and not the same for every kernel: on an H100 the
 // traced kernel (.cg loads) ran 7% slower than the library's at d = 0.5 and
 // 14% at d = 0.1, where with .cs loads it was within 1% (streaming stores
