@@ -25,6 +25,7 @@ struct macko_dev {
 	void *deltas;
 	int32_t *ends; /* rows + 1: where each row's elements end */
 	void *xt;      /* scratch: x transposed to [col][vector] for several vectors */
+	void *order;   /* the eight-vector kernel's gather order (macko_order.h) */
 };
 
 enum macko_out { MACKO_OUT_F16, MACKO_OUT_F32 };

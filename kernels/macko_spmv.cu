@@ -15,7 +15,9 @@
  * gather, 10.2 a 16-byte one. One vector's x is stored in pairs, so an
  * element in the column after the one before it needs no gather
  * (multiply_one: 16% fewer wavefronts at d = 0.5, for two instructions an
- * element more). Everything else is kept small beside that: 5 to 7
+ * element more). Eight vectors gather each chunk's elements in an order
+ * chosen at upload so that a quarter-warp's lanes meet fewer bank groups
+ * (macko_order.cu: 7.8 wavefronts, 13 to 32% faster). Everything else is kept small beside that: 5 to 7
  * instructions an element (byte extract, address, load, converts, FMA)
  * and contiguous 512-byte loads. On the H200 one vector's steps at
  * d = 0.5 then move 4.19 TB/s (10.3 us a turn of the grid, plus 6.9 us
@@ -57,18 +59,15 @@
 #include <stdint.h>
 
 #include "gpu_check.cuh"
+#include "macko_decode.cuh"
 #include "macko_gpu.h"
+#include "macko_order.h"
 /* Per-warp timeline hooks for kernels/tools/macko_trace.cu, which defines
  * MACKO_TRACE; in the library they are empty. */
 #include "tools/macko_trace.cuh"
 extern "C" {
 #include "macko_aligned.h"
 }
-
-/* A warp takes a step of 512 elements; lane l holds two chunks of 8 of
- * them, elements 8l..8l+7 and 256+8l..256+8l+7, so each of the warp's
- * load instructions reads 512 (values) or 128 (deltas) contiguous bytes. */
-enum { STEP = 512, CHUNK = 8, LANE_ELEMS = 16 };
 
 /* Threads a block. 16 warps: fewer blocks stage x into shared memory than
  * with 8, while two blocks an SM still keep 32 warps of loads in flight.
@@ -139,21 +138,29 @@ template <typename OutT> __device__ __forceinline__ OutT from_float(float v);
 template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
 
-/* A lane's part of a step: two chunks of 8 fp16 values and their nibbles. */
+/* A lane's part of a step: two chunks of 8 fp16 values and their nibbles,
+ * and for eight vectors the order of their gathers (chunk c's rotation in
+ * bits 8c..8c + 2; macko_order.cu). */
 struct step_data {
 	uint4 v[2];
 	uint32_t d[2];
+	uint32_t rot;
 };
 
-__device__ __forceinline__ int chunk_first(int base, int lane, int c)
+/* Whether a kernel gathers each chunk in the order macko_order.cu chose:
+ * eight vectors with x all in shared memory, whose 16-byte gathers are
+ * what it was chosen for. */
+template <int NVP, bool ALL_SHARED> __host__ __device__ constexpr bool gathers_in_order()
 {
-	return base + c * (STEP / 2) + lane * CHUNK;
+	return NVP == 8 && ALL_SHARED;
 }
 
+template <bool ORDERED>
 __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32_t *deltas,
-					       int base, int lane, int e)
+					       const uint8_t *order, int base, int lane, int e)
 {
 	step_data t;
+	t.rot = 0;
 #pragma unroll
 	for (int c = 0; c < 2; c++) {
 		const int first = chunk_first(base, lane, c);
@@ -166,6 +173,9 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
 			 * lets go before the second read (not measured). */
 			t.v[c] = __ldcg(values + (unsigned)first / CHUNK);
 			t.d[c] = __ldcg(deltas + (unsigned)first / CHUNK);
+			if constexpr (ORDERED)
+				t.rot |= ((uint32_t)__ldcg(order + (unsigned)first / 16) >>
+					  (4 * ((unsigned)first / CHUNK % 2)) & 7u) << (8 * c);
 		} else {
 			t.v[c] = make_uint4(0, 0, 0, 0);
 			t.d[c] = 0;
@@ -346,35 +356,6 @@ __device__ __forceinline__ void next_row(cursor &c, claim &next, int warps, int 
 	}
 }
 
-/* Inclusive prefix sums of a chunk's 8 deltas (not delta + 1) as 8 bytes,
- * element k in byte k % 4 of p[k / 4], without a loop over nibbles: the
- * nibbles become bytes (two masks, two byte permutes), one multiply by
- * 0x01010101 sums each group of four, and the first group's sum is added
- * to the second before its multiply. At most 15 x 8 = 120: no byte
- * spills into the next. */
-__device__ __forceinline__ void delta_prefix(uint32_t w, uint32_t (&p)[2])
-{
-	const uint32_t even = w & 0x0f0f0f0fu;        /* elements 0, 2, 4, 6 */
-	const uint32_t odd = (w >> 4) & 0x0f0f0f0fu;  /* elements 1, 3, 5, 7 */
-	p[0] = __byte_perm(even, odd, 0x5140) * 0x01010101u;
-	p[1] = (__byte_perm(even, odd, 0x7362) + (p[0] >> 24)) * 0x01010101u;
-}
-
-/* Inclusive sum over the warp's lanes. shfl.up's predicate says whether
- * the source lane exists, so a round is a shuffle and a predicated add,
- * with no test of the lane number. */
-__device__ __forceinline__ int warp_inclusive_sum(int v)
-{
-#pragma unroll
-	for (int off = 1; off < 32; off <<= 1)
-		asm("{\n\t.reg .s32 t;\n\t.reg .pred p;\n\t"
-		    "shfl.sync.up.b32 t|p, %0, %1, 0, 0xffffffff;\n\t"
-		    "@p add.s32 %0, %0, t;\n\t}"
-		    : "+r"(v)
-		    : "r"(off));
-	return v;
-}
-
 /* The NVP (2 to 16) entries of x at shared-memory address `addr` (an
  * address in the shared window, as __cvta_generic_to_shared gives), as
  * floats. */
@@ -417,14 +398,45 @@ __device__ __forceinline__ uint32_t delta_sum(const uint32_t (&p)[2], int k)
 	return __byte_perm(p[k / 4], 0, 0x4440 | (k % 4));
 }
 
+/* A chunk in the order of its gathers (macko_order.cu), rotated by r:
+ * element (i + r) % 8 goes i-th. w gets the values' words in that order,
+ * and byte i of off the i-th element's slot past the chunk's base, which
+ * is k plus its delta prefix (p, delta_prefix; at most 127). Two selects
+ * and two funnel shifts for the offsets, eight selects and four funnel
+ * shifts for the values. */
+__device__ __forceinline__ void rotate_chunk(uint4 v, const uint32_t (&p)[2], uint32_t r,
+					     uint32_t (&w)[4], uint32_t (&off)[2])
+{
+	uint32_t o0 = p[0] + 0x03020100u, o1 = p[1] + 0x07060504u;
+	uint32_t w0 = v.x, w1 = v.y, w2 = v.z, w3 = v.w, t;
+	if (r & 4) { /* by four elements: the chunk's two halves trade places */
+		t = o0, o0 = o1, o1 = t;
+		t = w0, w0 = w2, w2 = t;
+		t = w1, w1 = w3, w3 = t;
+	}
+	if (r & 2) { /* by two: one word */
+		t = w0, w0 = w1, w1 = w2, w2 = w3, w3 = t;
+	}
+	const uint32_t bytes = (r & 3) * 8, halves = (r & 1) * 16;
+	off[0] = __funnelshift_r(o0, o1, bytes);
+	off[1] = __funnelshift_r(o1, o0, bytes);
+	w[0] = __funnelshift_r(w0, w1, halves);
+	w[1] = __funnelshift_r(w1, w2, halves);
+	w[2] = __funnelshift_r(w2, w3, halves);
+	w[3] = __funnelshift_r(w3, w0, halves);
+}
+
 /* For 2 to 16 vectors, acc[v] += value * x[v][column] over a lane's first
  * NCHUNKS chunks (multiply_one does one vector). Element k of
  * chunk c reads slot idx0[c] + k + (its delta prefix): one byte extract and
  * one multiply-add to an address, k being the load's constant offset.
- * Elements past their row's end (k >= hi) have a zero value, so their
+ * Eight vectors take each chunk's elements in the order macko_order.cu
+ * chose (rotate_chunk), with k in the offsets. Elements past their row's
+ * end (k >= hi) have a zero value, so their
  * product is zero wherever they read, unless x holds an Inf or NaN there:
  * with `redirect` (x not finite, or not all in shared memory) they read a
- * zero slot; a copy made without MAY_REDIRECT has no test for it. */
+ * zero slot; a copy made without MAY_REDIRECT has no test for it (and
+ * only such a copy takes the chosen order). */
 template <int NVP, bool ALL_SHARED, int NCHUNKS, bool MAY_REDIRECT>
 __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t (&p)[2][2],
 					      const int (&idx0)[2], const int (&hi)[2], bool redirect,
@@ -432,14 +444,22 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 					      int smem_cols, float (&acc)[NVP])
 {
 	constexpr int SLOT = shared_x<NVP>::bytes;
+	constexpr bool ORDERED = gathers_in_order<NVP, ALL_SHARED>() && !MAY_REDIRECT;
 	const uint32_t zero = (uint32_t)__cvta_generic_to_shared(xs);
-	uint32_t at[LANE_ELEMS];
+	uint32_t at[LANE_ELEMS], words[NCHUNKS][4];
 #pragma unroll
 	for (int c = 0; c < NCHUNKS; c++) {
 		const uint32_t base = chunk_base(zero, idx0[c], SLOT);
+		uint32_t off[2] = {p[c][0], p[c][1]};
+		if constexpr (ORDERED) {
+			rotate_chunk(d.v[c], p[c], (d.rot >> (8 * c)) & 7u, words[c], off);
+		} else {
+			words[c][0] = d.v[c].x, words[c][1] = d.v[c].y;
+			words[c][2] = d.v[c].z, words[c][3] = d.v[c].w;
+		}
 #pragma unroll
 		for (int k = 0; k < CHUNK; k++)
-			at[c * CHUNK + k] = delta_sum(p[c], k) * SLOT + base;
+			at[c * CHUNK + k] = delta_sum(off, k) * SLOT + base;
 	}
 	if (MAY_REDIRECT && redirect) {
 #pragma unroll
@@ -452,12 +472,11 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 #pragma unroll
 	for (int i = 0; i < NCHUNKS * CHUNK; i += 2) {
 		const int c = i / CHUNK, k = i % CHUNK;
-		const uint32_t word = reinterpret_cast<const uint32_t *>(&d.v[c])[k / 2];
-		const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&word));
+		const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&words[c][k / 2]));
 #pragma unroll
 		for (int h = 0; h < 2; h++) {
 			float xv[NVP];
-			const uint32_t addr = at[i + h] + (k + h) * SLOT;
+			const uint32_t addr = at[i + h] + (ORDERED ? 0 : (k + h) * SLOT);
 			/* When all of x is in shared memory (ALL_SHARED, the usual
 			 * case) there is no test here: a per-element branch keeps
 			 * the compiler from issuing a step's loads together. */
@@ -618,7 +637,8 @@ template <int NVP, bool ALL_SHARED, typename OutT>
 __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, warp_state<NVP> &w,
 					 int lane, bool exact,
 					 const uint4 *__restrict__ values, const uint32_t *__restrict__ deltas,
-					 const int32_t *__restrict__ ends, int rows,
+					 const uint8_t *__restrict__ order, const int32_t *__restrict__ ends,
+					 int rows,
 					 const typename shared_x<NVP>::type *xs, const __half *__restrict__ xt,
 					 int smem_cols, int nvec, float alpha, float beta,
 					 const OutT *__restrict__ y_in, OutT *__restrict__ y)
@@ -628,7 +648,8 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	if (w.at.base >= w.at.e)
 		next_row<OutT>(w.at, w.next, w.warps, lane, rows, ends, nvec, beta, y_in, y);
 	if (w.at.r < rows)
-		into = load_step(values, deltas, w.at.base, lane, w.at.e);
+		into = load_step<gathers_in_order<NVP, ALL_SHARED>()>(values, deltas, order, w.at.base,
+								      lane, w.at.e);
 
 	/* Rows start at multiples of 8 (macko_aligned.h): no chunk holds an
 	 * earlier row's elements. Only in a row's last step do lanes hold
@@ -646,14 +667,8 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	uint32_t p[2][2];
 	delta_prefix(cur_data.d[0], p[0]);
 	delta_prefix(cur_data.d[1], p[1]);
-	/* Columns each chunk advances the row by, its deltas plus one for
-	 * each element it holds, scanned over the warp for both chunks at
-	 * once (16 bits each; at most 32 x 128). */
-	const int own = ((int)(p[0][1] >> 24) + hi[0]) | ((int)(p[1][1] >> 24) + hi[1]) << 16;
-	const int incl = warp_inclusive_sum(own);
-	const int all = __shfl_sync(0xffffffffu, incl, 31);
-	const int excl = incl - own;
-	const int idx0[2] = {w.carry + (excl & 0xffff), w.carry + (all & 0xffff) + (excl >> 16)};
+	int idx0[2];
+	const int advance = chunk_starts(p, hi, w.carry, idx0);
 	/* A row's last step often holds only a few chunks (a row of 4100
 	 * elements takes 9 steps, the last with 4); when the second chunks of
 	 * all lanes lie past the row, only the first ones are multiplied.
@@ -671,7 +686,7 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	else
 		multiply_step<NVP, ALL_SHARED, true>(one, cur_data, p, idx0, hi, redirect, xs, xt,
 						     smem_cols, w.acc);
-	w.carry += (all & 0xffff) + (all >> 16);
+	w.carry += advance;
 	if (cur.base + STEP < cur.e)
 		return; /* the row goes on */
 	const float sum = warp_totals<NVP>(w.acc, lane);
@@ -693,7 +708,8 @@ template <int NVP, bool ALL_SHARED, typename OutT>
 __global__ void __launch_bounds__(block_threads<NVP, ALL_SHARED>(), min_blocks<NVP, ALL_SHARED>())
 macko_spmv_kernel(
 	const uint4 *__restrict__ values, const uint32_t *__restrict__ deltas,
-	const int32_t *__restrict__ ends, int rows, const __half *__restrict__ xt,
+	const uint8_t *__restrict__ order, const int32_t *__restrict__ ends, int rows,
+	const __half *__restrict__ xt,
 	int smem_cols, int nvec, float alpha, float beta, const OutT *__restrict__ y_in,
 	OutT *__restrict__ y)
 {
@@ -715,7 +731,8 @@ macko_spmv_kernel(
 	next_row<OutT>(w.at, w.next, w.warps, lane, rows, ends, nvec, beta, y_in, y);
 	step_data a = {}, b = {};
 	if (w.at.r < rows)
-		a = load_step(values, deltas, w.at.base, lane, w.at.e);
+		a = load_step<gathers_in_order<NVP, ALL_SHARED>()>(values, deltas, order, w.at.base,
+								   lane, w.at.e);
 	TRACE_AT(lane, TRACE_ENDS);
 	const bool exact = stage_x<NVP>(xs, xt, smem_cols, first) || !ALL_SHARED;
 	TRACE_AT(lane, TRACE_STAGED);
@@ -725,13 +742,13 @@ macko_spmv_kernel(
 	w.carry = PAD;
 	while (w.at.r < rows) {
 		run_step<NVP, ALL_SHARED, OutT>(a, b, w, lane, exact, values, deltas,
-						ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
+						order, ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
 						y_in, y);
 		TRACE_STEP(lane);
 		if (w.at.r >= rows)
 			break;
 		run_step<NVP, ALL_SHARED, OutT>(b, a, w, lane, exact, values, deltas,
-						ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
+						order, ends, rows, xs, xt, smem_cols, nvec, alpha, beta,
 						y_in, y);
 		TRACE_STEP(lane);
 	}
@@ -740,7 +757,7 @@ macko_spmv_kernel(
 
 extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, struct sp_err *err)
 {
-	*d = (struct macko_dev){m->rows, m->cols, m->elements, m->padded, NULL, NULL, NULL, NULL};
+	*d = (struct macko_dev){m->rows, m->cols, m->elements, m->padded, NULL, NULL, NULL, NULL, NULL};
 	if (m->rows > INT32_MAX - 1 || m->cols > INT32_MAX)
 		return sp_fail(err, "MACKO matrix of %lld x %lld is too large for the GPU kernel's "
 				    "32-bit indices",
@@ -757,7 +774,9 @@ extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, stru
 	    gpu_malloc(&d->xt, (size_t)m->cols * MACKO_MAX_VECTORS * 2 + 16, "transposed x", err) ||
 	    gpu_upload(d->values, a.values, n * 2, err) ||
 	    gpu_upload(d->deltas, a.deltas, n / 2, err) ||
-	    gpu_upload(d->ends, a.ends, (size_t)(m->rows + 1) * 4, err))
+	    gpu_upload(d->ends, a.ends, (size_t)(m->rows + 1) * 4, err) ||
+	    gpu_malloc(&d->order, macko_order_bytes((int64_t)n), "MACKO gather order", err) ||
+	    macko_order_choose(d->deltas, d->ends, m->rows, (int64_t)n, d->order, err))
 		goto out;
 	rc = 0;
 out:
@@ -773,7 +792,8 @@ extern "C" void macko_dev_free(struct macko_dev *d)
 	gpu_free(d->deltas);
 	gpu_free(d->ends);
 	gpu_free(d->xt);
-	d->values = d->deltas = d->xt = NULL;
+	gpu_free(d->order);
+	d->values = d->deltas = d->xt = d->order = NULL;
 	d->ends = NULL;
 }
 
@@ -859,7 +879,7 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 		xt = (const __half *)d->xt;
 	}
 	kernel<<<(unsigned)grid, threads, smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
-						d->ends, (int)d->rows, xt, smem_cols, nvec,
+						(const uint8_t *)d->order, d->ends, (int)d->rows, xt, smem_cols, nvec,
 						alpha, beta, (const OutT *)y_in, (OutT *)y);
 	GPU_CHECK_LAUNCH(err, "macko_spmv_kernel");
 	return 0;

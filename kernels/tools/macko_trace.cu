@@ -9,7 +9,7 @@
 // one total time (bench/RESULTS.md, sessions 9 and 11).
 //   make CUDA_ARCH=90 all    (the project's libraries)
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Ilib -Ikernels -DSPKIT_CUDA=1 -o macko-trace \
-//        kernels/tools/macko_trace.cu build/kernels/gpu.o \
+//        kernels/tools/macko_trace.cu build/kernels/gpu.o build/kernels/macko_order.o \
 //        -Xlinker --start-group build/libspkit.a -Xlinker --end-group -lcublas -lcusparse
 // (a measurement, not part of the build: make compiles kernels/*.cu only)
 //   ./macko-trace ROWS COLS DENSITY OUTDIR    writes OUTDIR/trace-{macko,read,pattern,

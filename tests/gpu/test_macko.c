@@ -3,7 +3,8 @@
  * 10,000 elements, runs of more than 15 zeros, row counts that are not
  * multiples of the block's rows, 1 to 16 vectors, fp16 and fp32 output,
  * alpha and beta, widths whose x does not fit shared memory (read partly
- * from global memory, or more than four vectors as several products). The
+ * from global memory, or more than four vectors as several products), and
+ * the eight-vector kernel's gather order against a model of the banks. The
  * output is poisoned before every run so an unwritten element fails. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,7 +20,9 @@
 #include "gpu.h"
 #include "half.h"
 #include "macko.h"
+#include "macko_aligned.h"
 #include "macko_gpu.h"
+#include "macko_order.h"
 #include "rng.h"
 #include "../unit/testutil.h"
 
@@ -203,22 +206,24 @@ static void test_large_matrix(void **state)
 
 /* x with Inf and NaN just past where many rows end: a row's result is
  * non-finite exactly where the CPU reference's is (elements of a step that
- * are not the row's must not read them), and equal elsewhere. */
-static void test_nonfinite_x(void **state)
+ * are not the row's must not read them), and equal elsewhere. Row i holds
+ * columns below 100 + (i % 250) * stretch, so with stretch 7 rows have
+ * whole steps (which eight vectors gather in their chosen order) before
+ * the last one (which reads the zero slots instead). */
+static void check_nonfinite(int64_t cols, int stretch, const int *nv, int nn)
 {
-	const int64_t rows = 300, cols = 400;
+	const int64_t rows = 300;
 	struct rng r;
 	rng_init(&r, seed_counter++, 0);
 	uint16_t *dense = calloc((size_t)(rows * cols), 2);
 	for (int64_t i = 0; i < rows; i++)
-		for (int64_t j = 0; j < 100 + i % 250; j++)
+		for (int64_t j = 0; j < 100 + (i % 250) * stretch; j++)
 			if (rng_uniform(&r) < 0.5)
 				dense[i * cols + j] = half_from_float((float)(2 * rng_uniform(&r) - 1));
 	struct macko m;
 	struct sp_err e;
 	assert_int_equal(macko_compress_dense(dense, rows, cols, &m, "test", &e), 0);
-	const int nv[] = {1, 3};
-	for (int t = 0; t < 2; t++) {
+	for (int t = 0; t < nn; t++) {
 		const int nvec = nv[t];
 		size_t nx = (size_t)nvec * cols, ny = (size_t)nvec * rows;
 		uint16_t *xh = malloc(nx * 2);
@@ -227,7 +232,7 @@ static void test_nonfinite_x(void **state)
 		for (size_t i = 0; i < nx; i++) {
 			size_t c = i % (size_t)cols;
 			float v = (float)(2 * rng_uniform(&r) - 1);
-			if (c == 150 || c == 151)
+			if (c == 150 || c == 151 || c == (size_t)cols - 7)
 				v = INFINITY;
 			else if (c == 260)
 				v = -INFINITY;
@@ -253,8 +258,8 @@ static void test_nonfinite_x(void **state)
 		}
 		/* The test means something only if both kinds of row occur. */
 		assert_true(nonfinite > 0 && nonfinite < (int)ny);
-		printf("# nonfinite x, nvec=%d: %d of %zu results non-finite, as the reference\n", nvec,
-		       nonfinite, ny);
+		printf("# nonfinite x, %lld columns, nvec=%d: %d of %zu results non-finite, as the "
+		       "reference\n", (long long)cols, nvec, nonfinite, ny);
 		free(xh);
 		free(xf);
 		free(y);
@@ -262,6 +267,87 @@ static void test_nonfinite_x(void **state)
 	}
 	macko_free(&m);
 	free(dense);
+}
+
+static void test_nonfinite_x(void **state)
+{
+	const int nv[] = {1, 3}, eight[] = {8, 1};
+	check_nonfinite(400, 1, nv, 2);
+	check_nonfinite(2000, 7, eight, 2);
+}
+
+/* Wavefronts of the eight-vector kernel's 16-byte gathers, counted on the
+ * host from the device layout and the order chosen on the GPU (rotated:
+ * lane-chunk i's j-th gather is element (j + its rotation) % 8), or as if
+ * every rotation were 0. A quarter-warp's gather costs the most columns
+ * any one bank group (column mod 8) holds; every column is distinct. */
+static double gather_wavefronts(const struct macko_aligned *a, int64_t rows, const uint8_t *order,
+				int rotated)
+{
+	double total = 0;
+	int64_t gathers = 0;
+	int32_t *col = malloc((size_t)(a->elements + 8) * 4);
+	for (int64_t r = 0; r < rows; r++) {
+		const int64_t s = macko_aligned_start(a, r), e = a->ends[r + 1];
+		int32_t c = -1;
+		for (int64_t i = s; i < e; i++) {
+			c += ((a->deltas[i / 2] >> (4 * (i & 1))) & 15) + 1;
+			col[i] = c;
+		}
+		for (int64_t i = e; i < e + 8; i++) /* past the end: the kernel's next slots */
+			col[i] = ++c;
+		for (int64_t first = s; first < e; first += 64) /* a quarter: 8 lanes' chunks */
+			for (int j = 0; j < 8; j++) {
+				int count[8] = {0}, most = 0;
+				for (int64_t q = first; q < first + 64 && q < e; q += 8) {
+					const int rot = rotated ? order[q / 16] >> (4 * (q / 8 % 2)) & 15 : 0;
+					const int g = col[q + (j + rot) % 8] & 7;
+					if (++count[g] > most)
+						most = count[g];
+				}
+				total += most;
+				gathers++;
+			}
+	}
+	free(col);
+	return total / (double)gathers;
+}
+
+/* The gather order cuts the eight-vector gathers' wavefronts by 15% or
+ * more (the host's model, on the order the GPU chose), and is 0 to 7
+ * wherever it is read. Quarter-warps of 64 elements from each row's start
+ * are the kernel's: its steps (512) and half-steps (256) are multiples. */
+static void test_gather_order(void **state)
+{
+	const double ds[] = {0.5, 0.1};
+	for (int t = 0; t < 2; t++) {
+		struct rng r;
+		rng_init(&r, seed_counter++, 0);
+		const int64_t rows = 1000, cols = 8192;
+		uint16_t *dense = random_dense(rows, cols, ds[t], &r);
+		struct macko m;
+		struct macko_aligned a;
+		struct macko_dev d;
+		struct sp_err e;
+		assert_int_equal(macko_compress_dense(dense, rows, cols, &m, "test", &e), 0);
+		assert_int_equal(macko_align(&m, &a, "test", &e), 0);
+		assert_int_equal(macko_dev_upload(&m, &d, &e), 0);
+		const size_t n = macko_order_bytes(a.elements);
+		uint8_t *order = malloc(n);
+		assert_int_equal(gpu_download(order, d.order, n, &e), 0);
+		for (int64_t q = 0; q < a.elements; q += 8)
+			assert_true((order[q / 16] >> (4 * (q / 8 % 2)) & 15) < 8);
+		const double plain = gather_wavefronts(&a, rows, order, 0);
+		const double chosen = gather_wavefronts(&a, rows, order, 1);
+		printf("# gather order, d=%.1f: %.2f wavefronts a quarter-warp's gather, %.2f in order\n",
+		       ds[t], plain, chosen);
+		assert_true(chosen < 0.85 * plain);
+		free(order);
+		macko_dev_free(&d);
+		macko_aligned_free(&a);
+		macko_free(&m);
+		free(dense);
+	}
 }
 
 static void test_bad_vector_count(void **state)
@@ -300,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_vectors_in_two_products),
 		cmocka_unit_test(test_large_matrix),
 		cmocka_unit_test(test_nonfinite_x),
+		cmocka_unit_test(test_gather_order),
 		cmocka_unit_test(test_bad_vector_count),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
