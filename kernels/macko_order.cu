@@ -13,9 +13,11 @@
  * gather (the simulation) and 13 to 32% less time for eight vectors on an
  * H100 (bench/RESULTS.md, session 14).
  *
- * r is a nibble a chunk (element i / 8 in nibble i / 8 of the array, low
- * nibble first), 2.5% more bytes than the matrix, chosen once at upload.
- * Chunks that start past their row's end keep 0. */
+ * r is a nibble a chunk, chosen once at upload. A lane's two chunks of a
+ * step (elements f and f + 256 from the lane's first, f) share byte f / 8
+ * (the first's r in the low nibble), so the kernel loads one byte a step:
+ * 5% more bytes than the matrix. Bytes of chunks that are no lane's first
+ * are 0. */
 #include <stdint.h>
 
 #include "gpu_check.cuh"
@@ -76,7 +78,7 @@ __device__ __forceinline__ int choose_rotation(uint32_t groups, int lane)
 /* One warp a row, walking it in steps as the SpMV kernel does, so each
  * element's column (and so its bank group) is the one the kernel gathers. */
 __global__ void choose_order(const uint32_t *__restrict__ deltas, const int32_t *__restrict__ ends,
-			     int rows, uint32_t *__restrict__ order)
+			     int rows, uint8_t *__restrict__ order)
 {
 	const int lane = threadIdx.x & 31;
 	const int warps = (int)(gridDim.x * blockDim.x / 32);
@@ -93,6 +95,7 @@ __global__ void choose_order(const uint32_t *__restrict__ deltas, const int32_t 
 				delta_prefix(first < e ? deltas[first / CHUNK] : 0u, p[c]);
 			}
 			const int advance = chunk_starts(p, hi, column, idx0);
+			uint32_t both = 0;
 #pragma unroll
 			for (int c = 0; c < 2; c++) {
 				const int first = chunk_first(base, lane, c);
@@ -102,10 +105,11 @@ __global__ void choose_order(const uint32_t *__restrict__ deltas, const int32_t 
 					const uint32_t sum = __byte_perm(p[c][k / 4], 0, 0x4440 | (k % 4));
 					groups |= ((idx0[c] + k + sum) & 7) << (3 * k);
 				}
-				const int rot = choose_rotation(groups, lane);
-				if (first < e && rot)
-					atomicOr(order + first / 64, (uint32_t)rot << (4 * (first / CHUNK % 8)));
+				both |= (uint32_t)choose_rotation(groups, lane) << (4 * c);
 			}
+			const int first = chunk_first(base, lane, 0);
+			if (first < e)
+				order[first / CHUNK] = (uint8_t)both;
 			column += advance;
 		}
 	}
@@ -113,7 +117,7 @@ __global__ void choose_order(const uint32_t *__restrict__ deltas, const int32_t 
 
 extern "C" size_t macko_order_bytes(int64_t elements)
 {
-	return (size_t)(elements / 64 + 1) * 4;
+	return (size_t)(elements / CHUNK + 1);
 }
 
 extern "C" int macko_order_choose(const void *deltas, const int32_t *ends, int64_t rows,
@@ -125,7 +129,7 @@ extern "C" int macko_order_choose(const void *deltas, const int32_t *ends, int64
 	const int threads = 256;
 	const int64_t blocks = (rows + threads / 32 - 1) / (threads / 32);
 	choose_order<<<(unsigned)(blocks < 4096 ? blocks : 4096), threads>>>(
-		(const uint32_t *)deltas, ends, (int)rows, (uint32_t *)order);
+		(const uint32_t *)deltas, ends, (int)rows, (uint8_t *)order);
 	GPU_CHECK_LAUNCH(err, "choose_order");
 	return 0;
 }

@@ -17,7 +17,8 @@
  * (multiply_one: 16% fewer wavefronts at d = 0.5, for two instructions an
  * element more). Eight vectors gather each chunk's elements in an order
  * chosen at upload so that a quarter-warp's lanes meet fewer bank groups
- * (macko_order.cu: 7.8 wavefronts, 13 to 32% faster). Everything else is kept small beside that: 5 to 7
+ * (macko_order.cu: 7.8 wavefronts, 13 to 32% faster). Everything else is
+ * kept small beside that: 5 to 7
  * instructions an element (byte extract, address, load, converts, FMA)
  * and contiguous 512-byte loads. On the H200 one vector's steps at
  * d = 0.5 then move 4.19 TB/s (10.3 us a turn of the grid, plus 6.9 us
@@ -140,7 +141,7 @@ template <> __device__ __forceinline__ __half from_float<__half>(float v) { retu
 
 /* A lane's part of a step: two chunks of 8 fp16 values and their nibbles,
  * and for eight vectors the order of their gathers (chunk c's rotation in
- * bits 8c..8c + 2; macko_order.cu). */
+ * bits 4c..4c + 2; macko_order.cu). */
 struct step_data {
 	uint4 v[2];
 	uint32_t d[2];
@@ -160,7 +161,6 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
 					       const uint8_t *order, int base, int lane, int e)
 {
 	step_data t;
-	t.rot = 0;
 #pragma unroll
 	for (int c = 0; c < 2; c++) {
 		const int first = chunk_first(base, lane, c);
@@ -173,13 +173,14 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
 			 * lets go before the second read (not measured). */
 			t.v[c] = __ldcg(values + (unsigned)first / CHUNK);
 			t.d[c] = __ldcg(deltas + (unsigned)first / CHUNK);
-			if constexpr (ORDERED)
-				t.rot |= ((uint32_t)__ldcg(order + (unsigned)first / 16) >>
-					  (4 * ((unsigned)first / CHUNK % 2)) & 7u) << (8 * c);
 		} else {
 			t.v[c] = make_uint4(0, 0, 0, 0);
 			t.d[c] = 0;
 		}
+	}
+	if constexpr (ORDERED) {
+		const int first = chunk_first(base, lane, 0);
+		t.rot = first < e ? __ldcg(order + (unsigned)first / CHUNK) : 0u;
 	}
 	return t;
 }
@@ -452,7 +453,7 @@ __device__ __forceinline__ void multiply_lane(const step_data &d, const uint32_t
 		const uint32_t base = chunk_base(zero, idx0[c], SLOT);
 		uint32_t off[2] = {p[c][0], p[c][1]};
 		if constexpr (ORDERED) {
-			rotate_chunk(d.v[c], p[c], (d.rot >> (8 * c)) & 7u, words[c], off);
+			rotate_chunk(d.v[c], p[c], (d.rot >> (4 * c)) & 7u, words[c], off);
 		} else {
 			words[c][0] = d.v[c].x, words[c][1] = d.v[c].y;
 			words[c][2] = d.v[c].z, words[c][3] = d.v[c].w;

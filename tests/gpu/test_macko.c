@@ -280,7 +280,9 @@ static void test_nonfinite_x(void **state)
  * host from the device layout and the order chosen on the GPU (rotated:
  * lane-chunk i's j-th gather is element (j + its rotation) % 8), or as if
  * every rotation were 0. A quarter-warp's gather costs the most columns
- * any one bank group (column mod 8) holds; every column is distinct. */
+ * any one bank group (column mod 8) holds; every column is distinct. The
+ * rotation of the chunk from element q is in byte q / 8, or in the high
+ * nibble of byte q / 8 - 32 for the second half of a step. */
 static double gather_wavefronts(const struct macko_aligned *a, int64_t rows, const uint8_t *order,
 				int rotated)
 {
@@ -300,7 +302,9 @@ static double gather_wavefronts(const struct macko_aligned *a, int64_t rows, con
 			for (int j = 0; j < 8; j++) {
 				int count[8] = {0}, most = 0;
 				for (int64_t q = first; q < first + 64 && q < e; q += 8) {
-					const int rot = rotated ? order[q / 16] >> (4 * (q / 8 % 2)) & 15 : 0;
+					const int second = (q - s) % 512 >= 256;
+					const int rot = !rotated ? 0
+						      : second ? order[q / 8 - 32] >> 4 : order[q / 8] & 15;
 					const int g = col[q + (j + rot) % 8] & 7;
 					if (++count[g] > most)
 						most = count[g];
@@ -335,8 +339,8 @@ static void test_gather_order(void **state)
 		const size_t n = macko_order_bytes(a.elements);
 		uint8_t *order = malloc(n);
 		assert_int_equal(gpu_download(order, d.order, n, &e), 0);
-		for (int64_t q = 0; q < a.elements; q += 8)
-			assert_true((order[q / 16] >> (4 * (q / 8 % 2)) & 15) < 8);
+		for (size_t i = 0; i < n; i++)
+			assert_true((order[i] & 0x88) == 0);
 		const double plain = gather_wavefronts(&a, rows, order, 0);
 		const double chosen = gather_wavefronts(&a, rows, order, 1);
 		printf("# gather order, d=%.1f: %.2f wavefronts a quarter-warp's gather, %.2f in order\n",
