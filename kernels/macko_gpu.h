@@ -1,5 +1,6 @@
 /* MACKO SpMV on the GPU, as plain C: upload a struct macko, then
- * y = alpha A x + beta y_in for 1..16 vectors in one pass over the matrix.
+ * y = alpha A x + beta y_in for 1..16 vectors (up to eight in one pass over
+ * the matrix, more in two).
  * kernels/macko_spmv.cu has the kernel and says how it works. */
 #ifndef SPKIT_MACKO_GPU_H
 #define SPKIT_MACKO_GPU_H

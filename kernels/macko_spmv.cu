@@ -46,15 +46,16 @@
  * too, so each warp keeps a step in flight. A chunk never holds two rows'
  * elements, so nothing is masked; no lane ever branches per element.
  *
- * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two;
- * for NVP > 1 a small kernel transposes it first), so all vectors of one
- * element come in one 2..32-byte load and the matrix is read once whatever
- * nvec is, with one exception: more than four vectors whose x does not fit
- * in shared memory (8 of more than ~14,000 columns, 16 of more than
- * ~7,000) go as products of half as many (launch_fit). Otherwise as many
- * columns as fit are copied into shared memory (for one vector as pairs,
- * shared_x<1>); the rest (4 vectors of more than ~28,000 columns, one of
- * more than ~57,000) are read from the global copy. */
+ * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two,
+ * at most 8; for NVP > 1 a small kernel transposes it first), so all
+ * vectors of one element come in one 2..16-byte load and the matrix is
+ * read once for up to eight vectors. More than eight go as two products,
+ * eight and the rest (dispatch), and eight whose x does not fit in shared
+ * memory (more than ~14,000 columns) as two of four (launch_fit): faster
+ * than one pass. Otherwise as many columns as fit are copied into shared
+ * memory (for one vector as pairs, shared_x<1>); the rest (4 vectors of
+ * more than ~28,000 columns, one of more than ~57,000) are read from the
+ * global copy. */
 #include <cuda_fp16.h>
 
 #include <stdint.h>
@@ -357,7 +358,7 @@ __device__ __forceinline__ void next_row(cursor &c, claim &next, int warps, int 
 	}
 }
 
-/* The NVP (2 to 16) entries of x at shared-memory address `addr` (an
+/* The NVP (2, 4 or 8) entries of x at shared-memory address `addr` (an
  * address in the shared window, as __cvta_generic_to_shared gives), as
  * floats. */
 template <int NVP> __device__ __forceinline__ void lds_x(uint32_t addr, float (&out)[NVP])
@@ -367,13 +368,10 @@ template <int NVP> __device__ __forceinline__ void lds_x(uint32_t addr, float (&
 		asm volatile("ld.shared.b32 %0, [%1];" : "=r"(w[0]) : "r"(addr));
 	else if constexpr (NVP == 4)
 		asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "r"(addr));
-	else {
-#pragma unroll
-		for (int q = 0; q < NVP / 8; q++)
-			asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
-				     : "=r"(w[4 * q]), "=r"(w[4 * q + 1]), "=r"(w[4 * q + 2]), "=r"(w[4 * q + 3])
-				     : "r"(addr + 16 * q));
-	}
+	else
+		asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+			     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+			     : "r"(addr));
 #pragma unroll
 	for (int i = 0; i < NVP / 2; i++) {
 		const float2 f = __half22float2(*reinterpret_cast<const __half2 *>(&w[i]));
@@ -427,7 +425,7 @@ __device__ __forceinline__ void rotate_chunk(uint4 v, const uint32_t (&p)[2], ui
 	w[3] = __funnelshift_r(w3, w0, halves);
 }
 
-/* For 2 to 16 vectors, acc[v] += value * x[v][column] over a lane's first
+/* For 2 to 8 vectors, acc[v] += value * x[v][column] over a lane's first
  * NCHUNKS chunks (multiply_one does one vector). Element k of
  * chunk c reads slot idx0[c] + k + (its delta prefix): one byte extract and
  * one multiply-add to an address, k being the load's constant offset.
@@ -674,12 +672,12 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	 * elements takes 9 steps, the last with 4); when the second chunks of
 	 * all lanes lie past the row, only the first ones are multiplied.
 	 * Only a row's last step has elements past it to redirect, and only
-	 * when exact. For up to eight vectors with x all in shared memory,
-	 * every other step takes a copy of the multiply without the test (2%
-	 * faster for one vector, 0.5% for eight); for 16 vectors, or x partly
-	 * in global memory, four copies of the bigger multiply cost more in
-	 * instruction fetch than they save (16 vectors ran 12% slower). */
-	constexpr bool lean = NVP <= 8 && ALL_SHARED;
+	 * when exact. With x all in shared memory, every other step takes a
+	 * copy of the multiply without the test (2% faster for one vector,
+	 * 0.5% for eight); with x partly in global memory, four copies of the
+	 * bigger multiply cost more in instruction fetch than they save (16
+	 * vectors, when they went in one pass, ran 12% slower). */
+	constexpr bool lean = ALL_SHARED;
 	const bool one = cur.base + STEP / 2 >= cur.e, redirect = exact && !whole;
 	if (lean && !redirect)
 		multiply_step<NVP, ALL_SHARED, false>(one, cur_data, p, idx0, hi, redirect, xs, xt,
@@ -890,13 +888,26 @@ template <typename OutT>
 static int dispatch(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		    const void *y_in, void *y, struct sp_err *err);
 
+/* The product for nvec vectors as two: the first `first` vectors, then
+ * the rest. */
+template <typename OutT>
+static int two_products(const struct macko_dev *d, const void *x, int first, int nvec, float alpha,
+			float beta, const void *y_in, void *y, struct sp_err *err)
+{
+	const size_t rows = (size_t)d->rows;
+	if (dispatch<OutT>(d, x, first, alpha, beta, y_in, y, err))
+		return -1;
+	return dispatch<OutT>(d, (const __half *)x + first * (size_t)d->cols, nvec - first, alpha, beta,
+			      y_in ? (const OutT *)y_in + first * rows : NULL, (OutT *)y + first * rows,
+			      err);
+}
+
 /* x for NVP vectors in shared memory whole when it fits. When it does not,
  * up to four vectors read the columns past what fits from global memory;
- * more go as two products of half as many (and those again, down to
- * four): passes over the matrix with x in shared memory take less time
- * than one that reads part of x from L2 for every element (on an H100, 16
- * vectors of 8192 columns 361 against 561 us, 8 of 20,000 186 against
- * 297). Four vectors are not split: their kernel with x partly in global
+ * eight go as two products of four: passes over the matrix with x in
+ * shared memory take less time than one that reads part of x from L2 for
+ * every element (on an H100, 8 vectors of 20,000 columns 186 against 297
+ * us). Four vectors are not split: their kernel with x partly in global
  * memory runs 32 warps an SM, and two products of two were slower (179
  * against 139 us at 40,000 columns; bench/RESULTS.md, session 12). */
 template <int NVP, typename OutT>
@@ -908,17 +919,10 @@ static int launch_fit(const struct macko_dev *d, const void *x, int nvec, float 
 		return -1;
 	if (shared_columns(d, shared_x<NVP>::bytes, &lim) == d->cols)
 		return launch<NVP, true, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	if constexpr (NVP <= 4) {
+	if constexpr (NVP <= 4)
 		return launch<NVP, false, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	} else {
-		const int half = NVP / 2;
-		const size_t rows = (size_t)d->rows;
-		if (dispatch<OutT>(d, x, half, alpha, beta, y_in, y, err))
-			return -1;
-		return dispatch<OutT>(d, (const __half *)x + half * (size_t)d->cols, nvec - half, alpha,
-				      beta, y_in ? (const OutT *)y_in + half * rows : NULL,
-				      (OutT *)y + half * rows, err);
-	}
+	else
+		return two_products<OutT>(d, x, NVP / 2, nvec, alpha, beta, y_in, y, err);
 }
 
 template <typename OutT>
@@ -933,7 +937,11 @@ static int dispatch(const struct macko_dev *d, const void *x, int nvec, float al
 		return launch_fit<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 8)
 		return launch_fit<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	return launch_fit<16, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	/* More than eight: eight, then the rest. Two passes over the matrix
+	 * with eight vectors' gathers in their chosen order (macko_order.cu)
+	 * took 18 to 27% less time than one pass with 32-byte gathers at
+	 * d >= 0.3 (2% more at d = 0.1; H100, bench/RESULTS.md, session 14). */
+	return two_products<OutT>(d, x, 8, nvec, alpha, beta, y_in, y, err);
 }
 
 extern "C" int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha,

@@ -185,12 +185,12 @@ static void test_x_beyond_shared_memory_wide_blocks(void **state)
 	check_shape(3000, 30000, 0.02, nv, 1);
 }
 
-/* More than four vectors whose x does not fit in shared memory go as
- * products of half as many (launch_fit in kernels/macko_spmv.cu): at 10,000
- * columns (320 KB for 16 vectors, 160 KB for 8) two, the second of 1, 4, 5
- * or 8 vectors; at 20,000 (320 KB for 8, 160 KB for 4) 16 vectors in four
- * products and 6 in two. beta alternates, so y_in is read past the first
- * products too. */
+/* More than eight vectors go as two products, eight and the rest
+ * (dispatch in kernels/macko_spmv.cu), and eight whose x does not fit in
+ * shared memory as two of four (launch_fit): at 10,000 columns (160 KB for
+ * 8) two, the second of 1, 4, 5 or 8 vectors; at 20,000 (320 KB for 8, 160
+ * KB for 4) 16 vectors in four products and 6 in two. beta alternates, so
+ * y_in is read past the first products too. */
 static void test_vectors_in_two_products(void **state)
 {
 	const int nv[] = {16, 9, 12, 13}, wide[] = {16, 6};
