@@ -149,7 +149,11 @@ static void test_time_large_copy(void **state)
 }
 
 /* A copy whose source and destination together fill half the L2: repeated
- * without a flush it runs from the cache, with one from device memory. */
+ * without a flush it runs from the cache, with one from device memory.
+ * Up to three tries: once on an H100 (session 14) the copy without the
+ * flush took 3.3 times its usual time, in a run where every other timing
+ * was as usual, so one slow stretch of the GPU does not fail the test;
+ * a flush that never slows the copy still does. */
 static void test_flush_slows_small_copy(void **state)
 {
 	struct sp_err e;
@@ -157,13 +161,17 @@ static void test_flush_slows_small_copy(void **state)
 	size_t bytes = info.l2_bytes / 4 / 4096 * 4096;
 	struct copy_buffers c;
 	copy_buffers_init(&c, bytes);
-	assert_int_equal(gpu_time(gpu_copy_enqueue, &c.job, 10, 201, 0, &warm, &e), 0);
-	assert_int_equal(gpu_time(gpu_copy_enqueue, &c.job, 10, 201, 1, &cold, &e), 0);
-	printf("# copy of %zu KiB: %.4f ms (%.0f GB/s) without L2 flush, %.4f ms (%.0f GB/s) "
-	       "with, %.2fx\n",
-	       bytes / 1024, warm.median_ms, copy_gbs(bytes, warm.median_ms), cold.median_ms,
-	       copy_gbs(bytes, cold.median_ms), cold.median_ms / warm.median_ms);
-	assert_true(cold.median_ms > 1.05 * warm.median_ms);
+	int slower = 0;
+	for (int attempt = 0; attempt < 3 && !slower; attempt++) {
+		assert_int_equal(gpu_time(gpu_copy_enqueue, &c.job, 10, 201, 0, &warm, &e), 0);
+		assert_int_equal(gpu_time(gpu_copy_enqueue, &c.job, 10, 201, 1, &cold, &e), 0);
+		printf("# copy of %zu KiB: %.4f ms (%.0f GB/s) without L2 flush, %.4f ms (%.0f GB/s) "
+		       "with, %.2fx\n",
+		       bytes / 1024, warm.median_ms, copy_gbs(bytes, warm.median_ms), cold.median_ms,
+		       copy_gbs(bytes, cold.median_ms), cold.median_ms / warm.median_ms);
+		slower = cold.median_ms > 1.05 * warm.median_ms;
+	}
+	assert_true(slower);
 	copy_buffers_free(&c);
 }
 
