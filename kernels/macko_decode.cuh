@@ -46,12 +46,19 @@ __device__ __forceinline__ int warp_inclusive_sum(int v)
 	return v;
 }
 
+/* The sum of a chunk's deltas up to and including element k: byte k of its
+ * prefix p (delta_prefix). Element k's slot is base + k + this. */
+__device__ __forceinline__ uint32_t delta_sum(const uint32_t (&p)[2], int k)
+{
+	return __byte_perm(p[k / 4], 0, 0x4440 | (k % 4));
+}
+
 /* Where a step's two chunks start: idx0[c] is `carry` plus the columns
  * the chunks before chunk c advance the row by (its deltas plus one for
  * each element it holds, hi[c]), scanned over the warp for both chunks at
  * once (16 bits each; at most 32 x 128). Returns the step's advance. */
-__device__ __forceinline__ int chunk_starts(const uint32_t (&p)[2][2], const int (&hi)[2], int carry,
-					    int (&idx0)[2])
+__device__ __forceinline__ int chunk_starts(const uint32_t (&p)[2][2], const int (&hi)[2],
+					    int carry, int (&idx0)[2])
 {
 	const int own = ((int)(p[0][1] >> 24) + hi[0]) | ((int)(p[1][1] >> 24) + hi[1]) << 16;
 	const int incl = warp_inclusive_sum(own);

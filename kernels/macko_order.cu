@@ -10,14 +10,15 @@
  * and goes round (element (i + r) % 8 on its i-th gather), r chosen lane
  * by lane within each quarter so that the lanes' gathers of one
  * instruction share as few bank groups as possible: 7.8 wavefronts a
- * gather (the simulation) and 13 to 32% less time for eight vectors on an
- * H100 (bench/RESULTS.md, session 14).
+ * gather (the simulation) and 8 to 35% less time for eight vectors on an
+ * H100, the more the denser (bench/RESULTS.md, session 14).
  *
  * r is a nibble a chunk, chosen once at upload. A lane's two chunks of a
- * step (elements f and f + 256 from the lane's first, f) share byte f / 8
- * (the first's r in the low nibble), so the kernel loads one byte a step:
- * 5% more bytes than the matrix. Bytes of chunks that are no lane's first
- * are 0. */
+ * step (elements f and f + 256) share byte f / 8 (the first's r in the low
+ * nibble), so the kernel loads one byte a step: the array is a byte per 8
+ * elements (5% of the matrix's bytes) and the kernel reads half of it (the
+ * bytes of the chunks that are a lane's first in a step; the others are 0),
+ * 2.5% more than the matrix. */
 #include <stdint.h>
 
 #include "gpu_check.cuh"
@@ -81,8 +82,8 @@ __global__ void choose_order(const uint32_t *__restrict__ deltas, const int32_t 
 			     int rows, uint8_t *__restrict__ order)
 {
 	const int lane = threadIdx.x & 31;
-	const int warps = (int)(gridDim.x * blockDim.x / 32);
-	for (int r = (int)((blockIdx.x * blockDim.x + threadIdx.x) / 32); r < rows; r += warps) {
+	const int64_t warps = gridDim.x * blockDim.x / 32;
+	for (int64_t r = (blockIdx.x * blockDim.x + threadIdx.x) / 32; r < rows; r += warps) {
 		const int s = (ends[r] + CHUNK - 1) & ~(CHUNK - 1), e = ends[r + 1];
 		int column = 0;
 		for (int base = s; base < e; base += STEP) {
@@ -102,8 +103,8 @@ __global__ void choose_order(const uint32_t *__restrict__ deltas, const int32_t 
 				uint32_t groups = first < e ? 0u : 1u << 31;
 #pragma unroll
 				for (int k = 0; k < CHUNK; k++) {
-					const uint32_t sum = __byte_perm(p[c][k / 4], 0, 0x4440 | (k % 4));
-					groups |= ((idx0[c] + k + sum) & 7) << (3 * k);
+					const uint32_t column = idx0[c] + k + delta_sum(p[c], k);
+					groups |= (column & 7) << (3 * k);
 				}
 				both |= (uint32_t)choose_rotation(groups, lane) << (4 * c);
 			}
@@ -117,7 +118,7 @@ __global__ void choose_order(const uint32_t *__restrict__ deltas, const int32_t 
 
 extern "C" size_t macko_order_bytes(int64_t elements)
 {
-	return (size_t)(elements / CHUNK + 1);
+	return (size_t)(elements / CHUNK + 1); /* + 1: a byte even for no elements */
 }
 
 extern "C" int macko_order_choose(const void *deltas, const int32_t *ends, int64_t rows,

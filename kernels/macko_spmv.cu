@@ -6,7 +6,9 @@
  * of 8 elements (lib/macko_aligned.h, at most 7 zeros a row more).
  *
  * Bytes it must move: 2.5 per stored element (fp16 value + 4-bit delta),
- * 4 per row (its end), x once per block (from L2) and y.
+ * 4 per row (its end), x once per block (from L2) and y; eight vectors also
+ * read their gather order (macko_order.cu), 1/16 byte an element, which
+ * the reported bytes (macko_dev_bytes) leave out.
  *
  * What limits it (ncu on the H200, bench/RESULTS.md, session 8): the L1 data pipe,
  * 85% busy for one vector at d = 0.5 (issue 78%) and 94% for eight. Each
@@ -17,7 +19,9 @@
  * (multiply_one: 16% fewer wavefronts at d = 0.5, for two instructions an
  * element more). Eight vectors gather each chunk's elements in an order
  * chosen at upload so that a quarter-warp's lanes meet fewer bank groups
- * (macko_order.cu: 7.8 wavefronts, 13 to 32% faster). Everything else is
+ * (macko_order.cu: 7.7 wavefronts, 8 to 35% faster); that leaves them
+ * as much bound by issue (79% on an H100, 31 instructions an element, 16
+ * of them converts and FMAs) as by the L1 (session 14). Everything else is
  * kept small beside that: 5 to 7
  * instructions an element (byte extract, address, load, converts, FMA)
  * and contiguous 512-byte loads. On the H200 one vector's steps at
@@ -79,6 +83,9 @@ extern "C" {
  * vectors' x (16 bytes a column) leaves room for one block an SM; it has
  * 28 warps: at 72 registers a thread nothing spills, where 32 warps (64
  * registers) spill in the step loop and run 4% slower. */
+/* The most vectors one pass takes; more go as several (dispatch). */
+enum { MAX_NVP = 8 };
+
 template <int NVP, bool ALL_SHARED> constexpr int block_threads()
 {
 	return NVP <= 4 && !ALL_SHARED ? 1024 : NVP == 8 ? 896 : 512;
@@ -299,15 +306,13 @@ __global__ void transpose_x(const __half *__restrict__ x, int cols, int nvec, __
 #pragma unroll
 	for (int v = 0; v < NVP; v++)
 		col[v] = v < nvec ? x[(size_t)v * cols + c] : __float2half(0.0f);
-#pragma unroll
-	for (int q = 0; q < NVP; q += 8 < NVP ? 8 : NVP) {
-		if constexpr (NVP >= 8)
-			*reinterpret_cast<uint4 *>(xt + (size_t)c * NVP + q) = *reinterpret_cast<const uint4 *>(col + q);
-		else if constexpr (NVP == 4)
-			*reinterpret_cast<uint2 *>(xt + (size_t)c * NVP) = *reinterpret_cast<const uint2 *>(col);
-		else
-			*reinterpret_cast<__half2 *>(xt + (size_t)c * NVP) = *reinterpret_cast<const __half2 *>(col);
-	}
+	__half *out = xt + (size_t)c * NVP;
+	if constexpr (NVP == 8)
+		*reinterpret_cast<uint4 *>(out) = *reinterpret_cast<const uint4 *>(col);
+	else if constexpr (NVP == 4)
+		*reinterpret_cast<uint2 *>(out) = *reinterpret_cast<const uint2 *>(col);
+	else
+		*reinterpret_cast<__half2 *>(out) = *reinterpret_cast<const __half2 *>(col);
 }
 
 /* Where a warp is: row r, elements [s, e), current step starting at base. */
@@ -388,13 +393,6 @@ __device__ __forceinline__ uint32_t chunk_base(uint32_t zero, int idx0, int slot
 	uint32_t base;
 	asm("mov.u32 %0, %1;" : "=r"(base) : "r"(zero + (uint32_t)idx0 * slot_bytes));
 	return base;
-}
-
-/* The sum of a chunk's deltas up to and including element k: byte k of its
- * prefix p (delta_prefix). Element k's slot is base + k + this. */
-__device__ __forceinline__ uint32_t delta_sum(const uint32_t (&p)[2], int k)
-{
-	return __byte_perm(p[k / 4], 0, 0x4440 | (k % 4));
 }
 
 /* A chunk in the order of its gathers (macko_order.cu), rotated by r:
@@ -635,20 +633,21 @@ template <int NVP> struct warp_state {
 template <int NVP, bool ALL_SHARED, typename OutT>
 __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, warp_state<NVP> &w,
 					 int lane, bool exact,
-					 const uint4 *__restrict__ values, const uint32_t *__restrict__ deltas,
-					 const uint8_t *__restrict__ order, const int32_t *__restrict__ ends,
-					 int rows,
+					 const uint4 *__restrict__ values,
+					 const uint32_t *__restrict__ deltas,
+					 const uint8_t *__restrict__ order,
+					 const int32_t *__restrict__ ends, int rows,
 					 const typename shared_x<NVP>::type *xs, const __half *__restrict__ xt,
 					 int smem_cols, int nvec, float alpha, float beta,
 					 const OutT *__restrict__ y_in, OutT *__restrict__ y)
 {
+	constexpr bool ordered = gathers_in_order<NVP, ALL_SHARED>();
 	const cursor cur = w.at;
 	w.at.base += STEP;
 	if (w.at.base >= w.at.e)
 		next_row<OutT>(w.at, w.next, w.warps, lane, rows, ends, nvec, beta, y_in, y);
 	if (w.at.r < rows)
-		into = load_step<gathers_in_order<NVP, ALL_SHARED>()>(values, deltas, order, w.at.base,
-								      lane, w.at.e);
+		into = load_step<ordered>(values, deltas, order, w.at.base, lane, w.at.e);
 
 	/* Rows start at multiples of 8 (macko_aligned.h): no chunk holds an
 	 * earlier row's elements. Only in a row's last step do lanes hold
@@ -730,8 +729,8 @@ macko_spmv_kernel(
 	next_row<OutT>(w.at, w.next, w.warps, lane, rows, ends, nvec, beta, y_in, y);
 	step_data a = {}, b = {};
 	if (w.at.r < rows)
-		a = load_step<gathers_in_order<NVP, ALL_SHARED>()>(values, deltas, order, w.at.base,
-								   lane, w.at.e);
+		a = load_step<gathers_in_order<NVP, ALL_SHARED>()>(values, deltas, order, w.at.base, lane,
+								   w.at.e);
 	TRACE_AT(lane, TRACE_ENDS);
 	const bool exact = stage_x<NVP>(xs, xt, smem_cols, first) || !ALL_SHARED;
 	TRACE_AT(lane, TRACE_STAGED);
@@ -756,7 +755,7 @@ macko_spmv_kernel(
 
 extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, struct sp_err *err)
 {
-	*d = (struct macko_dev){m->rows, m->cols, m->elements, m->padded, NULL, NULL, NULL, NULL, NULL};
+	*d = (struct macko_dev){m->rows, m->cols, m->elements, m->padded};
 	if (m->rows > INT32_MAX - 1 || m->cols > INT32_MAX)
 		return sp_fail(err, "MACKO matrix of %lld x %lld is too large for the GPU kernel's "
 				    "32-bit indices",
@@ -770,7 +769,7 @@ extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, stru
 	if (gpu_malloc(&d->values, n * 2, "MACKO values", err) ||
 	    gpu_malloc(&d->deltas, n / 2, "MACKO deltas", err) ||
 	    gpu_malloc((void **)&d->ends, (size_t)(m->rows + 1) * 4, "MACKO row ends", err) ||
-	    gpu_malloc(&d->xt, (size_t)m->cols * MACKO_MAX_VECTORS * 2 + 16, "transposed x", err) ||
+	    gpu_malloc(&d->xt, (size_t)m->cols * MAX_NVP * 2 + 16, "transposed x", err) ||
 	    gpu_upload(d->values, a.values, n * 2, err) ||
 	    gpu_upload(d->deltas, a.deltas, n / 2, err) ||
 	    gpu_upload(d->ends, a.ends, (size_t)(m->rows + 1) * 4, err) ||
@@ -878,8 +877,9 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 		xt = (const __half *)d->xt;
 	}
 	kernel<<<(unsigned)grid, threads, smem>>>((const uint4 *)d->values, (const uint32_t *)d->deltas,
-						(const uint8_t *)d->order, d->ends, (int)d->rows, xt, smem_cols, nvec,
-						alpha, beta, (const OutT *)y_in, (OutT *)y);
+						(const uint8_t *)d->order, d->ends, (int)d->rows, xt,
+						smem_cols, nvec, alpha, beta, (const OutT *)y_in,
+						(OutT *)y);
 	GPU_CHECK_LAUNCH(err, "macko_spmv_kernel");
 	return 0;
 }
@@ -897,9 +897,10 @@ static int two_products(const struct macko_dev *d, const void *x, int first, int
 	const size_t rows = (size_t)d->rows;
 	if (dispatch<OutT>(d, x, first, alpha, beta, y_in, y, err))
 		return -1;
-	return dispatch<OutT>(d, (const __half *)x + first * (size_t)d->cols, nvec - first, alpha, beta,
-			      y_in ? (const OutT *)y_in + first * rows : NULL, (OutT *)y + first * rows,
-			      err);
+	const __half *rest = (const __half *)x + first * (size_t)d->cols;
+	return dispatch<OutT>(d, rest, nvec - first, alpha, beta,
+			      y_in ? (const OutT *)y_in + first * rows : NULL,
+			      (OutT *)y + first * rows, err);
 }
 
 /* x for NVP vectors in shared memory whole when it fits. When it does not,
@@ -935,13 +936,13 @@ static int dispatch(const struct macko_dev *d, const void *x, int nvec, float al
 		return launch_fit<2, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	if (nvec <= 4)
 		return launch_fit<4, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
-	if (nvec <= 8)
-		return launch_fit<8, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
+	if (nvec <= MAX_NVP)
+		return launch_fit<MAX_NVP, OutT>(d, x, nvec, alpha, beta, y_in, y, err);
 	/* More than eight: eight, then the rest. Two passes over the matrix
 	 * with eight vectors' gathers in their chosen order (macko_order.cu)
 	 * took 18 to 27% less time than one pass with 32-byte gathers at
 	 * d >= 0.3 (2% more at d = 0.1; H100, bench/RESULTS.md, session 14). */
-	return two_products<OutT>(d, x, 8, nvec, alpha, beta, y_in, y, err);
+	return two_products<OutT>(d, x, MAX_NVP, nvec, alpha, beta, y_in, y, err);
 }
 
 extern "C" int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha,

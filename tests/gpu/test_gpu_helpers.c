@@ -165,10 +165,11 @@ static void test_flush_slows_small_copy(void **state)
 	for (int attempt = 0; attempt < 3 && !slower; attempt++) {
 		assert_int_equal(gpu_time(gpu_copy_enqueue, &c.job, 10, 201, 0, &warm, &e), 0);
 		assert_int_equal(gpu_time(gpu_copy_enqueue, &c.job, 10, 201, 1, &cold, &e), 0);
-		printf("# copy of %zu KiB: %.4f ms (%.0f GB/s) without L2 flush, %.4f ms (%.0f GB/s) "
-		       "with, %.2fx\n",
-		       bytes / 1024, warm.median_ms, copy_gbs(bytes, warm.median_ms), cold.median_ms,
-		       copy_gbs(bytes, cold.median_ms), cold.median_ms / warm.median_ms);
+		printf("# copy of %zu KiB: %.4f ms (%.0f GB/s) without L2 flush, "
+		       "%.4f ms (%.0f GB/s) with, %.2fx\n",
+		       bytes / 1024, warm.median_ms, copy_gbs(bytes, warm.median_ms),
+		       cold.median_ms, copy_gbs(bytes, cold.median_ms),
+		       cold.median_ms / warm.median_ms);
 		slower = cold.median_ms > 1.05 * warm.median_ms;
 	}
 	assert_true(slower);

@@ -232,7 +232,7 @@ static void check_nonfinite(int64_t cols, int stretch, const int *nv, int nn)
 		for (size_t i = 0; i < nx; i++) {
 			size_t c = i % (size_t)cols;
 			float v = (float)(2 * rng_uniform(&r) - 1);
-			if (c == 150 || c == 151 || c == (size_t)cols - 7)
+			if (c == 150 || c == 151)
 				v = INFINITY;
 			else if (c == 260)
 				v = -INFINITY;
@@ -303,8 +303,8 @@ static double gather_wavefronts(const struct macko_aligned *a, int64_t rows, con
 				int count[8] = {0}, most = 0;
 				for (int64_t q = first; q < first + 64 && q < e; q += 8) {
 					const int second = (q - s) % 512 >= 256;
-					const int rot = !rotated ? 0
-						      : second ? order[q / 8 - 32] >> 4 : order[q / 8] & 15;
+					const int byte = second ? order[q / 8 - 32] >> 4 : order[q / 8] & 15;
+					const int rot = rotated ? byte : 0;
 					const int g = col[q + (j + rot) % 8] & 7;
 					if (++count[g] > most)
 						most = count[g];
@@ -343,8 +343,8 @@ static void test_gather_order(void **state)
 			assert_true((order[i] & 0x88) == 0);
 		const double plain = gather_wavefronts(&a, rows, order, 0);
 		const double chosen = gather_wavefronts(&a, rows, order, 1);
-		printf("# gather order, d=%.1f: %.2f wavefronts a quarter-warp's gather, %.2f in order\n",
-		       ds[t], plain, chosen);
+		printf("# gather order, d=%.1f: %.2f wavefronts a quarter-warp's gather, "
+		       "%.2f in order\n", ds[t], plain, chosen);
 		assert_true(chosen < 0.85 * plain);
 		free(order);
 		macko_dev_free(&d);
@@ -352,6 +352,71 @@ static void test_gather_order(void **state)
 		macko_free(&m);
 		free(dense);
 	}
+}
+
+/* One product of eight vectors, as a gpu_time job. */
+struct spmv_job {
+	const struct macko_dev *d;
+	const void *x;
+	void *y;
+};
+
+static int spmv_enqueue(void *ctx, struct sp_err *err)
+{
+	const struct spmv_job *j = ctx;
+	return macko_dev_spmv(j->d, j->x, 8, 1.0f, 0.0f, NULL, j->y, MACKO_OUT_F32, err);
+}
+
+/* The kernel gathers in the order that was chosen: eight vectors take at
+ * least 5% less time with it than with every rotation 0 (about 10% on an
+ * H100 at 8192 x 8192, d = 0.5). test_gather_order checks the order; this
+ * checks that the kernel reads and applies it (a wrong byte, nibble or
+ * direction of rotation would still give right results). Up to three
+ * tries, as a timing. */
+static void test_gather_order_is_faster(void **state)
+{
+	const int64_t rows = 8192, cols = 8192;
+	struct rng r;
+	rng_init(&r, seed_counter++, 0);
+	uint16_t *dense = random_dense(rows, cols, 0.5, &r);
+	struct macko m;
+	struct macko_dev d;
+	struct sp_err e;
+	assert_int_equal(macko_compress_dense(dense, rows, cols, &m, "test", &e), 0);
+	assert_int_equal(macko_dev_upload(&m, &d, &e), 0);
+	struct spmv_job job = {&d, NULL, NULL};
+	assert_int_equal(gpu_malloc((void **)&job.x, (size_t)8 * cols * 2, "x", &e), 0);
+	assert_int_equal(gpu_malloc(&job.y, (size_t)8 * rows * 4, "y", &e), 0);
+	uint16_t *xh = malloc((size_t)8 * cols * 2);
+	for (int64_t i = 0; i < 8 * cols; i++)
+		xh[i] = half_from_float((float)(2 * rng_uniform(&r) - 1));
+	assert_int_equal(gpu_upload((void *)job.x, xh, (size_t)8 * cols * 2, &e), 0);
+	struct macko_aligned a;
+	assert_int_equal(macko_align(&m, &a, "test", &e), 0);
+	const size_t n = macko_order_bytes(a.elements);
+	macko_aligned_free(&a);
+	uint8_t *chosen = malloc(n), *zeros = calloc(n, 1);
+	assert_int_equal(gpu_download(chosen, d.order, n, &e), 0);
+	int faster = 0;
+	for (int attempt = 0; attempt < 3 && !faster; attempt++) {
+		struct gpu_timing in_order, plain;
+		assert_int_equal(gpu_upload(d.order, chosen, n, &e), 0);
+		assert_int_equal(gpu_time(spmv_enqueue, &job, 5, 31, 1, &in_order, &e), 0);
+		assert_int_equal(gpu_upload(d.order, zeros, n, &e), 0);
+		assert_int_equal(gpu_time(spmv_enqueue, &job, 5, 31, 1, &plain, &e), 0);
+		printf("# 8 vectors, 8192 x 8192, d=0.5: %.1f us in the chosen order, %.1f us in "
+		       "rotation 0\n", 1e3 * in_order.median_ms, 1e3 * plain.median_ms);
+		faster = in_order.median_ms < 0.95 * plain.median_ms;
+	}
+	assert_true(faster);
+	free(chosen);
+	free(zeros);
+	free(xh);
+	gpu_free((void *)job.x);
+	gpu_free(job.y);
+	macko_dev_free(&d);
+	macko_free(&m);
+	free(dense);
 }
 
 static void test_bad_vector_count(void **state)
@@ -391,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_large_matrix),
 		cmocka_unit_test(test_nonfinite_x),
 		cmocka_unit_test(test_gather_order),
+		cmocka_unit_test(test_gather_order_is_faster),
 		cmocka_unit_test(test_bad_vector_count),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
