@@ -17,6 +17,13 @@ __device__ __forceinline__ int chunk_first(int base, int lane, int c)
 	return base + c * (STEP / 2) + lane * CHUNK;
 }
 
+/* How many of the row's elements (it ends at e) lane's chunk c of the step
+ * at base holds: 0 to 8. */
+__device__ __forceinline__ int chunk_elements(int base, int lane, int c, int e)
+{
+	return min(max(e - chunk_first(base, lane, c), 0), (int)CHUNK);
+}
+
 /* Inclusive prefix sums of a chunk's 8 deltas (not delta + 1) as 8 bytes,
  * element k in byte k % 4 of p[k / 4], without a loop over nibbles: the
  * nibbles become bytes (two masks, two byte permutes), one multiply by

@@ -92,7 +92,7 @@ __global__ void choose_order(const uint32_t *__restrict__ deltas, const int32_t 
 #pragma unroll
 			for (int c = 0; c < 2; c++) {
 				const int first = chunk_first(base, lane, c);
-				hi[c] = min(max(e - first, 0), (int)CHUNK);
+				hi[c] = chunk_elements(base, lane, c, e);
 				delta_prefix(first < e ? deltas[first / CHUNK] : 0u, p[c]);
 			}
 			const int advance = chunk_starts(p, hi, column, idx0);
@@ -103,8 +103,8 @@ __global__ void choose_order(const uint32_t *__restrict__ deltas, const int32_t 
 				uint32_t groups = first < e ? 0u : 1u << 31;
 #pragma unroll
 				for (int k = 0; k < CHUNK; k++) {
-					const uint32_t column = idx0[c] + k + delta_sum(p[c], k);
-					groups |= (column & 7) << (3 * k);
+					const uint32_t col = idx0[c] + k + delta_sum(p[c], k);
+					groups |= (col & 7) << (3 * k);
 				}
 				both |= (uint32_t)choose_rotation(groups, lane) << (4 * c);
 			}

@@ -75,6 +75,9 @@ extern "C" {
 #include "macko_aligned.h"
 }
 
+/* The most vectors one pass takes; more go as several (dispatch). */
+enum { MAX_NVP = 8 };
+
 /* Threads a block. 16 warps: fewer blocks stage x into shared memory than
  * with 8, while two blocks an SM still keep 32 warps of loads in flight.
  * When x is not all in shared memory, the block takes all of it, so one
@@ -83,9 +86,6 @@ extern "C" {
  * vectors' x (16 bytes a column) leaves room for one block an SM; it has
  * 28 warps: at 72 registers a thread nothing spills, where 32 warps (64
  * registers) spill in the step loop and run 4% slower. */
-/* The most vectors one pass takes; more go as several (dispatch). */
-enum { MAX_NVP = 8 };
-
 template <int NVP, bool ALL_SHARED> constexpr int block_threads()
 {
 	return NVP <= 4 && !ALL_SHARED ? 1024 : NVP == 8 ? 896 : 512;
@@ -660,7 +660,7 @@ __device__ __forceinline__ void run_step(step_data &cur_data, step_data &into, w
 	if (!whole) {
 #pragma unroll
 		for (int c = 0; c < 2; c++)
-			hi[c] = min(max(cur.e - chunk_first(cur.base, lane, c), 0), (int)CHUNK);
+			hi[c] = chunk_elements(cur.base, lane, c, cur.e);
 	}
 	uint32_t p[2][2];
 	delta_prefix(cur_data.d[0], p[0]);
@@ -729,8 +729,8 @@ macko_spmv_kernel(
 	next_row<OutT>(w.at, w.next, w.warps, lane, rows, ends, nvec, beta, y_in, y);
 	step_data a = {}, b = {};
 	if (w.at.r < rows)
-		a = load_step<gathers_in_order<NVP, ALL_SHARED>()>(values, deltas, order, w.at.base, lane,
-								   w.at.e);
+		a = load_step<gathers_in_order<NVP, ALL_SHARED>()>(values, deltas, order, w.at.base,
+								   lane, w.at.e);
 	TRACE_AT(lane, TRACE_ENDS);
 	const bool exact = stage_x<NVP>(xs, xt, smem_cols, first) || !ALL_SHARED;
 	TRACE_AT(lane, TRACE_STAGED);

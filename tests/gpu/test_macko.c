@@ -317,6 +317,20 @@ static double gather_wavefronts(const struct macko_aligned *a, int64_t rows, con
 	return total / (double)gathers;
 }
 
+/* The gather order the GPU chose for m (uploaded as d), as the host
+ * holds it, and its size in *n. */
+static uint8_t *download_order(const struct macko *m, const struct macko_dev *d, size_t *n)
+{
+	struct macko_aligned a;
+	struct sp_err e;
+	assert_int_equal(macko_align(m, &a, "test", &e), 0);
+	*n = macko_order_bytes(a.elements);
+	macko_aligned_free(&a);
+	uint8_t *order = malloc(*n);
+	assert_int_equal(gpu_download(order, d->order, *n, &e), 0);
+	return order;
+}
+
 /* The gather order cuts the eight-vector gathers' wavefronts by 15% or
  * more (the host's model, on the order the GPU chose), and is 0 to 7
  * wherever it is read. Quarter-warps of 64 elements from each row's start
@@ -336,9 +350,8 @@ static void test_gather_order(void **state)
 		assert_int_equal(macko_compress_dense(dense, rows, cols, &m, "test", &e), 0);
 		assert_int_equal(macko_align(&m, &a, "test", &e), 0);
 		assert_int_equal(macko_dev_upload(&m, &d, &e), 0);
-		const size_t n = macko_order_bytes(a.elements);
-		uint8_t *order = malloc(n);
-		assert_int_equal(gpu_download(order, d.order, n, &e), 0);
+		size_t n;
+		uint8_t *order = download_order(&m, &d, &n);
 		for (size_t i = 0; i < n; i++)
 			assert_true((order[i] & 0x88) == 0);
 		const double plain = gather_wavefronts(&a, rows, order, 0);
@@ -391,12 +404,8 @@ static void test_gather_order_is_faster(void **state)
 	for (int64_t i = 0; i < 8 * cols; i++)
 		xh[i] = half_from_float((float)(2 * rng_uniform(&r) - 1));
 	assert_int_equal(gpu_upload((void *)job.x, xh, (size_t)8 * cols * 2, &e), 0);
-	struct macko_aligned a;
-	assert_int_equal(macko_align(&m, &a, "test", &e), 0);
-	const size_t n = macko_order_bytes(a.elements);
-	macko_aligned_free(&a);
-	uint8_t *chosen = malloc(n), *zeros = calloc(n, 1);
-	assert_int_equal(gpu_download(chosen, d.order, n, &e), 0);
+	size_t n;
+	uint8_t *chosen = download_order(&m, &d, &n), *zeros = calloc(n, 1);
 	int faster = 0;
 	for (int attempt = 0; attempt < 3 && !faster; attempt++) {
 		struct gpu_timing in_order, plain;
