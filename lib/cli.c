@@ -62,11 +62,14 @@ const char *cli_name(void)
 	return program;
 }
 
-static void vreport(const char *kind, const char *fmt, va_list ap)
+/* One line on stderr: "PROGRAM: KIND: MESSAGE", then `tail` (or nothing). */
+static void vreport(const char *kind, const char *tail, const char *fmt, va_list ap)
 {
 	fflush(stdout);
 	fprintf(stderr, "%s: %s: ", program, kind);
 	vfprintf(stderr, fmt, ap);
+	if (tail)
+		fputs(tail, stderr);
 	fputc('\n', stderr);
 }
 
@@ -74,9 +77,12 @@ void cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vreport("error", fmt, ap);
+	/* The hint stays on the error's line: SPEC.md's errors are one line,
+	 * so that `grep error:` in a job log shows the whole of it. */
+	char hint[128];
+	snprintf(hint, sizeof hint, " (try '%s --help')", program);
+	vreport("error", hint, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "Try '%s --help' for more information.\n", program);
 	afile_remove_all_unfinished();
 	exit(EXIT_USAGE);
 }
@@ -85,7 +91,7 @@ void cli_die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vreport("error", fmt, ap);
+	vreport("error", NULL, fmt, ap);
 	va_end(ap);
 	afile_remove_all_unfinished();
 	exit(EXIT_FAILURE);
@@ -100,7 +106,7 @@ void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vreport("warning", fmt, ap);
+	vreport("warning", NULL, fmt, ap);
 	va_end(ap);
 }
 

@@ -33,6 +33,6 @@ options_in() { # the long options a text mentions, sorted
 	for p in $(programs); do
 		run "$BIN/$p" --no-such-option
 		assert_error 2 "$p" "unknown option '--no-such-option'"
-		[[ ${lines[1]} == "Try '$p --help' for more information." ]]
+		[[ ${lines[0]} == *" (try '$p --help')" ]]
 	done
 }

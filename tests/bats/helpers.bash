@@ -12,9 +12,9 @@ teardown() {
 	rm -rf "$T"
 }
 
-# assert_error STATUS PROGRAM PATTERN: the run failed with STATUS and a single
-# "PROGRAM: error: ..." line matching PATTERN (a usage error may add the
-# "Try ... --help" line).
+# assert_error STATUS PROGRAM PATTERN: the run failed with STATUS and printed one
+# line, "PROGRAM: error: ..." matching PATTERN; a usage error (2) ends it with
+# the hint " (try 'PROGRAM --help')", which PATTERN does not include.
 assert_error() {
 	local want=$1 prog=$2 pattern=$3
 	if [ "$status" -ne "$want" ]; then
@@ -27,11 +27,19 @@ assert_error() {
 	"$prog: error: "*) ;;
 	*) echo "first line is not '$prog: error: ...': $first"; return 1 ;;
 	esac
+	if [ "$want" -eq 2 ]; then
+		local hint=" (try '$prog --help')"
+		if [[ $first != *"$hint" ]]; then
+			echo "usage error without the hint '$hint': $first"
+			return 1
+		fi
+		first=${first%"$hint"}
+	fi
 	if ! [[ $first =~ $pattern ]]; then
 		echo "message '$first' does not match '$pattern'"
 		return 1
 	fi
-	if [ "$want" -eq 1 ] && [ "${#lines[@]}" -ne 1 ]; then
+	if [ "${#lines[@]}" -ne 1 ]; then
 		echo "expected one line, got ${#lines[@]}:"
 		echo "$output"
 		return 1

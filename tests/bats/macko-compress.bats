@@ -350,7 +350,6 @@ for f in ('deflated', 'again'):
 	assert_error 2 $C "option '-o' needs a value"
 	run "$BIN/$C" a.npy --stats --density
 	assert_error 2 $C "option '--density' needs a value"
-	[[ ${lines[1]} == "Try 'macko-compress --help' for more information." ]]
 	assert_only_files "$T" a.npy m.npz
 }
 
