@@ -40,15 +40,17 @@ static const char usage[] =
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
-	"Bench options (one CSV row per kernel: times, GB/s over the bytes each\n"
-	"format must move, the ratio to cuBLAS and the error against the CPU):\n"
+	"Bench options (one CSV row per kernel, on stdout or to -o FILE: times, GB/s\n"
+	"over the bytes each format must move, the ratio to cuBLAS and the error\n"
+	"against the CPU):\n"
 	"      --rows R --cols C  a random matrix of this shape (default 8192 x 8192)\n"
 	"      --density D        its density, in (0, 1] (default 0.5)\n"
 	"      --matrix FILE      a MACKO .npz instead of a random matrix\n"
 	"      --vectors N        vectors, 1..16 (default 1)\n"
 	"      --kernels LIST     of macko, cublas, cusparse (default all three)\n"
 	"      --reps N           timed repetitions (default 100); --warmup N (default 10)\n"
-	"      --no-flush         do not flush the L2 cache between repetitions\n"
+	"      --flush            flush the L2 cache before each repetition (default)\n"
+	"      --no-flush         do not\n"
 	"      --seed K           seed of the matrix and x (default 1)\n"
 	"      --append           append rows to the -o file (header once), for sweeps\n"
 	"\n"
@@ -97,7 +99,7 @@ static struct options parse_options(int argc, char **argv)
 	 * options OPT_ROWS..OPT_APPEND: each mode refuses the other's by range. */
 	enum { OPT_ALPHA = 256, OPT_BETA, OPT_Y_IN, OPT_OUT_DTYPE, OPT_DEVICE, OPT_CHECK_FINITE,
 	       OPT_ROWS, OPT_COLS, OPT_DENSITY, OPT_MATRIX, OPT_VECTORS, OPT_KERNELS, OPT_REPS,
-	       OPT_WARMUP, OPT_NO_FLUSH, OPT_SEED, OPT_APPEND };
+	       OPT_WARMUP, OPT_FLUSH, OPT_NO_FLUSH, OPT_SEED, OPT_APPEND };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"alpha", required_argument, NULL, OPT_ALPHA},
@@ -114,6 +116,7 @@ static struct options parse_options(int argc, char **argv)
 		{"kernels", required_argument, NULL, OPT_KERNELS},
 		{"reps", required_argument, NULL, OPT_REPS},
 		{"warmup", required_argument, NULL, OPT_WARMUP},
+		{"flush", no_argument, NULL, OPT_FLUSH},
 		{"no-flush", no_argument, NULL, OPT_NO_FLUSH},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"append", no_argument, NULL, OPT_APPEND},
@@ -122,8 +125,9 @@ static struct options parse_options(int argc, char **argv)
 	struct options o = {.alpha = 1, .out = MACKO_OUT_F32, .device = DEVICE_AUTO, .nvec = 1,
 			    .reps = 100, .warmup = 10, .flush = 1, .rows = 8192, .cols = 8192,
 			    .density = 0.5, .seed = 1, .kernels = 7};
-	/* the name of an option of the other mode, if one is given */
-	const char *bench_only = NULL, *spmv_only = NULL;
+	/* the name of an option of the other mode, if one is given; and of an
+	 * option that shapes the random matrix */
+	const char *bench_only = NULL, *spmv_only = NULL, *random_shape = NULL;
 	if (argc > 1 && !strcmp(argv[1], "bench")) {
 		o.bench = 1;
 		argv++;
@@ -136,6 +140,8 @@ static struct options parse_options(int argc, char **argv)
 			spmv_only = longopts[li].name;
 		else if (c >= OPT_ROWS && c <= OPT_APPEND)
 			bench_only = longopts[li].name;
+		if (c >= OPT_ROWS && c <= OPT_DENSITY)
+			random_shape = longopts[li].name;
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case OPT_ALPHA: o.alpha = cli_double("--alpha", optarg, -1e30, 1e30); break;
@@ -159,6 +165,7 @@ static struct options parse_options(int argc, char **argv)
 		case OPT_KERNELS: o.kernels = parse_kernels(optarg); break;
 		case OPT_REPS: o.reps = (int)cli_int("--reps", optarg, 1, 1000000); break;
 		case OPT_WARMUP: o.warmup = (int)cli_int("--warmup", optarg, 0, 1000000); break;
+		case OPT_FLUSH: o.flush = 1; break;
 		case OPT_NO_FLUSH: o.flush = 0; break;
 		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_APPEND: o.append = 1; break;
@@ -173,6 +180,8 @@ static struct options parse_options(int argc, char **argv)
 			cli_usage_error("unexpected argument '%s'", argv[optind]);
 		if (o.append && !o.output)
 			cli_usage_error("--append needs -o FILE");
+		if (o.matrix && random_shape)
+			cli_usage_error("--%s shapes the random matrix; --matrix gives one", random_shape);
 		return o;
 	}
 	if (bench_only)

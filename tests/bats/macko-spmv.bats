@@ -289,7 +289,7 @@ sp.save_npz('scipy.npz', sp.random(4, 40, density=0.3, format='csr', random_stat
 	usage "option '--y-in' needs a value" a.npz x.npy -o y.npy --y-in
 	# bench options in the multiply mode, named
 	for opt in "--rows 8" "--cols 8" "--density 0.5" "--matrix m.npz" "--vectors 2" \
-		"--kernels macko" "--reps 3" "--warmup 1" --no-flush "--seed 3" --append; do
+		"--kernels macko" "--reps 3" "--warmup 1" --flush --no-flush "--seed 3" --append; do
 		usage "^macko-spmv: error: ${opt%% *} belongs to 'macko-spmv bench'$" a.npz x.npy -o y.npy $opt
 	done
 	# multiply options after bench, named
@@ -309,6 +309,10 @@ sp.save_npz('scipy.npz', sp.random(4, 40, density=0.3, format='csr', random_stat
 	usage "--warmup: -1 is out of range" bench --warmup -1
 	usage "--seed: -1 is out of range" bench --seed -1
 	usage "unexpected argument 'extra'" bench extra
+	for opt in "--rows 8" "--cols 8" "--density 0.5"; do
+		usage "^macko-spmv: error: ${opt%% *} shapes the random matrix; --matrix gives one$" \
+			bench --matrix m.npz $opt
+	done
 	assert_only_files "$T"
 }
 
@@ -320,7 +324,7 @@ sp.save_npz('scipy.npz', sp.random(4, 40, density=0.3, format='csr', random_stat
 	assert_error 1 $S "bench: no usable CUDA device"
 	assert_only_files "$T"
 	printf 'gpu,rows\nX,1\n' > old.csv
-	run "$BIN/$S" bench --append -o old.csv --no-flush --reps 1 --warmup 0 --seed 2
+	run "$BIN/$S" bench --append -o old.csv --flush --no-flush --reps 1 --warmup 0 --seed 2
 	assert_error 1 $S "bench: no usable CUDA device"
 	[ "$(cat old.csv)" = "$(printf 'gpu,rows\nX,1')" ]
 	assert_only_files "$T" old.csv
