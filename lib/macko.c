@@ -23,6 +23,7 @@
  * 0.9: 0.31 s, on one core. */
 #include "macko.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,6 +515,15 @@ int macko_compress_csr(const struct csr *a, struct macko *m, const char *name, s
 		return -1;
 	if (!a->values && a->nnz > 0)
 		return sp_fail(err, "%s: a pattern matrix (no values) has nothing to compress", name);
+	/* A finite value past fp16's range is refused, as a dense .npy's is
+	 * (npy_convert.c), rather than stored as an Inf. */
+	for (int64_t r = 0; r < a->nrows; r++)
+		for (int64_t j = a->indptr[r]; j < a->indptr[r + 1]; j++)
+			if (isfinite(a->values[j]) && half_is_nonfinite(half_from_float(a->values[j])))
+				return sp_fail(err, "%s: the value at row %lld, column %lld (%.9g) "
+						    "overflows f2",
+					       name, (long long)r, (long long)a->indices[j],
+					       (double)a->values[j]);
 	struct source src = {a->nrows, a->ncols, csr_count_row, csr_fill_row, NULL, a};
 	return compress(&src, m, name, err);
 }

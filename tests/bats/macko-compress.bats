@@ -364,11 +364,13 @@ np.save('d3.npy', np.ones((2, 2, 2), np.float32))
 np.save('int.npy', np.ones((3, 3), np.int32))
 np.save('over.npy', np.array([[1, 0], [0, 70000]], np.float32))
 import scipy.sparse as sp
+sp.save_npz('over.npz', sp.csr_matrix(np.array([[1, 0], [0, 1e10]])))
 sp.save_npz('csc.npz', sp.random(5, 5, density=0.5, format='csc', random_state=0))
 sp.save_npz('dup.npz', sp.coo_matrix(([1., 2.], ([0, 0], [1, 1])), shape=(2, 2)))"
 	head -c 300 big.npy > truncated.npy
 	printf 'not a zip' > notzip.npz
 	printf '%%%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1.0\n' > range.mtx
+	printf '%%%%MatrixMarket matrix coordinate real general\n3 3 1\n3 2 -7e4\n' > over.mtx
 	mkdir dir.npy
 	check() { # INPUT PATTERN
 		run "$BIN/$C" "$1" -o "$T/out/x.npz" --stats
@@ -381,6 +383,9 @@ sp.save_npz('dup.npz', sp.coo_matrix(([1., 2.], ([0, 0], [1, 1])), shape=(2, 2))
 	check d3.npy "d3.npy: expected a 2-d matrix, found 3 dimensions"
 	check int.npy "int.npy: expected dtype f2, f4 or f8, found i4"
 	check over.npy "over.npy: element 3 \(70000\) overflows f2"
+	# a sparse input's values past fp16's range are refused, as a dense one's
+	check over.npz "over.npz: the value at row 1, column 1 \(1e\+10\) overflows f2"
+	check over.mtx "over.mtx: the value at row 2, column 1 \(-70000\) overflows f2"
 	check notzip.npz "notzip.npz: .*not a zip file"
 	check csc.npz "csc.npz: format is 'csc'; only csr and coo are supported"
 	check dup.npz "dup.npz: row 0 repeats column 1"

@@ -391,12 +391,13 @@ static void test_csr_matches_dense(void **state)
 }
 
 /* Float values are rounded to fp16; those that round to zero, and stored
- * zeros, are dropped, so their columns count as gap. */
+ * zeros, are dropped, so their columns count as gap. An Inf stays one
+ * (test_csr_rejects: a finite value that overflows is refused). */
 static void test_csr_rounding(void **state)
 {
 	int64_t indptr[] = {0, 5};
 	int32_t indices[] = {0, 1, 2, 20, 40};
-	float values[] = {1.0001f, 1e-10f, 0.0f, -65519.0f, 70000.0f};
+	float values[] = {1.0001f, 1e-10f, 0.0f, -65519.0f, INFINITY};
 	struct csr g = {1, 41, 5, indptr, indices, values};
 	struct macko m;
 	struct sp_err e;
@@ -430,6 +431,10 @@ static void test_csr_rejects(void **state)
 	g.values = NULL;
 	assert_int_equal(macko_compress_csr(&g, &m, "g.npz", &e), -1);
 	assert_non_null(strstr(e.msg, "g.npz: a pattern matrix"));
+	float big[] = {1, 70000};
+	g.values = big;
+	assert_int_equal(macko_compress_csr(&g, &m, "g.npz", &e), -1);
+	assert_string_equal(e.msg, "g.npz: the value at row 1, column 4 (70000) overflows f2");
 }
 
 /* 16 rows with a lone nonzero in the last of 2^31 - 1 columns need 2^27
