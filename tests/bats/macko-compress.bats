@@ -419,6 +419,8 @@ np.save('$T/a.npy', a)"
 	check past-column.npz "row 0: element 10 falls in column 54 of 40"
 	check short-shape.npz "row_indices has 5 entries, expected rows \+ 1 = 4"
 	check float-shape.npz "array 'shape' must hold two integers"
+	head -c 300 good.npz > truncated.npz
+	check truncated.npz ".*truncated"
 	# a SciPy matrix is not MACKO for --decompress
 	run "$BIN/$C" --decompress "$REPO/data/karate.mtx" -o "$T/out/x.npy"
 	assert_error 1 $C "karate.mtx"
