@@ -132,7 +132,9 @@ static void print_stats(const struct options *o, const char *name, const struct 
 /* The row pointers, from the cheapest source that has them: a generator that
  * needs no neighbours, or a loader that reads only indptr. The whole graph is
  * built only when it must be saved. */
-static void load_indptr(const struct options *o, int64_t **indptr, int64_t *nrows)
+/* The graph's row pointers, and the whole graph in *g when --graph-out will
+ * save it (main saves it last, once every check has passed). */
+static void load_graph(const struct options *o, int64_t **indptr, int64_t *nrows, struct csr *g)
 {
 	struct sp_err err;
 	double t0 = timer_now();
@@ -143,28 +145,17 @@ static void load_indptr(const struct options *o, int64_t **indptr, int64_t *nrow
 		if (o->seed)
 			spec.seed = (uint64_t)cli_int("--seed", o->seed, 0, INT64_MAX);
 		*nrows = spec.nodes;
-		if (o->graph_out) {
-			struct csr g;
-			if (graph_gen(&spec, &g, &err) || csr_npz_save(o->graph_out, &g, o->compress, &err))
-				cli_fatal(&err);
-			*indptr = g.indptr;
-			g.indptr = NULL;
-			csr_free(&g);
-		} else if (graph_gen_indptr(&spec, indptr, &err)) {
+		if (o->graph_out ? graph_gen(&spec, g, &err) : graph_gen_indptr(&spec, indptr, &err))
 			cli_fatal(&err);
-		}
 	} else if (o->graph_out) {
-		struct csr g;
-		if (graph_load(o->graph, &o->load, &g, &err) ||
-		    csr_npz_save(o->graph_out, &g, o->compress, &err))
+		if (graph_load(o->graph, &o->load, g, &err))
 			cli_fatal(&err);
-		*nrows = g.nrows;
-		*indptr = g.indptr;
-		g.indptr = NULL;
-		csr_free(&g);
+		*nrows = g->nrows;
 	} else if (graph_load_indptr(o->graph, &o->load, indptr, nrows, &err)) {
 		cli_fatal(&err);
 	}
+	if (o->graph_out)
+		*indptr = g->indptr;
 	cli_log(2, "read graph: %.3f s", timer_now() - t0);
 }
 
@@ -174,9 +165,12 @@ int main(int argc, char **argv)
 	struct options o = parse_options(argc, argv);
 	const char *name = o.graph ? o.graph : o.synthetic;
 	int64_t *indptr, nrows;
+	struct csr g = {0};
 	struct sp_err err;
 
-	load_indptr(&o, &indptr, &nrows);
+	/* Every check comes before the first output, and the records' file is
+	 * opened before the graph is saved, so a failure leaves neither. */
+	load_graph(&o, &indptr, &nrows, &g);
 	if (nrows == 0)
 		cli_die("%s: graph has no rows", name);
 
@@ -189,21 +183,33 @@ int main(int argc, char **argv)
 		free(records);
 		cli_log(1, "%s: %lld records match %s", o.check, (long long)count, name);
 	}
+	int32_t *records = NULL;
+	int64_t count = 0;
+	struct afile out;
 	if (o.output) {
 		double t0 = timer_now();
-		int64_t count = warp4_count(indptr, nrows, o.warp_max_nz);
-		int32_t *records = malloc((size_t)(count ? count : 1) * 4 * sizeof *records);
+		count = warp4_count(indptr, nrows, o.warp_max_nz);
+		records = malloc((size_t)(count ? count : 1) * 4 * sizeof *records);
 		if (!records)
 			cli_die("%s: out of memory for %lld records", o.output, (long long)count);
 		if (warp4_build(indptr, nrows, o.warp_max_nz, records, name, &err) ||
-		    warp4_write(o.output, records, count, &err))
+		    afile_open(&out, o.output, &err))
+			cli_fatal(&err);
+		cli_log(2, "build records: %.3f s", timer_now() - t0);
+	}
+	if (o.graph_out && csr_npz_save(o.graph_out, &g, o.compress, &err))
+		cli_fatal(&err); /* cli_die removes the records' temporary */
+	if (o.output) {
+		if (warp4_write(&out, records, count, &err))
 			cli_fatal(&err);
 		free(records);
-		cli_log(2, "build and write records: %.3f s", timer_now() - t0);
 	}
 	struct warp4_stats s;
 	warp4_stats(indptr, nrows, o.warp_max_nz, &s);
 	print_stats(&o, name, &s);
-	free(indptr);
+	if (o.graph_out)
+		csr_free(&g);
+	else
+		free(indptr);
 	return 0;
 }

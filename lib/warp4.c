@@ -53,16 +53,13 @@ void warp4_stats(const int64_t *indptr, int64_t nrows, int warp_max_nz, struct w
 	s->degree_imbalance = s->mean_degree > 0 ? s->max_degree / s->mean_degree : 0;
 }
 
-int warp4_write(const char *path, const int32_t *records, int64_t count, struct sp_err *err)
+int warp4_write(struct afile *f, const int32_t *records, int64_t count, struct sp_err *err)
 {
-	struct afile f;
-	if (afile_open(&f, path, err))
-		return -1;
-	if (afile_write(&f, records, (size_t)count * 4 * sizeof *records, err)) {
-		afile_abort(&f);
+	if (afile_write(f, records, (size_t)count * 4 * sizeof *records, err)) {
+		afile_abort(f);
 		return -1;
 	}
-	return afile_commit(&f, err);
+	return afile_commit(f, err);
 }
 
 int warp4_read(const char *path, int32_t **records, int64_t *count, struct sp_err *err)
@@ -111,6 +108,9 @@ int warp4_validate(const int32_t *records, int64_t count, const int64_t *indptr,
 				return sp_fail(err, "%s: record %lld has length %d (row %lld has %lld left, limit %d)",
 					       name, (long long)i, rec[2], (long long)r,
 					       (long long)(indptr[r + 1] - at), warp_max_nz);
+			if (rec[3] != 0)
+				return sp_fail(err, "%s: record %lld has %d in its fourth field, which is 0",
+					       name, (long long)i, rec[3]);
 			at += rec[2];
 			i++;
 		}

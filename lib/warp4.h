@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "afile.h"
 #include "err.h"
 
 #define WARP4_MAX_NZ_LIMIT 65536
@@ -33,11 +34,15 @@ int warp4_build(const int64_t *indptr, int64_t nrows, int warp_max_nz, int32_t *
 
 void warp4_stats(const int64_t *indptr, int64_t nrows, int warp_max_nz, struct warp4_stats *s);
 
-int warp4_write(const char *path, const int32_t *records, int64_t count, struct sp_err *err);
+/* Writes the records to f (afile_open'd: the caller opens it before other
+ * work that could fail, so a missing folder stops the run before anything is
+ * written) and commits it; on failure the temporary is removed. */
+int warp4_write(struct afile *f, const int32_t *records, int64_t count, struct sp_err *err);
 int warp4_read(const char *path, int32_t **records, int64_t *count, struct sp_err *err);
 
 /* Checks that records cover every edge of every row exactly once, in order,
- * with lengths in 1..warp_max_nz: what a kernel relies on. */
+ * with lengths in 1..warp_max_nz and a fourth field of 0: what a kernel
+ * relies on. */
 int warp4_validate(const int32_t *records, int64_t count, const int64_t *indptr, int64_t nrows,
 		   int warp_max_nz, const char *name, struct sp_err *err);
 

@@ -170,9 +170,14 @@ assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in z.infolist())"
 import numpy as np
 r = np.fromfile('$T/ok.warp4', dtype=np.int32).reshape(-1, 4)
 r[0, 2] = 65
-r.tofile('$T/len.warp4')"
+r.tofile('$T/len.warp4')
+r = np.fromfile('$T/ok.warp4', dtype=np.int32).reshape(-1, 4)
+r[3, 3] = 7
+r.tofile('$T/fourth.warp4')"
 	run "$BIN/$G" "$T/g.npz" --check "$T/len.warp4"
 	assert_error 1 $G "len.warp4: record 0 has length 65"
+	run "$BIN/$G" "$T/g.npz" --check "$T/fourth.warp4"
+	assert_error 1 $G "fourth.warp4: record 3 has 7 in its fourth field, which is 0"
 }
 
 @test "-q prints nothing, -v adds timings" {
@@ -182,7 +187,7 @@ r.tofile('$T/len.warp4')"
 	[ -z "$output" ]
 	run "$BIN/$G" -v "$T/g.npz" -o "$T/x.warp4"
 	[[ $output == *"read graph:"* ]]
-	[[ $output == *"build and write records:"* ]]
+	[[ $output == *"build records:"* ]]
 }
 
 @test "usage errors exit 2" {
@@ -253,9 +258,18 @@ np.savez('norows.npz', format=np.array(b'csr'), shape=np.array([0, 0]),
 	assert_error 1 $G "text.csv:2"
 	run "$BIN/$G" ok.npz -o "$T/no/such/dir/x.warp4"
 	assert_error 1 $G "no/such/dir/x.warp4.*No such file or directory"
+	# --graph-out is written last: a failed check or records' file leaves it out too
+	run "$BIN/$G" ok.npz --graph-out "$T/out/g.npz" -o "$T/no/such/dir/x.warp4"
+	assert_error 1 $G "no/such/dir/x.warp4.*No such file or directory"
+	printf '0123456789abcdef' > one.warp4
+	run "$BIN/$G" ok.npz --graph-out "$T/out/g.npz" --check one.warp4 -o "$T/out/x.warp4"
+	assert_error 1 $G "one.warp4: record 0"
+	run "$BIN/$G" --synthetic powerlaw:nodes=100,edges=500 --graph-out "$T/out/g.npz" \
+		-o "$T/no/such/dir/x.warp4"
+	assert_error 1 $G "no/such/dir/x.warp4"
 	assert_only_files "$T/out"
 	assert_only_files "$T/in" ok.npz noindptr.npz decreasing.npz norows.npz notzip.npz \
-		truncated.npz range.mtx text.csv
+		truncated.npz range.mtx text.csv one.warp4
 }
 
 @test "an existing output is replaced only on success" {

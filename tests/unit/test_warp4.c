@@ -73,6 +73,11 @@ static void test_validate_rejects(void **state)
 	bad[4 * 0 + 2] = 0; /* an empty record never advances */
 	assert_int_equal(warp4_validate(bad, 7, indptr, ROWS, 64, "m.warp4", &e), -1);
 	assert_non_null(strstr(e.msg, "has length 0"));
+
+	memcpy(bad, rec, sizeof rec);
+	bad[4 * 3 + 3] = 7; /* the fourth field is always 0 */
+	assert_int_equal(warp4_validate(bad, 7, indptr, ROWS, 64, "m.warp4", &e), -1);
+	assert_string_equal(e.msg, "m.warp4: record 3 has 7 in its fourth field, which is 0");
 }
 
 static void test_offsets_must_fit_int32(void **state)
@@ -93,7 +98,9 @@ static void test_file_round_trip(void **state)
 	int64_t n;
 	struct sp_err e;
 	warp4_build(indptr, ROWS, 64, rec, "t", &e);
-	assert_int_equal(warp4_write(path, rec, 7, &e), 0);
+	struct afile f;
+	assert_int_equal(afile_open(&f, path, &e), 0);
+	assert_int_equal(warp4_write(&f, rec, 7, &e), 0);
 	assert_int_equal(warp4_read(path, &back, &n, &e), 0);
 	assert_int_equal(n, 7);
 	assert_memory_equal(back, rec, sizeof rec);
