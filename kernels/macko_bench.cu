@@ -278,7 +278,7 @@ extern "C" int macko_bench(const struct macko *m, const struct macko_bench_opts 
 		if (upload_dense_and_csr(&b, o->kernels, err))
 			goto out;
 	}
-	if ((o->kernels & MACKO_KERNEL_MACKO) && macko_dev_upload(m, &b.md, err))
+	if ((o->kernels & MACKO_KERNEL_MACKO) && macko_dev_upload(m, o->nvec, &b.md, err))
 		goto out;
 	if ((o->kernels & MACKO_KERNEL_CUBLAS) && GPU_FAILED(err, cublasCreate(&b.blas)))
 		goto out;

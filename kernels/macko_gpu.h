@@ -25,17 +25,24 @@ struct macko_dev {
 	void *values; /* fp16 */
 	void *deltas;
 	int32_t *ends; /* rows + 1: where each row's elements end */
-	void *xt;      /* scratch: x transposed to [col][vector] for several vectors */
-	void *order;   /* the eight-vector kernel's gather order (macko_order.h) */
+	int max_vectors; /* the most vectors a product may take (macko_dev_upload) */
+	void *xt;        /* scratch: x transposed to [col][vector]; NULL for one vector */
+	void *order;     /* the eight-vector kernel's gather order (macko_order.h), or NULL */
 };
 
 enum macko_out { MACKO_OUT_F16, MACKO_OUT_F32 };
 
-int macko_dev_upload(const struct macko *m, struct macko_dev *d, struct sp_err *err);
+/* max_vectors (1..MACKO_MAX_VECTORS) is the most vectors a product of this
+ * upload will take. The scratch for x transposed (more than one vector) and
+ * the eight-vector kernel's gather order (five or more: 1.1 ms on the GPU
+ * and a byte per 8 elements for 28672 x 8192 at d = 0.5) are made only
+ * when a product can use them. */
+int macko_dev_upload(const struct macko *m, int max_vectors, struct macko_dev *d,
+		     struct sp_err *err);
 void macko_dev_free(struct macko_dev *d);
 
 /* Enqueues y = alpha A x + beta y_in on the default stream. x: device fp16,
- * nvec x cols, row-major. y_in, y: device, nvec x rows, of type `out`;
+ * nvec x cols, row-major, nvec at most the upload's max_vectors. y_in, y: device, nvec x rows, of type `out`;
  * y_in is not read when beta is 0 and may be NULL then (or equal y). */
 int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		   const void *y_in, void *y, enum macko_out out, struct sp_err *err);

@@ -753,9 +753,13 @@ macko_spmv_kernel(
 	TRACE_EXIT(lane);
 }
 
-extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, struct sp_err *err)
+extern "C" int macko_dev_upload(const struct macko *m, int max_vectors, struct macko_dev *d,
+				struct sp_err *err)
 {
 	*d = (struct macko_dev){m->rows, m->cols, m->elements, m->padded};
+	d->max_vectors = max_vectors;
+	if (max_vectors < 1 || max_vectors > MACKO_MAX_VECTORS)
+		return sp_fail(err, "MACKO upload: %d vectors (1..%d)", max_vectors, MACKO_MAX_VECTORS);
 	if (m->rows > INT32_MAX - 1 || m->cols > INT32_MAX)
 		return sp_fail(err, "MACKO matrix of %lld x %lld is too large for the GPU kernel's "
 				    "32-bit indices",
@@ -769,12 +773,18 @@ extern "C" int macko_dev_upload(const struct macko *m, struct macko_dev *d, stru
 	if (gpu_malloc(&d->values, n * 2, "MACKO values", err) ||
 	    gpu_malloc(&d->deltas, n / 2, "MACKO deltas", err) ||
 	    gpu_malloc((void **)&d->ends, (size_t)(m->rows + 1) * 4, "MACKO row ends", err) ||
-	    gpu_malloc(&d->xt, (size_t)m->cols * MAX_NVP * 2 + 16, "transposed x", err) ||
 	    gpu_upload(d->values, a.values, n * 2, err) ||
 	    gpu_upload(d->deltas, a.deltas, n / 2, err) ||
-	    gpu_upload(d->ends, a.ends, (size_t)(m->rows + 1) * 4, err) ||
-	    gpu_malloc(&d->order, macko_order_bytes((int64_t)n), "MACKO gather order", err) ||
-	    macko_order_choose(d->deltas, d->ends, m->rows, (int64_t)n, d->order, err))
+	    gpu_upload(d->ends, a.ends, (size_t)(m->rows + 1) * 4, err))
+		goto out;
+	if (max_vectors > 1 &&
+	    gpu_malloc(&d->xt, (size_t)m->cols * MAX_NVP * 2 + 16, "transposed x", err))
+		goto out;
+	/* Five to eight vectors go through the eight-vector kernel (dispatch),
+	 * and more than eight as eight and the rest. */
+	if (max_vectors > 4 &&
+	    (gpu_malloc(&d->order, macko_order_bytes((int64_t)n), "MACKO gather order", err) ||
+	     macko_order_choose(d->deltas, d->ends, m->rows, (int64_t)n, d->order, err)))
 		goto out;
 	rc = 0;
 out:
@@ -871,6 +881,8 @@ static int launch(const struct macko_dev *d, const void *x, int nvec, float alph
 	if (NVP > 1) {
 		if (!d->xt)
 			return sp_fail(err, "MACKO SpMV: no scratch for the transposed x");
+		if (gathers_in_order<NVP, ALL_SHARED>() && !d->order)
+			return sp_fail(err, "MACKO SpMV: no gather order for eight vectors");
 		transpose_x<NVP><<<(unsigned)((d->cols + 255) / 256), 256>>>((const __half *)x, (int)d->cols,
 									    nvec, (__half *)d->xt);
 		GPU_CHECK_LAUNCH(err, "transpose_x");
@@ -951,6 +963,9 @@ extern "C" int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec
 {
 	if (nvec < 1 || nvec > MACKO_MAX_VECTORS)
 		return sp_fail(err, "MACKO SpMV: %d vectors (1..%d)", nvec, MACKO_MAX_VECTORS);
+	if (nvec > d->max_vectors)
+		return sp_fail(err, "MACKO SpMV: %d vectors, but the matrix was uploaded for at most %d",
+			       nvec, d->max_vectors);
 	if (d->rows == 0)
 		return 0;
 	gpu_range_push("macko_spmv");

@@ -38,7 +38,7 @@ static int multiply_gpu(const struct macko *m, const uint16_t *x, int nvec, doub
 	size_t ysize = out == MACKO_OUT_F16 ? 2 : 4;
 	struct macko_dev d;
 	void *x_dev = NULL, *y_dev = NULL;
-	if (macko_dev_upload(m, &d, err))
+	if (macko_dev_upload(m, nvec, &d, err))
 		return -1;
 	int rc = -1;
 	if (gpu_malloc(&x_dev, nx * 2, "x", err) || gpu_malloc(&y_dev, ny * ysize, "y", err) ||

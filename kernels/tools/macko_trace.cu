@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 			return fail(err);
 	}
 	macko_dev d;
-	if (macko_dev_upload(&m, &d, &err))
+	if (macko_dev_upload(&m, 1, &d, &err))
 		return fail(err);
 	std::vector<uint16_t> xh(cols);
 	for (int64_t c = 0; c < cols; c++)

@@ -56,7 +56,7 @@ static void gpu_product(const struct macko *m, const uint16_t *xh, int nvec, flo
 	struct sp_err e;
 	struct macko_dev d;
 	void *x_dev, *y_dev, *yin_dev;
-	assert_int_equal(macko_dev_upload(m, &d, &e), 0);
+	assert_int_equal(macko_dev_upload(m, nvec, &d, &e), 0);
 	assert_int_equal(gpu_malloc(&x_dev, nx * 2, "x", &e), 0);
 	assert_int_equal(gpu_malloc(&y_dev, ny * ysz + 1, "y", &e), 0);
 	assert_int_equal(gpu_malloc(&yin_dev, ny * ysz + 1, "y_in", &e), 0);
@@ -349,7 +349,7 @@ static void test_gather_order(void **state)
 		struct sp_err e;
 		assert_int_equal(macko_compress_dense(dense, rows, cols, &m, "test", &e), 0);
 		assert_int_equal(macko_align(&m, &a, "test", &e), 0);
-		assert_int_equal(macko_dev_upload(&m, &d, &e), 0);
+		assert_int_equal(macko_dev_upload(&m, 8, &d, &e), 0);
 		size_t n;
 		uint8_t *order = download_order(&m, &d, &n);
 		for (size_t i = 0; i < n; i++)
@@ -396,7 +396,7 @@ static void test_gather_order_is_faster(void **state)
 	struct macko_dev d;
 	struct sp_err e;
 	assert_int_equal(macko_compress_dense(dense, rows, cols, &m, "test", &e), 0);
-	assert_int_equal(macko_dev_upload(&m, &d, &e), 0);
+	assert_int_equal(macko_dev_upload(&m, 8, &d, &e), 0);
 	struct spmv_job job = {&d, NULL, NULL};
 	assert_int_equal(gpu_malloc((void **)&job.x, (size_t)8 * cols * 2, "x", &e), 0);
 	assert_int_equal(gpu_malloc(&job.y, (size_t)8 * rows * 4, "y", &e), 0);
@@ -435,9 +435,24 @@ static void test_bad_vector_count(void **state)
 	uint16_t one = half_from_float(1.0f);
 	assert_int_equal(macko_compress_dense(&one, 1, 1, &m, "t", &e), 0);
 	struct macko_dev d;
-	assert_int_equal(macko_dev_upload(&m, &d, &e), 0);
+	assert_int_equal(macko_dev_upload(&m, 0, &d, &e), -1);
+	assert_non_null(strstr(e.msg, "0 vectors"));
+	assert_int_equal(macko_dev_upload(&m, 17, &d, &e), -1);
+	assert_non_null(strstr(e.msg, "17 vectors"));
+	assert_int_equal(macko_dev_upload(&m, 16, &d, &e), 0);
+	assert_non_null(d.order);
 	assert_int_equal(macko_dev_spmv(&d, NULL, 17, 1, 0, NULL, NULL, MACKO_OUT_F16, &e), -1);
 	assert_non_null(strstr(e.msg, "17 vectors"));
+	macko_dev_free(&d);
+	/* An upload for up to four vectors makes no gather order and takes no
+	 * more than it was made for. */
+	assert_int_equal(macko_dev_upload(&m, 4, &d, &e), 0);
+	assert_null(d.order);
+	assert_int_equal(macko_dev_spmv(&d, NULL, 5, 1, 0, NULL, NULL, MACKO_OUT_F16, &e), -1);
+	assert_non_null(strstr(e.msg, "uploaded for at most 4"));
+	macko_dev_free(&d);
+	assert_int_equal(macko_dev_upload(&m, 1, &d, &e), 0);
+	assert_null(d.xt);
 	macko_dev_free(&d);
 	macko_free(&m);
 }
