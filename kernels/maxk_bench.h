@@ -1,6 +1,7 @@
 /* maxk-train --bench-kernels: cuSPARSE SpMM on the dense MaxK features
  * against the MaxK forward, MaxK backward and top-k, on one graph, side by
- * side, each checked against cuSPARSE on the same data. */
+ * side, each checked against cuSPARSE on the same data (top-k against the
+ * CPU's top-k). */
 #ifndef SPKIT_MAXK_BENCH_H
 #define SPKIT_MAXK_BENCH_H
 
@@ -26,7 +27,7 @@ struct maxk_bench_result {
 	struct gpu_timing t;
 	double bytes;   /* the least the kernel must move */
 	double gbs;
-	double max_err; /* max |ours - cuSPARSE| / max |cuSPARSE| (0 for cuSPARSE itself) */
+	double max_err; /* max |ours - reference| / max |reference| (0 for cuSPARSE itself) */
 };
 
 #define MAXK_BENCH_KERNELS 7
