@@ -212,6 +212,18 @@ static void test_odd_graphs(void **state)
 	check_spec("powerlaw:nodes=3001,edges=90000,seed=4", 512, 1);
 }
 
+/* The index width changes above 256 columns (8-bit to 16-bit): 256 is the
+ * last 8-bit width, 257 (column 256 kept) and 300 the first 16-bit ones. */
+static void test_index_width_boundary(void **state)
+{
+	assert_int_equal(maxk_index_bytes(256), 1);
+	assert_int_equal(maxk_index_bytes(257), 2);
+	check_spec("powerlaw:nodes=1001,edges=30000,seed=8", 256, 200);
+	check_spec("powerlaw:nodes=1001,edges=30000,seed=8", 257, 200);
+	check_spec("powerlaw:nodes=1001,edges=30000,seed=8", 257, 1);
+	check_spec("powerlaw:nodes=1001,edges=30000,seed=8", 300, 17);
+}
+
 /* Mean degree 200: the forward's bank-spread accumulators and groups (used
  * from mean degree 128); widths under 32 give fewer accumulator rows than
  * groups. */
@@ -344,6 +356,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_k_and_widths),
 		cmocka_unit_test(test_odd_graphs),
+		cmocka_unit_test(test_index_width_boundary),
 		cmocka_unit_test(test_dense_rows),
 		cmocka_unit_test(test_star_of_degree_100000),
 		cmocka_unit_test(test_rows_at_the_cut),
