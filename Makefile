@@ -49,6 +49,8 @@ CMD_SRC  := $(sort $(wildcard cmd/*.c))
 CU_SRC   := $(sort $(wildcard kernels/*.cu))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 GPU_TEST_SRC := $(sort $(wildcard tests/gpu/test_*.c))
+# The programs' GPU modes, tested from the shell (TAP, like the cmocka suites)
+GPU_TEST_SH  := $(sort $(wildcard tests/gpu/*.sh))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 # ONNX's protobuf schema, compiled to C by protoc-c at build time and put into
@@ -63,7 +65,8 @@ LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(ONNX_GEN_C:.c=.o)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
 PROGRAMS := $(CMD_SRC:cmd/%.c=$(BIN)/%)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-GPU_TEST_BIN := $(GPU_TEST_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu_%)
+GPU_TEST_BIN := $(GPU_TEST_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu_%) \
+                $(GPU_TEST_SH:tests/gpu/%.sh=$(BUILD)/tests/gpu_%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
 LIBSPKIT := $(BUILD)/libspkit.a
@@ -134,6 +137,12 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(ALL_LIBS)
 $(BUILD)/tests/gpu_%: $(BUILD)/tests/gpu/%.o $(ALL_LIBS) $(BUILD)/tests/libcmocka.so.0
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -Wl,-rpath,'$$ORIGIN' $< $(LINK_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
+
+# Copied beside the binaries, so that scripts/gpu-check.sh --prebuilt finds it
+# in build/tests/ with them.
+$(BUILD)/tests/gpu_%: tests/gpu/%.sh
+	@mkdir -p $(@D)
+	install -m 755 $< $@
 
 $(BUILD)/tests/libcmocka.so.0:
 	@mkdir -p $(@D)
