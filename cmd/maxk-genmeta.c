@@ -129,11 +129,9 @@ static void print_stats(const struct options *o, const char *name, const struct 
 	printf("degree_imbalance  %.1f\n", s->degree_imbalance);
 }
 
-/* The row pointers, from the cheapest source that has them: a generator that
- * needs no neighbours, or a loader that reads only indptr. The whole graph is
- * built only when it must be saved. */
-/* The graph's row pointers, and the whole graph in *g when --graph-out will
- * save it (main saves it last, once every check has passed). */
+/* The graph's row pointers, from the cheapest source that has them (a
+ * generator that needs no neighbours, or a loader that reads only indptr),
+ * or the whole graph in *g when --graph-out will save it. */
 static void load_graph(const struct options *o, int64_t **indptr, int64_t *nrows, struct csr *g)
 {
 	struct sp_err err;
@@ -168,8 +166,9 @@ int main(int argc, char **argv)
 	struct csr g = {0};
 	struct sp_err err;
 
-	/* Every check comes before the first output, and the records' file is
-	 * opened before the graph is saved, so a failure leaves neither. */
+	/* Every check comes first, and the records are written to their
+	 * temporary file before the graph is saved and committed after it: a
+	 * failure before the last rename leaves neither output. */
 	load_graph(&o, &indptr, &nrows, &g);
 	if (nrows == 0)
 		cli_die("%s: graph has no rows", name);
@@ -193,17 +192,14 @@ int main(int argc, char **argv)
 		if (!records)
 			cli_die("%s: out of memory for %lld records", o.output, (long long)count);
 		if (warp4_build(indptr, nrows, o.warp_max_nz, records, name, &err) ||
-		    afile_open(&out, o.output, &err))
-			cli_fatal(&err);
-		cli_log(2, "build records: %.3f s", timer_now() - t0);
-	}
-	if (o.graph_out && csr_npz_save(o.graph_out, &g, o.compress, &err))
-		cli_fatal(&err); /* cli_die removes the records' temporary */
-	if (o.output) {
-		if (warp4_write(&out, records, count, &err))
-			cli_fatal(&err);
+		    afile_open(&out, o.output, &err) || warp4_write(&out, records, count, &err))
+			cli_fatal(&err); /* cli_die removes the records' temporary */
 		free(records);
+		cli_log(2, "build and write records: %.3f s", timer_now() - t0);
 	}
+	if ((o.graph_out && csr_npz_save(o.graph_out, &g, o.compress, &err)) ||
+	    (o.output && afile_commit(&out, &err)))
+		cli_fatal(&err);
 	struct warp4_stats s;
 	warp4_stats(indptr, nrows, o.warp_max_nz, &s);
 	print_stats(&o, name, &s);

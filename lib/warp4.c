@@ -55,11 +55,7 @@ void warp4_stats(const int64_t *indptr, int64_t nrows, int warp_max_nz, struct w
 
 int warp4_write(struct afile *f, const int32_t *records, int64_t count, struct sp_err *err)
 {
-	if (afile_write(f, records, (size_t)count * 4 * sizeof *records, err)) {
-		afile_abort(f);
-		return -1;
-	}
-	return afile_commit(f, err);
+	return afile_write(f, records, (size_t)count * 4 * sizeof *records, err);
 }
 
 int warp4_read(const char *path, int32_t **records, int64_t *count, struct sp_err *err)

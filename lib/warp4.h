@@ -34,9 +34,9 @@ int warp4_build(const int64_t *indptr, int64_t nrows, int warp_max_nz, int32_t *
 
 void warp4_stats(const int64_t *indptr, int64_t nrows, int warp_max_nz, struct warp4_stats *s);
 
-/* Writes the records to f (afile_open'd: the caller opens it before other
- * work that could fail, so a missing folder stops the run before anything is
- * written) and commits it; on failure the temporary is removed. */
+/* Writes the records to f (afile_open'd), which the caller commits (or, on
+ * failure, aborts): maxk-genmeta writes them before it saves a graph and
+ * commits them after, so that no failure leaves one output without the other. */
 int warp4_write(struct afile *f, const int32_t *records, int64_t count, struct sp_err *err);
 int warp4_read(const char *path, int32_t **records, int64_t *count, struct sp_err *err);
 

@@ -187,7 +187,7 @@ r.tofile('$T/fourth.warp4')"
 	[ -z "$output" ]
 	run "$BIN/$G" -v "$T/g.npz" -o "$T/x.warp4"
 	[[ $output == *"read graph:"* ]]
-	[[ $output == *"build records:"* ]]
+	[[ $output == *"build and write records:"* ]]
 }
 
 @test "usage errors exit 2" {
@@ -267,6 +267,9 @@ np.savez('norows.npz', format=np.array(b'csr'), shape=np.array([0, 0]),
 	run "$BIN/$G" --synthetic powerlaw:nodes=100,edges=500 --graph-out "$T/out/g.npz" \
 		-o "$T/no/such/dir/x.warp4"
 	assert_error 1 $G "no/such/dir/x.warp4"
+	# and a graph that cannot be saved leaves no records
+	run "$BIN/$G" ok.npz --graph-out "$T/no/such/dir/g.npz" -o "$T/out/x.warp4"
+	assert_error 1 $G "no/such/dir/g.npz"
 	assert_only_files "$T/out"
 	assert_only_files "$T/in" ok.npz noindptr.npz decreasing.npz norows.npz notzip.npz \
 		truncated.npz range.mtx text.csv one.warp4

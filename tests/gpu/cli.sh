@@ -47,10 +47,13 @@ check "macko-spmv bench: the CSV's header, one row per kernel asked for, each ch
 	bench_csv_is_complete
 
 append_keeps_one_header() {
+	"$BIN/macko-spmv" bench --rows 500 --cols 700 --reps 2 --warmup 0 --kernels macko \
+		-o b.csv || return 1
 	"$BIN/macko-spmv" bench --rows 1000 --cols 3000 --density 0.2 --vectors 3 --reps 3 \
-		--warmup 1 --kernels cusparse --no-flush --append -o a.csv || return 1
-	[ "$(grep -c '^gpu,' a.csv)" -eq 1 ] || { cat a.csv; return 1; }
-	[ "$(tail -n 1 a.csv | cut -d, -f2-6,11)" = "1000,3000,0.2,3,cusparse,0" ] || { cat a.csv; return 1; }
+		--warmup 1 --kernels cusparse,cublas --no-flush --append -o b.csv || return 1
+	[ "$(grep -c '^gpu,' b.csv)" -eq 1 ] || { cat b.csv; return 1; }
+	[ "$(column b.csv kernel | tr '\n' ' ')" = "macko cublas cusparse " ] || { cat b.csv; return 1; }
+	[ "$(tail -n 1 b.csv | cut -d, -f2-6,11)" = "1000,3000,0.2,3,cusparse,0" ] || { cat b.csv; return 1; }
 }
 check "macko-spmv bench --append: rows added under the one header; --no-flush recorded" \
 	append_keeps_one_header

@@ -101,6 +101,7 @@ static void test_file_round_trip(void **state)
 	struct afile f;
 	assert_int_equal(afile_open(&f, path, &e), 0);
 	assert_int_equal(warp4_write(&f, rec, 7, &e), 0);
+	assert_int_equal(afile_commit(&f, &e), 0);
 	assert_int_equal(warp4_read(path, &back, &n, &e), 0);
 	assert_int_equal(n, 7);
 	assert_memory_equal(back, rec, sizeof rec);
