@@ -23,20 +23,17 @@ static int read_1d(struct npz *z, const char *path, const char *name, enum npy_d
 	return 0;
 }
 
-int macko_load(const char *path, struct macko *m, struct sp_err *err)
+int macko_read(struct npz *z, const char *path, struct macko *m, struct sp_err *err)
 {
-	struct npz z;
 	struct npy_array shape = {0}, values = {0}, deltas = {0}, rows = {0};
 	memset(m, 0, sizeof *m);
-	if (npz_open(&z, path, err))
-		return -1;
 	int rc = -1;
-	if (!npz_has(&z, "shape")) {
+	if (!npz_has(z, "shape")) {
 		sp_fail(err, "%s: missing array 'shape' (a MACKO file has values, deltas, row_indices "
 			     "and shape)", path);
 		goto out;
 	}
-	if (npz_read(&z, "shape", &shape, err))
+	if (npz_read(z, "shape", &shape, err))
 		goto out;
 	int64_t dims[2];
 	if (shape.ndim != 1 || shape.shape[0] != 2 ||
@@ -50,9 +47,9 @@ int macko_load(const char *path, struct macko *m, struct sp_err *err)
 			(long long)dims[1]);
 		goto out;
 	}
-	if (read_1d(&z, path, "values", NPY_F2, &values, err) ||
-	    read_1d(&z, path, "deltas", NPY_U1, &deltas, err) ||
-	    read_1d(&z, path, "row_indices", NPY_I4, &rows, err))
+	if (read_1d(z, path, "values", NPY_F2, &values, err) ||
+	    read_1d(z, path, "deltas", NPY_U1, &deltas, err) ||
+	    read_1d(z, path, "row_indices", NPY_I4, &rows, err))
 		goto out;
 	if (rows.shape[0] != dims[0] + 1) {
 		sp_fail(err, "%s: row_indices has %lld entries, expected rows + 1 = %lld", path,
@@ -82,6 +79,16 @@ out:
 	npy_free(&values);
 	npy_free(&deltas);
 	npy_free(&rows);
+	return rc;
+}
+
+int macko_load(const char *path, struct macko *m, struct sp_err *err)
+{
+	struct npz z;
+	memset(m, 0, sizeof *m);
+	if (npz_open(&z, path, err))
+		return -1;
+	int rc = macko_read(&z, path, m, err);
 	npz_close(&z);
 	return rc;
 }

@@ -6,8 +6,12 @@
 #include "err.h"
 #include "macko.h"
 
+struct npz; /* npz.h */
+
 /* Loads and validates (macko_validate): a file that loads is safe to run. */
 int macko_load(const char *path, struct macko *m, struct sp_err *err);
+/* The same from an open archive (path names it in errors). */
+int macko_read(struct npz *z, const char *path, struct macko *m, struct sp_err *err);
 /* 1 when path is a .npz holding any MACKO array (values, deltas or row_indices),
  * 0 when not (or unreadable: macko_load will then say why). */
 int macko_npz_probe(const char *path);

@@ -1,0 +1,66 @@
+/* libFuzzer target for MACKO .npz files (macko_read): any archive gives
+ * either one line of error that starts with the file name, or a matrix that
+ * macko_validate passed, which every consumer must then take without
+ * reading out of bounds: decompression, the CPU product, statistics and the
+ * GPU layout (macko_align). All in memory (fmemopen). */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macko.h"
+#include "macko_aligned.h"
+#include "macko_npz.h"
+#include "npz.h"
+
+/* Dense forms past this many entries are left to the unit tests: a valid
+ * file may rightly claim a 2^31 x 2^31 matrix of no elements. */
+enum { MAX_DENSE = 1 << 20 };
+
+static void run_consumers(const struct macko *m)
+{
+	struct macko_stats s;
+	macko_stats(m, &s);
+	struct macko_aligned a;
+	struct sp_err err;
+	if (macko_align(m, &a, "fuzz.npz", &err) == 0)
+		macko_aligned_free(&a);
+	if (m->rows * m->cols > MAX_DENSE || m->rows * 2 > MAX_DENSE || m->cols * 2 > MAX_DENSE)
+		return;
+	uint16_t *dense = malloc((size_t)(m->rows * m->cols + 1) * sizeof *dense);
+	float *x = malloc((size_t)(2 * m->cols + 1) * sizeof *x);
+	double *y = malloc((size_t)(2 * m->rows + 1) * sizeof *y);
+	if (dense && x && y) {
+		macko_decompress(m, dense);
+		for (int64_t i = 0; i < 2 * m->cols; i++)
+			x[i] = (float)(i % 7) - 3;
+		macko_spmv_ref(m, x, 2, 1.0, 0.0, NULL, y);
+	}
+	free(dense);
+	free(x);
+	free(y);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	FILE *fp = fmemopen((void *)data, size, "rb");
+	if (!fp)
+		return 0;
+	struct npz z;
+	struct sp_err err;
+	if (npz_open_stream(&z, fp, "fuzz.npz", &err) == 0) {
+		struct macko m;
+		if (macko_read(&z, "fuzz.npz", &m, &err) == 0) {
+			run_consumers(&m);
+			macko_free(&m);
+		} else if (strncmp(err.msg, "fuzz.npz", 8) != 0 || strchr(err.msg, '\n')) {
+			__builtin_trap();
+		}
+		npz_close(&z);
+	}
+	fclose(fp);
+	return 0;
+}
