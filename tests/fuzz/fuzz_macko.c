@@ -2,17 +2,17 @@
  * either one line of error that starts with the file name, or a matrix that
  * macko_validate passed, which every consumer must then take without
  * reading out of bounds: decompression, the CPU product, statistics and the
- * GPU layout (macko_align). All in memory (fmemopen). */
+ * GPU layout (macko_align). All in memory (fuzz_npz_stream.h). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_npz_stream.h"
 #include "macko.h"
 #include "macko_aligned.h"
 #include "macko_npz.h"
-#include "npz.h"
 
 /* Dense forms past this many entries are left to the unit tests: a valid
  * file may rightly claim a 2^31 x 2^31 matrix of no elements. */
@@ -42,25 +42,20 @@ static void run_consumers(const struct macko *m)
 	free(y);
 }
 
+static void read_matrix(struct npz *z)
+{
+	struct macko m;
+	struct sp_err err;
+	if (macko_read(z, "fuzz.npz", &m, &err) == 0) {
+		run_consumers(&m);
+		macko_free(&m);
+	} else if (strncmp(err.msg, "fuzz.npz", 8) != 0 || strchr(err.msg, '\n')) {
+		__builtin_trap();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size == 0)
-		return 0;
-	FILE *fp = fmemopen((void *)data, size, "rb");
-	if (!fp)
-		return 0;
-	struct npz z;
-	struct sp_err err;
-	if (npz_open_stream(&z, fp, "fuzz.npz", &err) == 0) {
-		struct macko m;
-		if (macko_read(&z, "fuzz.npz", &m, &err) == 0) {
-			run_consumers(&m);
-			macko_free(&m);
-		} else if (strncmp(err.msg, "fuzz.npz", 8) != 0 || strchr(err.msg, '\n')) {
-			__builtin_trap();
-		}
-		npz_close(&z);
-	}
-	fclose(fp);
+	fuzz_npz_stream(data, size, read_matrix);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "csr_npz.h"
+#include "fuzz_npz_stream.h"
 #include "npz.h"
 
 /* A valid COO matrix needs an indptr of nrows + 1 entries whatever its
@@ -42,22 +43,17 @@ static void read_members(struct npz *z)
 	}
 }
 
+static void read_archive(struct npz *z)
+{
+	struct sp_err err;
+	struct csr g;
+	read_members(z);
+	if (small_shape(z) && csr_npz_read(z, &g, &err) == 0)
+		csr_free(&g);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (size == 0)
-		return 0;
-	FILE *fp = fmemopen((void *)data, size, "rb");
-	if (!fp)
-		return 0;
-	struct npz z;
-	struct sp_err err;
-	if (npz_open_stream(&z, fp, "fuzz.npz", &err) == 0) {
-		read_members(&z);
-		struct csr g;
-		if (small_shape(&z) && csr_npz_read(&z, &g, &err) == 0)
-			csr_free(&g);
-		npz_close(&z);
-	}
-	fclose(fp);
+	fuzz_npz_stream(data, size, read_archive);
 	return 0;
 }
