@@ -133,4 +133,5 @@ def main():
               f"{sums[2]:5.2f} greedy chain ({1 - sums[2] / sums[0]:.0%} fewer)")
 
 
-main()
+if __name__ == "__main__":
+    main()
