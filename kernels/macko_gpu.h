@@ -42,8 +42,9 @@ int macko_dev_upload(const struct macko *m, int max_vectors, struct macko_dev *d
 void macko_dev_free(struct macko_dev *d);
 
 /* Enqueues y = alpha A x + beta y_in on the default stream. x: device fp16,
- * nvec x cols, row-major, nvec at most the upload's max_vectors. y_in, y: device, nvec x rows, of type `out`;
- * y_in is not read when beta is 0 and may be NULL then (or equal y). */
+ * nvec x cols, row-major, nvec at most the upload's max_vectors. y_in, y:
+ * device, nvec x rows, of type `out`; y_in is not read when beta is 0 and
+ * may be NULL then (or equal y). */
 int macko_dev_spmv(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		   const void *y_in, void *y, enum macko_out out, struct sp_err *err);
 

@@ -780,9 +780,9 @@ extern "C" int macko_dev_upload(const struct macko *m, int max_vectors, struct m
 	if (max_vectors > 1 &&
 	    gpu_malloc(&d->xt, (size_t)m->cols * MAX_NVP * 2 + 16, "transposed x", err))
 		goto out;
-	/* Five to eight vectors go through the eight-vector kernel (dispatch),
-	 * and more than eight as eight and the rest. */
-	if (max_vectors > 4 &&
+	/* More than four vectors go through the eight-vector kernel (dispatch):
+	 * five to eight in one product, more as eight and the rest. */
+	if (max_vectors > MAX_NVP / 2 &&
 	    (gpu_malloc(&d->order, macko_order_bytes((int64_t)n), "MACKO gather order", err) ||
 	     macko_order_choose(d->deltas, d->ends, m->rows, (int64_t)n, d->order, err)))
 		goto out;
