@@ -20,7 +20,9 @@ a time, over 8 groups of 4 banks). It prints the mean per gather for:
     element of each pair gathers only if its delta is not 0; lanes that do
     not gather do not count) and of a greedy chain (each element gathers
     unless the one before it gathered and its delta is 0), against the 8
-    full gathers of one element each.
+    full gathers of one element each, and the kernel's pairs gathered in
+    a rotation of the lane's four pairs chosen greedily lane by lane (what
+    an order like eight vectors' would give one vector).
 
 bench/RESULTS.md (MACKO, session 7) has the numbers and what they mean.
 """
@@ -104,7 +106,33 @@ def pair_gathers(cols):
             if k:
                 gathered = ~(gathered & (c[:, k] == c[:, k - 1] + 1))
             greedy += cost(gathered, c[:, k])
-        yield every, pairs, greedy
+        yield every, pairs, greedy, rotated_pairs(c)
+
+
+def rotated_pairs(c):
+    """The kernel's pairs, each lane's four pairs gathered from pair r on
+    and round (r of 0..3, two bits a chunk), r chosen greedily lane by lane
+    for the fewest wavefronts added to the lanes before it."""
+    words = [[set() for _ in range(32)] for _ in range(8)]  # [gather][bank]
+
+    def most(g):
+        return max(len(b) for b in words[g])
+
+    def placed(lane, r):
+        for i in range(4):
+            k = 2 * ((i + r) % 4)
+            yield 2 * i, c[lane, k]
+            if c[lane, k + 1] != c[lane, k] + 1:
+                yield 2 * i + 1, c[lane, k + 1]
+
+    for lane in range(32):
+        def added(r):
+            return sum(max(most(g), len(words[g][col % 32] | {col})) - most(g)
+                       for g, col in placed(lane, r))
+        best = min(range(4), key=added)
+        for g, col in placed(lane, best):
+            words[g][col % 32].add(col)
+    return sum(most(g) for g in range(8))
 
 
 def main():
@@ -130,7 +158,9 @@ def main():
         sums = np.array([t for c in data for t in pair_gathers(c)]).mean(axis=0)
         print(f"  x in pairs, a lane's 8 elements: {sums[0]:5.2f} one gather each, "
               f"{sums[1]:5.2f} pairs ({1 - sums[1] / sums[0]:.0%} fewer), "
-              f"{sums[2]:5.2f} greedy chain ({1 - sums[2] / sums[0]:.0%} fewer)")
+              f"{sums[2]:5.2f} greedy chain ({1 - sums[2] / sums[0]:.0%} fewer), "
+              f"{sums[3]:5.2f} pairs in a rotation chosen a lane at a time "
+              f"({1 - sums[3] / sums[1]:.0%} fewer than pairs)")
 
 
 if __name__ == "__main__":
