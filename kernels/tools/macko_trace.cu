@@ -1,9 +1,9 @@
 // A per-warp timeline of the MACKO SpMV kernel (one vector), and of two
 // kernels that only read as many bytes: a plain grid-stride read (the read
 // floor's, stream_read.cuh) and MACKO's order of reads without the decode
-// (warp g of W takes rows g, g + W, ...; each step 1024 bytes of values and
-// 256 of deltas from two arrays; in the pattern-misaligned run the rows start
-// at 16- and 4-byte offsets, as MACKO's do). Each launch follows an L2 flush;
+// (walk_read.cuh, rows one after the other, .cs loads; in the
+// pattern-misaligned run the rows start at 16- and 4-byte offsets, as
+// MACKO's do). Each launch follows an L2 flush;
 // the last of REPS is kept. Where a kernel loses time against a plain read (a
 // late start, a slower steady rate, a long tail) shows in these files, not in
 // one total time (bench/RESULTS.md, sessions 9 and 11).
@@ -30,66 +30,9 @@ extern "C" {
 }
 #include "stream_read.cuh"
 #include "tool_check.h"
+#include "walk_read.cuh"
 
 enum { REPS = 5, READ_BLOCKS = 264, READ_THREADS = 512, STEP_BYTES = 1280 };
-
-struct pattern_step {
-	uint4 v[2];
-	uint32_t d[2];
-};
-
-// Step t of warp g: row g + (t / spr) W, its step t % spr. Values are rows x
-// spr x 1024 bytes, deltas the next rows x spr x 256; `skew` bytes a row
-// (times 16 for values, 4 for deltas, modulo 61 rows) misalign them.
-__device__ __forceinline__ pattern_step pattern_load(const unsigned char *base, int rows, int spr,
-						     int skew, int g, int W, int t, int lane)
-{
-	pattern_step p = {};
-	const int row = g + (t / spr) * W;
-	if (row >= rows)
-		return p;
-	const size_t step = (size_t)row * spr + t % spr, off = (size_t)skew * (row % 61);
-	const uint4 *v = (const uint4 *)(base + step * 1024 + 16 * off);
-	const uint32_t *d = (const uint32_t *)(base + (size_t)rows * spr * 1024 + step * 256 + 4 * off);
-	p.v[0] = __ldcs(v + lane);
-	p.v[1] = __ldcs(v + 32 + lane);
-	p.d[0] = __ldcs(d + lane);
-	p.d[1] = __ldcs(d + 32 + lane);
-	return p;
-}
-
-__device__ __forceinline__ unsigned pattern_sum(const pattern_step &c, unsigned sum)
-{
-	sum += c.v[0].x ^ c.v[0].y ^ c.v[0].z ^ c.v[0].w ^ c.v[1].x ^ c.v[1].y ^ c.v[1].z ^ c.v[1].w ^
-	       c.d[0] ^ c.d[1];
-	return __reduce_add_sync(0xffffffffu, sum);
-}
-
-// MACKO's pipeline without its decode: the next step is loaded, then the
-// current one is summed over the warp; two buffers that trade roles (an
-// array indexed by t would live in local memory).
-__global__ void pattern_traced(const unsigned char *base, int rows, int spr, int skew, unsigned *out)
-{
-	const int lane = threadIdx.x & 31;
-	TRACE_ENTER(lane);
-	const int W = gridDim.x * (blockDim.x >> 5), g = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
-	const int total = (rows - g + W - 1) / W * spr;
-	pattern_step a = pattern_load(base, rows, spr, skew, g, W, 0, lane), b;
-	unsigned sum = 0;
-	for (int t = 0; t < total; t += 2) {
-		b = pattern_load(base, rows, spr, skew, g, W, t + 1, lane);
-		sum = pattern_sum(a, sum);
-		TRACE_STEP(lane);
-		if (t + 1 >= total)
-			break;
-		a = pattern_load(base, rows, spr, skew, g, W, t + 2, lane);
-		sum = pattern_sum(b, sum);
-		TRACE_STEP(lane);
-	}
-	TRACE_EXIT(lane);
-	if (sum == 0x9e3779b9u)
-		*out = sum;
-}
 
 static int fail(const sp_err &err)
 {
@@ -165,8 +108,8 @@ int main(int argc, char **argv)
 				stream_read<4><<<READ_BLOCKS, READ_THREADS>>>((const uint4 *)rb,
 									      read_bytes / 16, sink);
 			} else {
-				pattern_traced<<<READ_BLOCKS, READ_THREADS>>>(rb, (int)rows, spr,
-									      k == 3, sink);
+				walk_read<ROW_MAJOR, true><<<READ_BLOCKS, READ_THREADS>>>(
+					rb, (int)rows, spr, k == 3, sink);
 			}
 			CHECK(cudaGetLastError());
 			CHECK(cudaEventRecord(e1));
