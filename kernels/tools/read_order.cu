@@ -4,9 +4,10 @@
 //   read         a plain grid-stride read of the same bytes (stream_read.cuh);
 //   rowmajor     MACKO's walk of the rows (walk_read.cuh), a row's steps
 //                stored one after the other, rows one after the other;
-//   interleaved  the same walk, step k of the W rows of a turn stored side
-//                by side, so the warps, at about the same step, read one
+//   interleaved  the same walk, step k of a turn's rows stored side by
+//                side, so the warps, at about the same step, read one
 //                contiguous region (bench/RESULTS.md, session 16).
+// All three with .cs loads (evict first), so only the order differs.
 //   make CUDA_ARCH=90 all    (the project's libraries)
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Ilib -Ikernels -o read-order kernels/tools/read_order.cu \
 //        -Xlinker --start-group build/libspkit_cuda.a build/libspkit.a -Xlinker --end-group \
@@ -28,17 +29,25 @@ extern "C" {
 
 enum { BLOCKS = 264, THREADS = 512 };
 
+// A whole positive decimal number of at most 9 digits, else -1.
+static long positive(const char *s)
+{
+	char *end;
+	const long v = std::strtol(s, &end, 10);
+	return end != s && !*end && v > 0 && v < 1000000000 ? v : -1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3 || argc > 4) {
 		std::fprintf(stderr, "usage: read-order ROWS STEPS [REPS]\n");
 		return 2;
 	}
-	const int rows = std::atoi(argv[1]), steps = std::atoi(argv[2]);
-	const int reps = argc > 3 ? std::atoi(argv[3]) : 30;
+	const long rows = positive(argv[1]), steps = positive(argv[2]);
+	const long reps = argc > 3 ? positive(argv[3]) : 30;
 	if (rows < 1 || steps < 1 || reps < 1 || (double)rows * steps * 1280 > 8e9) {
-		std::fprintf(stderr, "read-order: ROWS, STEPS and REPS must be positive, and the bytes "
-				     "at most 8 GB\n");
+		std::fprintf(stderr, "read-order: ROWS, STEPS and REPS must be whole positive numbers, "
+				     "and the bytes at most 8 GB\n");
 		return 2;
 	}
 	const size_t bytes = (size_t)rows * steps * 1280;
@@ -68,9 +77,11 @@ int main(int argc, char **argv)
 			if (k == 0)
 				stream_read<4><<<BLOCKS, THREADS>>>((const uint4 *)data, bytes / 16, sink);
 			else if (k == 1)
-				walk_read<ROW_MAJOR, false><<<BLOCKS, THREADS>>>(data, rows, steps, 0, sink);
+				walk_read<ROW_MAJOR, true><<<BLOCKS, THREADS>>>(data, (int)rows, (int)steps, 0,
+										 sink);
 			else
-				walk_read<INTERLEAVED, false><<<BLOCKS, THREADS>>>(data, rows, steps, 0, sink);
+				walk_read<INTERLEAVED, true><<<BLOCKS, THREADS>>>(data, (int)rows, (int)steps,
+										  0, sink);
 			CHECK(cudaGetLastError());
 			CHECK(cudaEventRecord(e1));
 			CHECK(cudaEventSynchronize(e1));
@@ -79,12 +90,12 @@ int main(int argc, char **argv)
 			if (rep >= 3)
 				us[k].push_back(ms * 1e3f);
 		}
-	std::printf("rows %d steps %d (%.1f MB):", rows, steps, bytes / 1e6);
+	std::printf("rows %ld steps %ld (%.1f MB):", rows, steps, bytes / 1e6);
 	for (int k = 0; k < 3; k++) {
 		std::sort(us[k].begin(), us[k].end());
 		std::printf(" %s %.2f", names[k], us[k][us[k].size() / 2]);
 	}
-	std::printf(" us, medians of %d\n", reps);
+	std::printf(" us, medians of %ld\n", reps);
 	gpu_l2_flusher_free(&flusher);
 	return 0;
 }

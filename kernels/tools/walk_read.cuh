@@ -9,7 +9,8 @@
 //                other, as MACKO's are; `skew` bytes a row (times 16 for
 //                values, 4 for deltas, modulo 61 rows) misalign them as
 //                MACKO's 8-element row starts do;
-//   INTERLEAVED  step k of the W rows of a turn side by side (skew unused).
+//   INTERLEAVED  step k of a turn's rows (W, fewer in the last turn) side by
+//                side (skew unused).
 #ifndef SPKIT_WALK_READ_CUH
 #define SPKIT_WALK_READ_CUH
 
@@ -35,7 +36,8 @@ __device__ __forceinline__ walk_step walk_load(const unsigned char *base, int ro
 	const int turn = t / steps, k = t % steps, row = g + turn * W;
 	if (row >= rows)
 		return p;
-	const size_t at = ORDER == INTERLEAVED ? ((size_t)turn * steps + k) * W + g
+	const int in_turn = rows - turn * W < W ? rows - turn * W : W;
+	const size_t at = ORDER == INTERLEAVED ? ((size_t)turn * W * steps + (size_t)k * in_turn + g)
 					       : (size_t)row * steps + k;
 	const size_t off = ORDER == INTERLEAVED ? 0 : (size_t)skew * (row % 61);
 	const uint4 *v = (const uint4 *)(base + at * 1024 + 16 * off);
@@ -62,7 +64,7 @@ __device__ __forceinline__ unsigned walk_fold(const walk_step &c, unsigned sum)
 }
 
 // Two buffers that trade roles (an array indexed by t would live in local
-// memory). base holds (rows x steps x 1280 + 61 x 20 x skew) bytes.
+// memory). base holds rows x steps x 1280 bytes, and 240 x skew more.
 template <walk_order ORDER, bool EVICT_FIRST>
 __global__ void walk_read(const unsigned char *base, int rows, int steps, int skew, unsigned *out)
 {
