@@ -1,6 +1,8 @@
 // Whether the order of MACKO's reads costs time, without its decode: three
 // kernels read ROWS x STEPS steps of 1280 bytes on 264 blocks of 512
-// threads, each launch after an L2 flush (kernels/gpu.cu), medians of REPS:
+// threads, timed by the benchmarks' own gpu_time (kernels/gpu.cu: the L2
+// flushed before each repetition, events around the one launch, the
+// median of REPS after 3 warm-up launches):
 //   read         a plain grid-stride read of the same bytes (stream_read.cuh);
 //   rowmajor     MACKO's walk of the rows (walk_read.cuh), a row's steps
 //                stored one after the other, rows one after the other;
@@ -14,20 +16,59 @@
 //        -lcublas -lcusparse
 // (a measurement, not part of the build: make compiles kernels/*.cu only)
 //   ./read-order ROWS STEPS [REPS]
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <stdint.h>
-#include <vector>
 
-extern "C" {
-#include "gpu.h"
-}
+#include "gpu_check.cuh"
 #include "stream_read.cuh"
-#include "tool_check.h"
 #include "walk_read.cuh"
 
-enum { BLOCKS = 264, THREADS = 512 };
+enum { BLOCKS = 264, THREADS = 512, WARMUP = 3 };
+
+struct read_job {
+	const unsigned char *data;
+	int rows, steps, kind; /* kind: 0 read, 1 rowmajor, 2 interleaved */
+	unsigned *sink;
+};
+
+static int enqueue(void *ctx, struct sp_err *err)
+{
+	const read_job *j = (const read_job *)ctx;
+	if (j->kind == 0)
+		stream_read<4><<<BLOCKS, THREADS>>>((const uint4 *)j->data,
+						    (size_t)j->rows * j->steps * 1280 / 16, j->sink);
+	else if (j->kind == 1)
+		walk_read<ROW_MAJOR, true><<<BLOCKS, THREADS>>>(j->data, j->rows, j->steps, 0, j->sink);
+	else
+		walk_read<INTERLEAVED, true><<<BLOCKS, THREADS>>>(j->data, j->rows, j->steps, 0, j->sink);
+	GPU_CHECK_LAUNCH(err, "read-order kernel");
+	return 0;
+}
+
+static int run(int rows, int steps, int reps, struct sp_err *err)
+{
+	static const char *const names[] = {"read", "rowmajor", "interleaved"};
+	const size_t bytes = (size_t)rows * steps * 1280;
+	void *data = NULL, *sink = NULL;
+	int rc = -1;
+	if (gpu_malloc(&data, bytes, "bytes to read", err) || gpu_malloc(&sink, 4, "sink", err) ||
+	    GPU_FAILED(err, cudaMemset(data, 1, bytes)))
+		goto done;
+	std::printf("rows %d steps %d (%.1f MB):", rows, steps, bytes / 1e6);
+	for (int kind = 0; kind < 3; kind++) {
+		read_job job = {(const unsigned char *)data, rows, steps, kind, (unsigned *)sink};
+		struct gpu_timing t;
+		if (gpu_time(enqueue, &job, WARMUP, reps, 1, &t, err))
+			goto done;
+		std::printf(" %s %.2f", names[kind], t.median_ms * 1e3);
+	}
+	std::printf(" us, medians of %d\n", reps);
+	rc = 0;
+done:
+	gpu_free(data);
+	gpu_free(sink);
+	return rc;
+}
 
 // A whole positive decimal number of at most 9 digits, else -1.
 static long positive(const char *s)
@@ -50,52 +91,10 @@ int main(int argc, char **argv)
 				     "and the bytes at most 8 GB\n");
 		return 2;
 	}
-	const size_t bytes = (size_t)rows * steps * 1280;
-	unsigned char *data;
-	unsigned *sink;
-	CHECK(cudaMalloc(&data, bytes));
-	CHECK(cudaMemset(data, 1, bytes));
-	CHECK(cudaMalloc(&sink, 4));
-	sp_err err = {};
-	gpu_l2_flusher flusher;
-	if (gpu_l2_flusher_init(&flusher, &err)) {
+	struct sp_err err;
+	if (run((int)rows, (int)steps, (int)reps, &err)) {
 		std::fprintf(stderr, "read-order: %s\n", err.msg);
 		return 1;
 	}
-	cudaEvent_t e0, e1;
-	CHECK(cudaEventCreate(&e0));
-	CHECK(cudaEventCreate(&e1));
-	static const char *const names[] = {"read", "rowmajor", "interleaved"};
-	std::vector<float> us[3];
-	for (int rep = 0; rep < reps + 3; rep++) // the first 3 are a warm-up
-		for (int k = 0; k < 3; k++) {
-			if (gpu_l2_flusher_run(&flusher, &err)) {
-				std::fprintf(stderr, "read-order: %s\n", err.msg);
-				return 1;
-			}
-			CHECK(cudaEventRecord(e0));
-			if (k == 0)
-				stream_read<4><<<BLOCKS, THREADS>>>((const uint4 *)data, bytes / 16, sink);
-			else if (k == 1)
-				walk_read<ROW_MAJOR, true><<<BLOCKS, THREADS>>>(data, (int)rows, (int)steps, 0,
-										 sink);
-			else
-				walk_read<INTERLEAVED, true><<<BLOCKS, THREADS>>>(data, (int)rows, (int)steps,
-										  0, sink);
-			CHECK(cudaGetLastError());
-			CHECK(cudaEventRecord(e1));
-			CHECK(cudaEventSynchronize(e1));
-			float ms;
-			CHECK(cudaEventElapsedTime(&ms, e0, e1));
-			if (rep >= 3)
-				us[k].push_back(ms * 1e3f);
-		}
-	std::printf("rows %ld steps %ld (%.1f MB):", rows, steps, bytes / 1e6);
-	for (int k = 0; k < 3; k++) {
-		std::sort(us[k].begin(), us[k].end());
-		std::printf(" %s %.2f", names[k], us[k][us[k].size() / 2]);
-	}
-	std::printf(" us, medians of %ld\n", reps);
-	gpu_l2_flusher_free(&flusher);
 	return 0;
 }
