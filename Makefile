@@ -64,7 +64,7 @@ GPU_TEST_SH  := $(sort $(wildcard tests/gpu/*.sh))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 DEV_SRC  := $(sort $(wildcard dev/cuda/*.cu))
 # macko_trace.cu includes the MACKO kernel's source
-DEV_HDR  := $(wildcard dev/cuda/*.cuh) $(wildcard kernels/*/*.cuh) $(wildcard kernels/*/*.h) kernels/macko/macko_spmv.cu
+DEV_HDR  := $(wildcard dev/cuda/*.h dev/cuda/*.cuh) $(wildcard kernels/*/*.cuh) $(wildcard kernels/*/*.h) kernels/macko/macko_spmv.cu
 
 # ONNX's protobuf schema, compiled to C by protoc-c at build time and put into
 # libspkit.a; lib/ includes it as "onnx/onnx.pb-c.h".

@@ -18,6 +18,7 @@
 
 #include "core/gpu_check.cuh"
 #include "edge_mix.cuh"
+#include "probe.h"
 
 enum { K = 32, BLOCK = 256, WARMUP = 3, REPS = 9 };
 static const int64_t NODES = 232965, EDGES = 114618749;
@@ -124,9 +125,7 @@ int main()
 	const size_t bytes = (size_t)NODES * K * sizeof(float);
 	void *dx = NULL;
 	struct sp_err err;
-	int rc = gpu_malloc(&dx, bytes, "dX", &err) || run((float *)dx, bytes, &err);
-	if (rc)
-		std::fprintf(stderr, "atomic_floor: %s\n", err.msg);
+	const int failed = gpu_malloc(&dx, bytes, "dX", &err) || run((float *)dx, bytes, &err);
 	gpu_free(dx);
-	return rc;
+	return probe_exit("atomic_floor", failed, &err);
 }

@@ -25,6 +25,7 @@
 
 #include "core/gpu_check.cuh"
 #include "edge_mix.cuh"
+#include "probe.h"
 
 static const int64_t NODES = 232965, EDGES = 114618749;
 enum { LINE_WORDS = 32, CHASE = 16, SAMPLE = 512, BLOCK = 256, LIST = 1 << 16, WARMUP = 3, REPS = 9 };
@@ -235,9 +236,5 @@ static int run(struct sp_err *err)
 int main()
 {
 	struct sp_err err;
-	if (run(&err)) {
-		std::fprintf(stderr, "l2_sides: %s\n", err.msg);
-		return 1;
-	}
-	return 0;
+	return probe_exit("l2_sides", run(&err), &err);
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "core/gpu_check.cuh"
+#include "probe.h"
 
 enum { LAUNCHES = 20000, GRAPH_LAUNCHES = 1000, WARMUP = 1, REPS = 7 };
 
@@ -87,9 +88,5 @@ static int run(struct sp_err *err)
 int main()
 {
 	struct sp_err err;
-	if (run(&err)) {
-		std::fprintf(stderr, "launch_overhead: %s\n", err.msg);
-		return 1;
-	}
-	return 0;
+	return probe_exit("launch_overhead", run(&err), &err);
 }

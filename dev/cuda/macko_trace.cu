@@ -24,6 +24,7 @@
 extern "C" {
 #include "macko/randmat.h"
 }
+#include "probe.h"
 #include "stream_read.cuh"
 #include "walk_read.cuh"
 
@@ -150,9 +151,5 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct sp_err err;
-	if (run(rows, cols, density, argv[4], &err)) {
-		std::fprintf(stderr, "macko_trace: %s\n", err.msg);
-		return 1;
-	}
-	return 0;
+	return probe_exit("macko_trace", run(rows, cols, density, argv[4], &err), &err);
 }

@@ -16,6 +16,7 @@
 #include <cstdlib>
 
 #include "core/gpu_check.cuh"
+#include "probe.h"
 #include "stream_read.cuh"
 #include "walk_read.cuh"
 
@@ -88,9 +89,5 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct sp_err err;
-	if (run((int)rows, (int)steps, (int)reps, &err)) {
-		std::fprintf(stderr, "read_order: %s\n", err.msg);
-		return 1;
-	}
-	return 0;
+	return probe_exit("read_order", run((int)rows, (int)steps, (int)reps, &err), &err);
 }

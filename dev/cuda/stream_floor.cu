@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/gpu_check.cuh"
+#include "probe.h"
 #include "stream_read.cuh"
 
 enum { REPS = 200, WARMUP = 20, EMPTY_SMEM = 33 * 1024 };
@@ -106,9 +107,5 @@ int main(int argc, char **argv)
 	if (sizes.empty())
 		sizes = {72226440, 293783620, 469762048};
 	struct sp_err err;
-	if (run(sizes, &err)) {
-		std::fprintf(stderr, "stream_floor: %s\n", err.msg);
-		return 1;
-	}
-	return 0;
+	return probe_exit("stream_floor", run(sizes, &err), &err);
 }
