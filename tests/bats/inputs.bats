@@ -25,7 +25,7 @@ G=maxk-genmeta
 	printf '0,1\n1,2\n2,0\n' > "$T/g.csv"
 	"$BIN/$G" -q "$T/g.csv" -o "$T/want.warp4"
 	mkfifo "$T/f.csv"
-	cat "$T/g.csv" > "$T/f.csv" &
+	timeout 60 cat "$T/g.csv" > "$T/f.csv" &
 	"$BIN/$G" -q "$T/f.csv" -o "$T/got.warp4"
 	cmp "$T/got.warp4" "$T/want.warp4"
 }
@@ -42,7 +42,7 @@ G=maxk-genmeta
 
 @test "an endless line (no newline, no NUL) stops at the documented cap" {
 	mkfifo "$T/e.csv"
-	(yes 1 | tr -d '\n' > "$T/e.csv" 2>/dev/null &)
+	(timeout 60 sh -c "yes 1 | tr -d '\\n'" > "$T/e.csv" 2>/dev/null &)
 	run timeout 60 "$BIN/$G" "$T/e.csv" -o "$T/x.warp4"
 	assert_error 1 $G "e.csv:1: line longer than 16 MiB: not a text file of lines"
 }
