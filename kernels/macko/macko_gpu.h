@@ -15,8 +15,6 @@ extern "C" {
 #include "core/err.h"
 #include "macko/macko.h"
 
-#define MACKO_MAX_VECTORS 16
-
 /* A MACKO matrix in device memory, in the layout of lib/macko_layout.h
  * (every row from a multiple of 8 elements). rows to padded are the
  * format's own figures, which the reported bytes count. */

@@ -24,6 +24,8 @@
 
 #define MACKO_MAX_DELTA 15
 #define MACKO_PAD 8
+/* The most vectors one product takes (an x of N x cols, N <= this). */
+#define MACKO_MAX_VECTORS 16
 
 struct macko {
 	int64_t rows, cols;
