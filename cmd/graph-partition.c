@@ -54,8 +54,8 @@ enum format { FMT_TABLE, FMT_JSON, FMT_CSV, FMT_DOT };
 struct options {
 	const char *model, *output, *hardware;
 	enum format format;
-	struct gp_options gp;
-	struct si_override *overrides;
+	struct partition_options gp;
+	struct shape_infer_override *overrides;
 };
 
 static void add_override(struct options *o, const char *text)
@@ -63,13 +63,14 @@ static void add_override(struct options *o, const char *text)
 	const char *eq = strchr(text, '=');
 	if (!eq || eq == text)
 		cli_usage_error("--input-shape: '%s' is not NAME=DIMS (like input=1x3x224x224)", text);
-	struct si_override *ov = realloc(o->overrides, (o->gp.si.noverrides + 1) * sizeof *ov);
+	struct shape_infer_override *ov =
+		realloc(o->overrides, (o->gp.si.noverrides + 1) * sizeof *ov);
 	if (!ov)
 		cli_die("out of memory");
 	o->overrides = ov;
 	ov = &ov[o->gp.si.noverrides++];
 	struct sp_err err;
-	if (si_parse_dims(eq + 1, "--input-shape", &ov->ndim, ov->dims, &err))
+	if (dims_text_parse(eq + 1, "--input-shape", &ov->ndim, ov->dims, &err))
 		cli_usage_error("%s", err.msg);
 	ov->name = strndup(text, (size_t)(eq - text));
 	if (!ov->name)
@@ -92,7 +93,7 @@ static struct options parse_options(int argc, char **argv)
 		CLI_COMMON_LONGOPTS,
 	};
 	static const char *const formats[] = {"table", "json", "csv", "dot"};
-	struct options o = {.gp = {.dtype = HW_FP32, .thresholds = RL_RIDGE}};
+	struct options o = {.gp = {.dtype = HARDWARE_FP32, .thresholds = ROOFLINE_RIDGE}};
 	int c, d;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:b:o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
@@ -107,17 +108,17 @@ static struct options parse_options(int argc, char **argv)
 		case 'b': o.gp.si.batch = cli_int("--batch", optarg, 1, INT64_C(1) << 31); break;
 		case OPT_INPUT_SHAPE: add_override(&o, optarg); break;
 		case OPT_DTYPE:
-			if ((d = hw_dtype_parse(optarg)) < 0)
+			if ((d = hardware_dtype_parse(optarg)) < 0)
 				cli_usage_error("--dtype: '%s' is not fp32, tf32, fp16, bf16 or int8",
 						optarg);
-			o.gp.dtype = (enum hw_dtype)d;
+			o.gp.dtype = (enum hardware_dtype)d;
 			break;
 		case OPT_HARDWARE: o.hardware = optarg; break;
 		case OPT_THRESHOLDS:
 			if (!strcmp(optarg, "ridge"))
-				o.gp.thresholds = RL_RIDGE;
+				o.gp.thresholds = ROOFLINE_RIDGE;
 			else if (!strcmp(optarg, "seed"))
-				o.gp.thresholds = RL_SEED;
+				o.gp.thresholds = ROOFLINE_FIXED;
 			else
 				cli_usage_error("--thresholds: '%s' is not ridge or seed", optarg);
 			break;
@@ -135,11 +136,11 @@ static struct options parse_options(int argc, char **argv)
 	return o;
 }
 
-static void write_report(const struct options *o, const struct gp_report *r)
+static void write_report(const struct options *o, const struct partition_report *r)
 {
 	struct sp_err err;
 	if (o->format == FMT_CSV) {
-		if (gp_write_csv(o->output ? o->output : "-", r, &err))
+		if (partition_write_csv(o->output ? o->output : "-", r, &err))
 			cli_fatal(&err);
 		return;
 	}
@@ -150,8 +151,9 @@ static void write_report(const struct options *o, const struct gp_report *r)
 			cli_fatal(&err);
 		fp = af.fp;
 	}
-	int rc = o->format == FMT_JSON ? gp_write_json(fp, r)
-		 : o->format == FMT_DOT ? gp_write_dot(fp, r) : gp_write_table(fp, r);
+	int rc = o->format == FMT_JSON  ? partition_write_json(fp, r)
+		 : o->format == FMT_DOT ? partition_write_dot(fp, r)
+					: partition_write_table(fp, r);
 	if (!o->output) {
 		if (rc)
 			cli_die("stdout: write error");
@@ -169,15 +171,16 @@ int main(int argc, char **argv)
 {
 	cli_init(argv[0]);
 	struct options o = parse_options(argc, argv);
-	struct gp_report r = {0};
+	struct partition_report r = {0};
 	struct sp_err err;
-	if (o.hardware ? hw_load(o.hardware, &o.gp.hw, &err) : (hw_default(&o.gp.hw), 0))
+	if (o.hardware ? hardware_load(o.hardware, &o.gp.hw, &err)
+		       : (hardware_default(&o.gp.hw), 0))
 		cli_fatal(&err);
 	double t0 = timer_now();
-	if (gp_load(o.model, &r.g, &err))
+	if (partition_load(o.model, &r.g, &err))
 		cli_fatal(&err);
 	double t1 = timer_now();
-	if (gp_analyse(&r, &o.gp, &err))
+	if (partition_analyse(&r, &o.gp, &err))
 		cli_fatal(&err);
 	double t2 = timer_now();
 	for (size_t i = 0; i < r.g.nnodes && cli_verbosity > 0; i++)
@@ -188,7 +191,7 @@ int main(int argc, char **argv)
 	cli_log(2, "load: %.3f s (%llu bytes of tensor data left unread), analysis: %.3f s, "
 		   "report: %.3f s, peak RSS %.1f MiB", t1 - t0, (unsigned long long)r.g.dropped_bytes,
 		t2 - t1, timer_now() - t2, timer_peak_rss() / (1 << 20));
-	gp_free(&r);
+	partition_free(&r);
 	for (size_t i = 0; i < o.gp.si.noverrides; i++)
 		free((char *)o.overrides[i].name);
 	free(o.overrides);

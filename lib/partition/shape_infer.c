@@ -8,13 +8,13 @@
 
 /* The context of one node's rule: its graph, the node, and messages. */
 struct ctx {
-	struct om_graph *g;
-	const struct om_node *n;
+	struct opgraph *g;
+	const struct opgraph_node *n;
 	struct sp_err *err;
 };
 
 /* Where a node is: the file, and the line for a YAML model's node. */
-static const char *node_where(const struct om_graph *g, const struct om_node *n, char *buf,
+static const char *node_where(const struct opgraph *g, const struct opgraph_node *n, char *buf,
 			      size_t size)
 {
 	if (n->line)
@@ -38,13 +38,13 @@ static int node_fail(const struct ctx *c, const char *fmt, ...)
 		       c->n->name, c->n->op, what);
 }
 
-static struct om_value *input(const struct ctx *c, size_t i)
+static struct opgraph_value *input(const struct ctx *c, size_t i)
 {
-	if (i >= c->n->nin || c->n->in[i] == OM_NONE) {
+	if (i >= c->n->nin || c->n->in[i] == OPGRAPH_NONE) {
 		node_fail(c, "input %zu is missing", i);
 		return NULL;
 	}
-	struct om_value *v = &c->g->values[c->n->in[i]];
+	struct opgraph_value *v = &c->g->values[c->n->in[i]];
 	if (v->ndim < 0) {
 		node_fail(c, "input '%s' has no known shape", v->name);
 		return NULL;
@@ -52,19 +52,19 @@ static struct om_value *input(const struct ctx *c, size_t i)
 	return v;
 }
 
-static struct om_value *output(const struct ctx *c, size_t i)
+static struct opgraph_value *output(const struct ctx *c, size_t i)
 {
-	return i < c->n->nout && c->n->out[i] != OM_NONE ? &c->g->values[c->n->out[i]] : NULL;
+	return i < c->n->nout && c->n->out[i] != OPGRAPH_NONE ? &c->g->values[c->n->out[i]] : NULL;
 }
 
 static int set_output(const struct ctx *c, size_t i, int ndim, const int64_t *dims, int elem_type)
 {
-	struct om_value *v = output(c, i);
+	struct opgraph_value *v = output(c, i);
 	if (!v)
 		return 0;
-	if (ndim > OM_MAX_DIMS)
+	if (ndim > OPGRAPH_MAX_DIMS)
 		return node_fail(c, "output '%s' would have %d dims, more than %d", v->name, ndim,
-				 OM_MAX_DIMS);
+				 OPGRAPH_MAX_DIMS);
 	for (int d = 0; d < ndim; d++)
 		if (dims[d] < 0)
 			return node_fail(c, "output '%s' dim %d would be %lld", v->name, d,
@@ -77,19 +77,19 @@ static int set_output(const struct ctx *c, size_t i, int ndim, const int64_t *di
 	return 0;
 }
 
-/* Constant contents for an output (copied; more than OM_CONST_MAX keep none). */
+/* Constant contents for an output (copied; more than OPGRAPH_CONST_MAX keep none). */
 static int set_cval(const struct ctx *c, size_t i, const int64_t *vals, size_t n)
 {
-	struct om_value *v = output(c, i);
-	if (v && om_value_set(v, vals, NULL, n))
+	struct opgraph_value *v = output(c, i);
+	if (v && opgraph_value_set_contents(v, vals, NULL, n))
 		return sp_fail(c->err, "%s: out of memory", c->g->path);
 	return 0;
 }
 
 static int set_fval(const struct ctx *c, size_t i, const double *vals, size_t n)
 {
-	struct om_value *v = output(c, i);
-	if (v && om_value_set(v, NULL, vals, n))
+	struct opgraph_value *v = output(c, i);
+	if (v && opgraph_value_set_contents(v, NULL, vals, n))
 		return sp_fail(c->err, "%s: out of memory", c->g->path);
 	return 0;
 }
@@ -118,15 +118,15 @@ static int norm_axis(const struct ctx *c, int64_t axis, int rank, int64_t *out)
 static int int_list(const struct ctx *c, const char *name, size_t i, int64_t *out, size_t cap,
 		    size_t *count, int *found)
 {
-	const struct om_attr *a = om_attr(c->n, name);
+	const struct opgraph_attr *a = opgraph_attr(c->n, name);
 	const int64_t *src = NULL;
 	size_t n = 0;
 	*found = 1;
-	if (a && a->type == OM_ATTR_INTS) {
+	if (a && a->type == OPGRAPH_ATTR_INTS) {
 		src = a->ints;
 		n = a->nints;
-	} else if (i < c->n->nin && c->n->in[i] != OM_NONE) {
-		const struct om_value *v = &c->g->values[c->n->in[i]];
+	} else if (i < c->n->nin && c->n->in[i] != OPGRAPH_NONE) {
+		const struct opgraph_value *v = &c->g->values[c->n->in[i]];
 		if (!v->cval)
 			return node_fail(c, "%s input '%s' is not a constant", name, v->name);
 		src = v->cval;
@@ -146,7 +146,7 @@ static int int_list(const struct ctx *c, const char *name, size_t i, int64_t *ou
 
 /* Output 0 takes these dims, x's element type and x's constant contents
  * (the ops that only move or relabel data). */
-static int set_output_keep(const struct ctx *c, const struct om_value *x, int ndim,
+static int set_output_keep(const struct ctx *c, const struct opgraph_value *x, int ndim,
 			   const int64_t *dims)
 {
 	if (set_output(c, 0, ndim, dims, x->elem_type))
@@ -159,18 +159,18 @@ static int set_output_keep(const struct ctx *c, const struct om_value *x, int nd
  * point (toward zero, as C and numpy's astype do). */
 static int rule_passthrough(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	if (!x || set_output_keep(c, x, x->ndim, x->dims))
 		return -1;
 	if (strcmp(c->n->op, "Cast"))
 		return 0;
-	struct om_value *y = output(c, 0);
+	struct opgraph_value *y = output(c, 0);
 	if (!y) /* its output left out (""): nothing to type */
 		return 0;
-	int to = (int)om_attr_int(c->n, "to", 0);
+	int to = (int)opgraph_attr_int(c->n, "to", 0);
 	y->elem_type = to;
-	int64_t ints[OM_CONST_MAX];
-	double floats[OM_CONST_MAX];
+	int64_t ints[OPGRAPH_CONST_MAX];
+	double floats[OPGRAPH_CONST_MAX];
 	if (x->cval && !is_integral(to)) {
 		for (size_t i = 0; i < x->ncval; i++)
 			floats[i] = (double)x->cval[i];
@@ -179,7 +179,7 @@ static int rule_passthrough(const struct ctx *c)
 	if (x->fval && is_integral(to)) {
 		for (size_t i = 0; i < x->nfval; i++) {
 			if (!(fabs(x->fval[i]) < 9.2e18)) /* NaN, infinities, beyond int64 */
-				return set_cval(c, 0, NULL, OM_CONST_MAX + 1);
+				return set_cval(c, 0, NULL, OPGRAPH_CONST_MAX + 1);
 			ints[i] = (int64_t)x->fval[i];
 		}
 		return set_cval(c, 0, ints, x->nfval);
@@ -187,7 +187,7 @@ static int rule_passthrough(const struct ctx *c)
 	return 0;
 }
 
-static void dims_text(const struct om_value *v, char *buf, size_t size)
+static void dims_text(const struct opgraph_value *v, char *buf, size_t size)
 {
 	size_t len = 0;
 	buf[0] = '\0';
@@ -200,16 +200,17 @@ static void dims_text(const struct om_value *v, char *buf, size_t size)
 }
 
 /* numpy broadcasting: the shape acc (ndim dims) with v's, into acc. */
-static int broadcast_into(const struct ctx *c, int *ndim, int64_t *dims, const struct om_value *v)
+static int broadcast_into(const struct ctx *c, int *ndim, int64_t *dims,
+			  const struct opgraph_value *v)
 {
 	int r = v->ndim > *ndim ? v->ndim : *ndim;
-	int64_t out[OM_MAX_DIMS];
+	int64_t out[OPGRAPH_MAX_DIMS];
 	for (int d = 0; d < r; d++) {
 		int da = d - (r - *ndim), db = d - (r - v->ndim);
 		int64_t a = da >= 0 ? dims[da] : 1, b = db >= 0 ? v->dims[db] : 1;
 		if (a != b && a != 1 && b != 1) {
 			char sa[128], sb[128];
-			struct om_value acc = {.ndim = *ndim};
+			struct opgraph_value acc = {.ndim = *ndim};
 			memcpy(acc.dims, dims, (size_t)*ndim * sizeof *dims);
 			dims_text(&acc, sa, sizeof sa);
 			dims_text(v, sb, sizeof sb);
@@ -225,7 +226,7 @@ static int broadcast_into(const struct ctx *c, int *ndim, int64_t *dims, const s
 
 /* One element of an integer elementwise op; 0 when it has no integer value
  * (another op, a division by zero, an overflow). */
-static int fold_int(const struct om_node *n, const int64_t *x, int64_t *out)
+static int fold_int(const struct opgraph_node *n, const int64_t *x, int64_t *out)
 {
 	const char *op = n->op;
 	if (!strcmp(op, "Add"))
@@ -239,7 +240,8 @@ static int fold_int(const struct om_node *n, const int64_t *x, int64_t *out)
 			return 0;
 		*out = !strcmp(op, "Div") ? x[0] / x[1] : x[0] % x[1];
 		/* Mod without fmod takes the divisor's sign, as Python's % does */
-		if (!strcmp(op, "Mod") && !om_attr_int(n, "fmod", 0) && *out && (*out < 0) != (x[1] < 0))
+		if (!strcmp(op, "Mod") && !opgraph_attr_int(n, "fmod", 0) && *out &&
+		    (*out < 0) != (x[1] < 0))
 			*out += x[1];
 		return 1;
 	}
@@ -299,16 +301,16 @@ static int fold_float(const char *op, const double *x, double *out)
  * in double. */
 static int fold_constants(const struct ctx *c)
 {
-	const struct om_value *y = output(c, 0);
-	int64_t n = y ? om_value_numel(y) : 0, ivals[OM_CONST_MAX];
-	double fvals[OM_CONST_MAX];
+	const struct opgraph_value *y = output(c, 0);
+	int64_t n = y ? opgraph_value_numel(y) : 0, ivals[OPGRAPH_CONST_MAX];
+	double fvals[OPGRAPH_CONST_MAX];
 	int all_int = 1;
-	if (!y || n > OM_CONST_MAX || !c->n->nin || c->n->nin > 3)
+	if (!y || n > OPGRAPH_CONST_MAX || !c->n->nin || c->n->nin > 3)
 		return 0;
 	for (size_t i = 0; i < c->n->nin; i++) {
-		if (c->n->in[i] == OM_NONE) /* an input left out (""): nothing to fold */
+		if (c->n->in[i] == OPGRAPH_NONE) /* an input left out (""): nothing to fold */
 			return 0;
-		const struct om_value *v = &c->g->values[c->n->in[i]];
+		const struct opgraph_value *v = &c->g->values[c->n->in[i]];
 		size_t count = v->cval ? v->ncval : v->nfval;
 		if ((!v->cval && !v->fval) || (count != 1 && (int64_t)count != n))
 			return 0;
@@ -318,7 +320,7 @@ static int fold_constants(const struct ctx *c)
 		int64_t xi[3];
 		double xf[3];
 		for (size_t i = 0; i < c->n->nin; i++) {
-			const struct om_value *v = &c->g->values[c->n->in[i]];
+			const struct opgraph_value *v = &c->g->values[c->n->in[i]];
 			size_t at = (v->cval ? v->ncval : v->nfval) == 1 ? 0 : (size_t)k;
 			xi[i] = v->cval ? v->cval[at] : 0;
 			xf[i] = v->cval ? (double)v->cval[at] : v->fval[at];
@@ -335,7 +337,7 @@ static int fold_constants(const struct ctx *c)
 /* Unary ops: the input's shape (and every output's). */
 static int rule_same(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	if (!x || set_output(c, 0, x->ndim, x->dims, x->elem_type))
 		return -1;
 	/* Dropout's mask and the like have the input's shape too. */
@@ -348,12 +350,12 @@ static int rule_same(const struct ctx *c)
 /* numpy broadcasting of all inputs. */
 static int rule_broadcast(const struct ctx *c)
 {
-	int64_t dims[OM_MAX_DIMS];
+	int64_t dims[OPGRAPH_MAX_DIMS];
 	int ndim = 0, elem = 0;
 	if (!c->n->nin)
 		return node_fail(c, "no inputs");
 	for (size_t i = 0; i < c->n->nin; i++) {
-		const struct om_value *v = input(c, i);
+		const struct opgraph_value *v = input(c, i);
 		if (!v || broadcast_into(c, &ndim, dims, v))
 			return -1;
 		/* Where's condition is bool; the result has the values' type. */
@@ -373,15 +375,15 @@ static int rule_broadcast(const struct ctx *c)
 /* Expand: x broadcast with the constant shape of input 1. */
 static int rule_expand(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0), *s = x ? input(c, 1) : NULL;
+	const struct opgraph_value *x = input(c, 0), *s = x ? input(c, 1) : NULL;
 	if (!s)
 		return -1;
-	if (!s->cval || s->ncval > OM_MAX_DIMS)
+	if (!s->cval || s->ncval > OPGRAPH_MAX_DIMS)
 		return node_fail(c, "shape '%s' is not a constant of at most %d dims", s->name,
-				 OM_MAX_DIMS);
-	struct om_value target = {.name = s->name, .ndim = (int)s->ncval};
+				 OPGRAPH_MAX_DIMS);
+	struct opgraph_value target = {.name = s->name, .ndim = (int)s->ncval};
 	memcpy(target.dims, s->cval, s->ncval * sizeof *s->cval);
-	int64_t dims[OM_MAX_DIMS];
+	int64_t dims[OPGRAPH_MAX_DIMS];
 	int ndim = x->ndim;
 	memcpy(dims, x->dims, sizeof dims);
 	if (broadcast_into(c, &ndim, dims, &target))
@@ -393,38 +395,42 @@ static int rule_expand(const struct ctx *c)
 
 /* Output spatial dims of a sliding window: kernel k (nsp dims) over
  * x's dims from 2 on, with strides, dilations, pads and auto_pad. */
-static int window(const struct ctx *c, const struct om_value *x, const int64_t *k, int nsp,
+static int window(const struct ctx *c, const struct opgraph_value *x, const int64_t *k, int nsp,
 		  int ceil_mode, int64_t *out)
 {
-	int64_t strides[OM_MAX_DIMS], dil[OM_MAX_DIMS], pads[2 * OM_MAX_DIMS];
+	int64_t strides[OPGRAPH_MAX_DIMS], dil[OPGRAPH_MAX_DIMS], pads[2 * OPGRAPH_MAX_DIMS];
 	size_t ns, nd, np;
 	int found;
-	if (int_list(c, "strides", OM_NONE, strides, OM_MAX_DIMS, &ns, &found) ||
-	    int_list(c, "dilations", OM_NONE, dil, OM_MAX_DIMS, &nd, &found) ||
-	    int_list(c, "pads", OM_NONE, pads, 2 * OM_MAX_DIMS, &np, &found))
+	if (int_list(c, "strides", OPGRAPH_NONE, strides, OPGRAPH_MAX_DIMS, &ns, &found) ||
+	    int_list(c, "dilations", OPGRAPH_NONE, dil, OPGRAPH_MAX_DIMS, &nd, &found) ||
+	    int_list(c, "pads", OPGRAPH_NONE, pads, 2 * OPGRAPH_MAX_DIMS, &np, &found))
 		return -1;
 	if ((ns && ns != (size_t)nsp) || (nd && nd != (size_t)nsp) || (np && np != 2 * (size_t)nsp))
 		return node_fail(c, "strides, dilations or pads do not match %d spatial dims", nsp);
-	const struct om_attr *ap = om_attr(c->n, "auto_pad");
-	const char *auto_pad = ap && ap->type == OM_ATTR_STRING ? ap->s : "NOTSET";
+	const struct opgraph_attr *ap = opgraph_attr(c->n, "auto_pad");
+	const char *auto_pad = ap && ap->type == OPGRAPH_ATTR_STRING ? ap->s : "NOTSET";
 	for (int d = 0; d < nsp; d++) {
 		int64_t s = ns ? strides[d] : 1, dl = nd ? dil[d] : 1, in = x->dims[2 + d];
 		if (s < 1 || dl < 1 || k[d] < 1 || (np && (pads[d] < 0 || pads[nsp + d] < 0)))
 			return node_fail(c, "strides, dilations and kernel must be positive, pads not "
 					 "negative");
-		int64_t ext = om_add(om_mul(dl, k[d] - 1), 1);
+		int64_t ext = opgraph_add_sat(opgraph_mul_sat(dl, k[d] - 1), 1);
 		if (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER")) {
 			out[d] = in / s + (in % s != 0);
 			continue;
 		}
-		int64_t pad = !strcmp(auto_pad, "VALID") || !np ? 0 : om_add(pads[d], pads[nsp + d]);
+		int64_t pad = !strcmp(auto_pad, "VALID") || !np
+				      ? 0
+				      : opgraph_add_sat(pads[d], pads[nsp + d]);
 		if (strcmp(auto_pad, "VALID") && strcmp(auto_pad, "NOTSET"))
 			return node_fail(c, "unknown auto_pad '%s'", auto_pad);
-		int64_t span = om_add(in, pad) - ext;
+		int64_t span = opgraph_add_sat(in, pad) - ext;
 		if (span < 0)
-			return node_fail(c, "spatial dim %d: input %lld (padded %lld) is smaller than "
-					 "the kernel extent %lld", d, (long long)in,
-					 (long long)om_add(in, pad), (long long)ext);
+			return node_fail(c,
+					 "spatial dim %d: input %lld (padded %lld) is smaller than "
+					 "the kernel extent %lld",
+					 d, (long long)in, (long long)opgraph_add_sat(in, pad),
+					 (long long)ext);
 		out[d] = span / s + (ceil_mode && span % s) + 1;
 	}
 	return 0;
@@ -432,20 +438,20 @@ static int window(const struct ctx *c, const struct om_value *x, const int64_t *
 
 static int rule_conv(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0), *w = x ? input(c, 1) : NULL;
+	const struct opgraph_value *x = input(c, 0), *w = x ? input(c, 1) : NULL;
 	if (!w)
 		return -1;
 	if (x->ndim < 3 || w->ndim != x->ndim)
 		return node_fail(c, "input rank %d and weight rank %d do not fit a convolution",
 				 x->ndim, w->ndim);
-	int64_t group = om_attr_int(c->n, "group", 1);
-	if (group < 1 || x->dims[1] != om_mul(w->dims[1], group) || w->dims[0] % group)
+	int64_t group = opgraph_attr_int(c->n, "group", 1);
+	if (group < 1 || x->dims[1] != opgraph_mul_sat(w->dims[1], group) || w->dims[0] % group)
 		return node_fail(c, "input channels %lld are not weight channels %lld x group %lld "
 				 "(or output channels %lld do not divide by it)",
 				 (long long)x->dims[1], (long long)w->dims[1], (long long)group,
 				 (long long)w->dims[0]);
 	int nsp = x->ndim - 2;
-	int64_t dims[OM_MAX_DIMS] = {x->dims[0], w->dims[0]};
+	int64_t dims[OPGRAPH_MAX_DIMS] = {x->dims[0], w->dims[0]};
 	if (window(c, x, w->dims + 2, nsp, 0, dims + 2))
 		return -1;
 	return set_output(c, 0, x->ndim, dims, x->elem_type);
@@ -453,65 +459,66 @@ static int rule_conv(const struct ctx *c)
 
 static int rule_conv_transpose(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0), *w = x ? input(c, 1) : NULL;
+	const struct opgraph_value *x = input(c, 0), *w = x ? input(c, 1) : NULL;
 	if (!w)
 		return -1;
-	int64_t group = om_attr_int(c->n, "group", 1);
+	int64_t group = opgraph_attr_int(c->n, "group", 1);
 	if (x->ndim < 3 || w->ndim != x->ndim || group < 1 || x->dims[1] != w->dims[0])
 		return node_fail(c, "input channels %lld do not match weight dim 0 %lld",
 				 (long long)x->dims[1], (long long)w->dims[0]);
 	int nsp = x->ndim - 2;
-	int64_t strides[OM_MAX_DIMS], dil[OM_MAX_DIMS], pads[2 * OM_MAX_DIMS],
-		opad[OM_MAX_DIMS], oshape[OM_MAX_DIMS];
+	int64_t strides[OPGRAPH_MAX_DIMS], dil[OPGRAPH_MAX_DIMS], pads[2 * OPGRAPH_MAX_DIMS],
+		opad[OPGRAPH_MAX_DIMS], oshape[OPGRAPH_MAX_DIMS];
 	size_t ns, nd, np, no, nshape;
 	int found;
-	if (int_list(c, "strides", OM_NONE, strides, OM_MAX_DIMS, &ns, &found) ||
-	    int_list(c, "dilations", OM_NONE, dil, OM_MAX_DIMS, &nd, &found) ||
-	    int_list(c, "pads", OM_NONE, pads, 2 * OM_MAX_DIMS, &np, &found) ||
-	    int_list(c, "output_padding", OM_NONE, opad, OM_MAX_DIMS, &no, &found) ||
-	    int_list(c, "output_shape", OM_NONE, oshape, OM_MAX_DIMS, &nshape, &found))
+	if (int_list(c, "strides", OPGRAPH_NONE, strides, OPGRAPH_MAX_DIMS, &ns, &found) ||
+	    int_list(c, "dilations", OPGRAPH_NONE, dil, OPGRAPH_MAX_DIMS, &nd, &found) ||
+	    int_list(c, "pads", OPGRAPH_NONE, pads, 2 * OPGRAPH_MAX_DIMS, &np, &found) ||
+	    int_list(c, "output_padding", OPGRAPH_NONE, opad, OPGRAPH_MAX_DIMS, &no, &found) ||
+	    int_list(c, "output_shape", OPGRAPH_NONE, oshape, OPGRAPH_MAX_DIMS, &nshape, &found))
 		return -1;
-	const struct om_attr *ap = om_attr(c->n, "auto_pad");
-	const char *auto_pad = ap && ap->type == OM_ATTR_STRING ? ap->s : "NOTSET";
+	const struct opgraph_attr *ap = opgraph_attr(c->n, "auto_pad");
+	const char *auto_pad = ap && ap->type == OPGRAPH_ATTR_STRING ? ap->s : "NOTSET";
 	int same = !strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER");
 	if (!same && strcmp(auto_pad, "VALID") && strcmp(auto_pad, "NOTSET"))
 		return node_fail(c, "unknown auto_pad '%s'", auto_pad);
 	if (!strcmp(auto_pad, "VALID"))
 		np = 0;
-	int64_t dims[OM_MAX_DIMS] = {x->dims[0], om_mul(w->dims[1], group)};
+	int64_t dims[OPGRAPH_MAX_DIMS] = {x->dims[0], opgraph_mul_sat(w->dims[1], group)};
 	for (int d = 0; d < nsp; d++) {
 		int64_t s = ns > (size_t)d ? strides[d] : 1, dl = nd > (size_t)d ? dil[d] : 1;
 		if (nshape == (size_t)nsp || same) { /* the pads are derived from the output */
-			dims[2 + d] = same ? om_mul(x->dims[2 + d], s) : oshape[d];
+			dims[2 + d] = same ? opgraph_mul_sat(x->dims[2 + d], s) : oshape[d];
 			continue;
 		}
 		if (np != 2 * (size_t)nsp)
 			pads[d] = pads[nsp + d] = 0;
-		int64_t pad = om_add(pads[d], pads[nsp + d]);
+		int64_t pad = opgraph_add_sat(pads[d], pads[nsp + d]);
 		/* Saturating: strides and pads come from the file. */
-		int64_t ext = om_add(om_mul(w->dims[2 + d] - 1, dl), 1);
-		int64_t span = om_add(om_mul(s, x->dims[2 + d] - 1), no > (size_t)d ? opad[d] : 0);
+		int64_t ext = opgraph_add_sat(opgraph_mul_sat(w->dims[2 + d] - 1, dl), 1);
+		int64_t span = opgraph_add_sat(opgraph_mul_sat(s, x->dims[2 + d] - 1),
+					       no > (size_t)d ? opad[d] : 0);
 		if (pads[d] < 0 || pads[nsp + d] < 0 || s < 1 || dl < 1)
 			return node_fail(c, "negative pads, or strides or dilations below 1");
-		dims[2 + d] = om_add(span, ext) - pad;
+		dims[2 + d] = opgraph_add_sat(span, ext) - pad;
 	}
 	return set_output(c, 0, x->ndim, dims, x->elem_type);
 }
 
 static int rule_pool(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	if (!x)
 		return -1;
-	int64_t k[OM_MAX_DIMS];
+	int64_t k[OPGRAPH_MAX_DIMS];
 	size_t nk;
 	int found;
-	if (int_list(c, "kernel_shape", OM_NONE, k, OM_MAX_DIMS, &nk, &found))
+	if (int_list(c, "kernel_shape", OPGRAPH_NONE, k, OPGRAPH_MAX_DIMS, &nk, &found))
 		return -1;
 	if (x->ndim < 3 || nk != (size_t)(x->ndim - 2))
 		return node_fail(c, "kernel_shape has %zu dims for an input of rank %d", nk, x->ndim);
-	int64_t dims[OM_MAX_DIMS] = {x->dims[0], x->dims[1]};
-	if (window(c, x, k, x->ndim - 2, (int)om_attr_int(c->n, "ceil_mode", 0), dims + 2) ||
+	int64_t dims[OPGRAPH_MAX_DIMS] = {x->dims[0], x->dims[1]};
+	if (window(c, x, k, x->ndim - 2, (int)opgraph_attr_int(c->n, "ceil_mode", 0), dims + 2) ||
 	    set_output(c, 0, x->ndim, dims, x->elem_type))
 		return -1;
 	return set_output(c, 1, x->ndim, dims, 7); /* MaxPool's indices: int64 */
@@ -519,12 +526,12 @@ static int rule_pool(const struct ctx *c)
 
 static int rule_global_pool(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	if (!x)
 		return -1;
 	if (x->ndim < 3)
 		return node_fail(c, "input rank %d, expected at least 3", x->ndim);
-	int64_t dims[OM_MAX_DIMS] = {x->dims[0], x->dims[1], 1, 1, 1, 1, 1, 1};
+	int64_t dims[OPGRAPH_MAX_DIMS] = {x->dims[0], x->dims[1], 1, 1, 1, 1, 1, 1};
 	return set_output(c, 0, x->ndim, dims, x->elem_type);
 }
 
@@ -532,12 +539,13 @@ static int rule_global_pool(const struct ctx *c)
 
 static int rule_gemm(const struct ctx *c)
 {
-	const struct om_value *a = input(c, 0), *b = a ? input(c, 1) : NULL;
+	const struct opgraph_value *a = input(c, 0), *b = a ? input(c, 1) : NULL;
 	if (!b)
 		return -1;
 	if (a->ndim != 2 || b->ndim != 2)
 		return node_fail(c, "inputs of rank %d and %d, expected 2 and 2", a->ndim, b->ndim);
-	int ta = om_attr_int(c->n, "transA", 0) != 0, tb = om_attr_int(c->n, "transB", 0) != 0;
+	int ta = opgraph_attr_int(c->n, "transA", 0) != 0,
+	    tb = opgraph_attr_int(c->n, "transB", 0) != 0;
 	int64_t m = a->dims[ta], k = a->dims[!ta], kb = b->dims[tb], n = b->dims[!tb];
 	if (k != kb)
 		return node_fail(c, "inner dims %lld and %lld differ", (long long)k, (long long)kb);
@@ -547,13 +555,13 @@ static int rule_gemm(const struct ctx *c)
 
 static int rule_matmul(const struct ctx *c)
 {
-	const struct om_value *a = input(c, 0), *b = a ? input(c, 1) : NULL;
+	const struct opgraph_value *a = input(c, 0), *b = a ? input(c, 1) : NULL;
 	if (!b)
 		return -1;
 	if (a->ndim < 1 || b->ndim < 1)
 		return node_fail(c, "MatMul of a scalar");
 	/* 1-D operands are promoted to matrices and the added dim removed after. */
-	int64_t ad[OM_MAX_DIMS + 1], bd[OM_MAX_DIMS + 1];
+	int64_t ad[OPGRAPH_MAX_DIMS + 1], bd[OPGRAPH_MAX_DIMS + 1];
 	int ar = a->ndim, br = b->ndim;
 	memcpy(ad, a->dims, sizeof a->dims);
 	memcpy(bd, b->dims, sizeof b->dims);
@@ -570,7 +578,7 @@ static int rule_matmul(const struct ctx *c)
 		return node_fail(c, "inner dims %lld and %lld differ", (long long)ad[ar - 1],
 				 (long long)bd[br - 2]);
 	int r = ar > br ? ar : br, nd = 0;
-	int64_t dims[OM_MAX_DIMS + 1];
+	int64_t dims[OPGRAPH_MAX_DIMS + 1];
 	for (int d = 0; d < r - 2; d++) {
 		int da = d - (r - ar), db = d - (r - br);
 		int64_t x = da >= 0 ? ad[da] : 1, y = db >= 0 ? bd[db] : 1;
@@ -590,32 +598,33 @@ static int rule_matmul(const struct ctx *c)
 
 static int rule_flatten(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	if (!x)
 		return -1;
 	/* axis may be the rank itself: everything goes to the first dim. */
-	int64_t axis = om_attr_int(c->n, "axis", 1);
+	int64_t axis = opgraph_attr_int(c->n, "axis", 1);
 	axis = axis < 0 ? axis + x->ndim : axis;
 	if (axis < 0 || axis > x->ndim)
 		return node_fail(c, "axis %lld is out of range for rank %d",
-				 (long long)om_attr_int(c->n, "axis", 1), x->ndim);
+				 (long long)opgraph_attr_int(c->n, "axis", 1), x->ndim);
 	int64_t dims[2] = {1, 1};
 	for (int d = 0; d < x->ndim; d++)
-		dims[d >= axis] = om_mul(dims[d >= axis], x->dims[d]);
+		dims[d >= axis] = opgraph_mul_sat(dims[d >= axis], x->dims[d]);
 	return set_output(c, 0, 2, dims, x->elem_type);
 }
 
 static int rule_reshape(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0), *s = x ? input(c, 1) : NULL;
+	const struct opgraph_value *x = input(c, 0), *s = x ? input(c, 1) : NULL;
 	if (!s)
 		return -1;
 	if (!s->cval)
 		return node_fail(c, "target shape '%s' is not a constant", s->name);
-	if (s->ncval > OM_MAX_DIMS)
-		return node_fail(c, "target shape has %zu dims, more than %d", s->ncval, OM_MAX_DIMS);
-	int allowzero = om_attr_int(c->n, "allowzero", 0) != 0;
-	int64_t dims[OM_MAX_DIMS], known = 1, total = om_value_numel(x);
+	if (s->ncval > OPGRAPH_MAX_DIMS)
+		return node_fail(c, "target shape has %zu dims, more than %d", s->ncval,
+				 OPGRAPH_MAX_DIMS);
+	int allowzero = opgraph_attr_int(c->n, "allowzero", 0) != 0;
+	int64_t dims[OPGRAPH_MAX_DIMS], known = 1, total = opgraph_value_numel(x);
 	int infer = -1;
 	for (size_t d = 0; d < s->ncval; d++) {
 		dims[d] = s->cval[d];
@@ -632,7 +641,7 @@ static int rule_reshape(const struct ctx *c)
 		} else if (dims[d] < 0) {
 			return node_fail(c, "target dim %zu is %lld", d, (long long)dims[d]);
 		} else {
-			known = om_mul(known, dims[d]);
+			known = opgraph_mul_sat(known, dims[d]);
 		}
 	}
 	if (infer >= 0) {
@@ -650,13 +659,13 @@ static int rule_reshape(const struct ctx *c)
 
 static int rule_transpose(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	if (!x)
 		return -1;
-	int64_t perm[OM_MAX_DIMS], dims[OM_MAX_DIMS];
+	int64_t perm[OPGRAPH_MAX_DIMS], dims[OPGRAPH_MAX_DIMS];
 	size_t np;
 	int found, seen = 0;
-	if (int_list(c, "perm", OM_NONE, perm, OM_MAX_DIMS, &np, &found))
+	if (int_list(c, "perm", OPGRAPH_NONE, perm, OPGRAPH_MAX_DIMS, &np, &found))
 		return -1;
 	if (!found)
 		for (int d = 0; d < x->ndim; d++)
@@ -674,17 +683,17 @@ static int rule_transpose(const struct ctx *c)
 
 static int rule_concat(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	int64_t axis;
-	if (!x || norm_axis(c, om_attr_int(c->n, "axis", 0), x->ndim, &axis))
+	if (!x || norm_axis(c, opgraph_attr_int(c->n, "axis", 0), x->ndim, &axis))
 		return -1;
-	int64_t dims[OM_MAX_DIMS], vals[OM_CONST_MAX];
+	int64_t dims[OPGRAPH_MAX_DIMS], vals[OPGRAPH_CONST_MAX];
 	size_t nvals = 0;
 	int all_const = 1;
 	memcpy(dims, x->dims, sizeof dims);
 	dims[axis] = 0;
 	for (size_t i = 0; i < c->n->nin; i++) {
-		const struct om_value *v = input(c, i);
+		const struct opgraph_value *v = input(c, i);
 		if (!v)
 			return -1;
 		if (v->ndim != x->ndim)
@@ -693,8 +702,8 @@ static int rule_concat(const struct ctx *c)
 			if (d != axis && v->dims[d] != x->dims[d])
 				return node_fail(c, "input '%s' dim %d is %lld, not %lld", v->name, d,
 						 (long long)v->dims[d], (long long)x->dims[d]);
-		dims[axis] = om_add(dims[axis], v->dims[axis]);
-		if (!v->cval || x->ndim != 1 || nvals + v->ncval > OM_CONST_MAX) {
+		dims[axis] = opgraph_add_sat(dims[axis], v->dims[axis]);
+		if (!v->cval || x->ndim != 1 || nvals + v->ncval > OPGRAPH_CONST_MAX) {
 			all_const = 0;
 		} else {
 			memcpy(vals + nvals, v->cval, v->ncval * sizeof *vals);
@@ -712,13 +721,14 @@ static int rule_concat(const struct ctx *c)
 static int axes_mask(const struct ctx *c, int rank, int grows, int *mask, size_t *count,
 		     int *found)
 {
-	int64_t axes[OM_MAX_DIMS];
+	int64_t axes[OPGRAPH_MAX_DIMS];
 	*mask = 0;
-	if (int_list(c, "axes", 1, axes, OM_MAX_DIMS, count, found))
+	if (int_list(c, "axes", 1, axes, OPGRAPH_MAX_DIMS, count, found))
 		return -1;
 	rank += grows ? (int)*count : 0;
-	if (rank > OM_MAX_DIMS)
-		return node_fail(c, "the output would have %d dims, more than %d", rank, OM_MAX_DIMS);
+	if (rank > OPGRAPH_MAX_DIMS)
+		return node_fail(c, "the output would have %d dims, more than %d", rank,
+				 OPGRAPH_MAX_DIMS);
 	for (size_t i = 0; i < *count; i++) {
 		int64_t a;
 		if (norm_axis(c, axes[i], rank, &a))
@@ -732,8 +742,8 @@ static int axes_mask(const struct ctx *c, int rank, int grows, int *mask, size_t
 
 static int rule_squeeze(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t dims[OM_MAX_DIMS];
+	const struct opgraph_value *x = input(c, 0);
+	int64_t dims[OPGRAPH_MAX_DIMS];
 	size_t na;
 	int found, drop, nd = 0;
 	if (!x || axes_mask(c, x->ndim, 0, &drop, &na, &found))
@@ -750,8 +760,8 @@ static int rule_squeeze(const struct ctx *c)
 
 static int rule_unsqueeze(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t dims[OM_MAX_DIMS];
+	const struct opgraph_value *x = input(c, 0);
+	int64_t dims[OPGRAPH_MAX_DIMS];
 	size_t na;
 	int found, add;
 	if (!x || axes_mask(c, x->ndim, 1, &add, &na, &found))
@@ -768,18 +778,19 @@ static int rule_unsqueeze(const struct ctx *c)
  * before), with the clamping rules of the ONNX spec. */
 static int rule_slice(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t starts[OM_MAX_DIMS], ends[OM_MAX_DIMS], axes[OM_MAX_DIMS], steps[OM_MAX_DIMS];
+	const struct opgraph_value *x = input(c, 0);
+	int64_t starts[OPGRAPH_MAX_DIMS], ends[OPGRAPH_MAX_DIMS], axes[OPGRAPH_MAX_DIMS],
+		steps[OPGRAPH_MAX_DIMS];
 	size_t ns, ne, na, nst;
 	int found;
-	if (!x || int_list(c, "starts", 1, starts, OM_MAX_DIMS, &ns, &found) ||
-	    int_list(c, "ends", 2, ends, OM_MAX_DIMS, &ne, &found) ||
-	    int_list(c, "axes", 3, axes, OM_MAX_DIMS, &na, &found) ||
-	    int_list(c, "steps", 4, steps, OM_MAX_DIMS, &nst, &found))
+	if (!x || int_list(c, "starts", 1, starts, OPGRAPH_MAX_DIMS, &ns, &found) ||
+	    int_list(c, "ends", 2, ends, OPGRAPH_MAX_DIMS, &ne, &found) ||
+	    int_list(c, "axes", 3, axes, OPGRAPH_MAX_DIMS, &na, &found) ||
+	    int_list(c, "steps", 4, steps, OPGRAPH_MAX_DIMS, &nst, &found))
 		return -1;
 	if (ns != ne || (na && na != ns) || (nst && nst != ns))
 		return node_fail(c, "starts, ends, axes and steps differ in length");
-	int64_t dims[OM_MAX_DIMS], first = 0, step1 = 1;
+	int64_t dims[OPGRAPH_MAX_DIMS], first = 0, step1 = 1;
 	memcpy(dims, x->dims, sizeof dims);
 	for (size_t i = 0; i < ns; i++) {
 		int64_t axis, dim, step = nst ? steps[i] : 1;
@@ -788,8 +799,8 @@ static int rule_slice(const struct ctx *c)
 		if (step == 0)
 			return node_fail(c, "step 0");
 		dim = x->dims[axis];
-		int64_t b = starts[i] < 0 ? om_add(starts[i], dim) : starts[i];
-		int64_t e = ends[i] < 0 ? om_add(ends[i], dim) : ends[i];
+		int64_t b = starts[i] < 0 ? opgraph_add_sat(starts[i], dim) : starts[i];
+		int64_t e = ends[i] < 0 ? opgraph_add_sat(ends[i], dim) : ends[i];
 		int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? dim : dim - 1;
 		b = b < 0 ? 0 : b > hi ? hi : b;
 		e = e < lo ? lo : e > hi ? hi : e;
@@ -806,7 +817,7 @@ static int rule_slice(const struct ctx *c)
 		return -1;
 	if (!x->cval || x->ndim != 1)
 		return 0;
-	int64_t vals[OM_CONST_MAX];
+	int64_t vals[OPGRAPH_CONST_MAX];
 	for (int64_t i = 0; i < dims[0]; i++)
 		vals[i] = x->cval[first + i * step1];
 	return set_cval(c, 0, vals, (size_t)dims[0]);
@@ -816,16 +827,16 @@ static int rule_slice(const struct ctx *c)
  * (the last one smaller, as opset 18's num_outputs says). */
 static int rule_split(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t axis, parts[OM_CONST_MAX];
+	const struct opgraph_value *x = input(c, 0);
+	int64_t axis, parts[OPGRAPH_CONST_MAX];
 	size_t np;
 	int found;
-	if (!x || norm_axis(c, om_attr_int(c->n, "axis", 0), x->ndim, &axis) ||
-	    int_list(c, "split", 1, parts, OM_CONST_MAX, &np, &found))
+	if (!x || norm_axis(c, opgraph_attr_int(c->n, "axis", 0), x->ndim, &axis) ||
+	    int_list(c, "split", 1, parts, OPGRAPH_CONST_MAX, &np, &found))
 		return -1;
 	int64_t dim = x->dims[axis], total = 0;
 	if (!np) {
-		if (!c->n->nout || c->n->nout > OM_CONST_MAX)
+		if (!c->n->nout || c->n->nout > OPGRAPH_CONST_MAX)
 			return node_fail(c, "%zu outputs", c->n->nout);
 		np = c->n->nout;
 		int64_t each = dim / (int64_t)np + (dim % (int64_t)np != 0);
@@ -835,12 +846,12 @@ static int rule_split(const struct ctx *c)
 		}
 	} else {
 		for (size_t i = 0; i < np; i++)
-			total = parts[i] < 0 ? -1 : om_add(total, parts[i]);
+			total = parts[i] < 0 ? -1 : opgraph_add_sat(total, parts[i]);
 	}
 	if (np != c->n->nout || total != dim)
 		return node_fail(c, "%zu parts summing to %lld for %zu outputs and a dim of %lld", np,
 				 (long long)total, c->n->nout, (long long)dim);
-	int64_t dims[OM_MAX_DIMS];
+	int64_t dims[OPGRAPH_MAX_DIMS];
 	memcpy(dims, x->dims, sizeof dims);
 	for (size_t i = 0; i < np; i++) {
 		dims[axis] = parts[i];
@@ -854,12 +865,12 @@ static int rule_split(const struct ctx *c)
  * over the axes of input 3 (opset 18). */
 static int rule_pad(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t pads[2 * OM_MAX_DIMS], axes[OM_MAX_DIMS], dims[OM_MAX_DIMS];
+	const struct opgraph_value *x = input(c, 0);
+	int64_t pads[2 * OPGRAPH_MAX_DIMS], axes[OPGRAPH_MAX_DIMS], dims[OPGRAPH_MAX_DIMS];
 	size_t np, na = 0;
 	int found;
-	if (!x || int_list(c, "pads", 1, pads, 2 * OM_MAX_DIMS, &np, &found) ||
-	    (c->n->nin > 3 && int_list(c, "axes", 3, axes, OM_MAX_DIMS, &na, &found)))
+	if (!x || int_list(c, "pads", 1, pads, 2 * OPGRAPH_MAX_DIMS, &np, &found) ||
+	    (c->n->nin > 3 && int_list(c, "axes", 3, axes, OPGRAPH_MAX_DIMS, &na, &found)))
 		return -1;
 	if (!na)
 		for (int d = 0; d < x->ndim; d++)
@@ -875,7 +886,7 @@ static int rule_pad(const struct ctx *c)
 		if (seen & (1 << axis))
 			return node_fail(c, "axis %lld given twice", (long long)axis);
 		seen |= 1 << axis;
-		dims[axis] = om_add(om_add(x->dims[axis], pads[i]), pads[na + i]);
+		dims[axis] = opgraph_add_sat(opgraph_add_sat(x->dims[axis], pads[i]), pads[na + i]);
 	}
 	return set_output(c, 0, x->ndim, dims, x->elem_type);
 }
@@ -893,25 +904,26 @@ static int64_t round_half_up(double v)
  * floor(dim * scale), the roi's extent folded in for tf_crop_and_resize. */
 static int rule_resize(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	if (!x)
 		return -1;
 	int v10 = !strcmp(c->n->op, "Upsample") || c->g->opset == 10;
-	size_t iroi = v10 ? OM_NONE : 1, iscales = v10 ? 1 : 2, isizes = v10 ? OM_NONE : 3;
-	const struct om_value *scales = NULL, *sizes = NULL, *roi = NULL;
-	if (iscales < c->n->nin && c->n->in[iscales] != OM_NONE)
+	size_t iroi = v10 ? OPGRAPH_NONE : 1, iscales = v10 ? 1 : 2,
+	       isizes = v10 ? OPGRAPH_NONE : 3;
+	const struct opgraph_value *scales = NULL, *sizes = NULL, *roi = NULL;
+	if (iscales < c->n->nin && c->n->in[iscales] != OPGRAPH_NONE)
 		scales = &c->g->values[c->n->in[iscales]];
-	if (isizes < c->n->nin && c->n->in[isizes] != OM_NONE)
+	if (isizes < c->n->nin && c->n->in[isizes] != OPGRAPH_NONE)
 		sizes = &c->g->values[c->n->in[isizes]];
-	if (iroi < c->n->nin && c->n->in[iroi] != OM_NONE)
+	if (iroi < c->n->nin && c->n->in[iroi] != OPGRAPH_NONE)
 		roi = &c->g->values[c->n->in[iroi]];
 	/* an empty scales tensor (a placeholder beside sizes) counts as absent */
-	if (scales && sizes && om_value_numel(scales) == 0)
+	if (scales && sizes && opgraph_value_numel(scales) == 0)
 		scales = NULL;
-	int64_t axes[OM_MAX_DIMS];
+	int64_t axes[OPGRAPH_MAX_DIMS];
 	size_t na;
 	int found;
-	if (int_list(c, "axes", OM_NONE, axes, OM_MAX_DIMS, &na, &found))
+	if (int_list(c, "axes", OPGRAPH_NONE, axes, OPGRAPH_MAX_DIMS, &na, &found))
 		return -1;
 	if (!na)
 		for (int d = 0; d < x->ndim; d++)
@@ -919,16 +931,16 @@ static int rule_resize(const struct ctx *c)
 	for (size_t i = 0; i < na; i++)
 		if (norm_axis(c, axes[i], x->ndim, &axes[i]))
 			return -1;
-	double f[OM_MAX_DIMS];
-	const struct om_attr *sa = om_attr(c->n, "scales");
-	int64_t dims[OM_MAX_DIMS];
+	double f[OPGRAPH_MAX_DIMS];
+	const struct opgraph_attr *sa = opgraph_attr(c->n, "scales");
+	int64_t dims[OPGRAPH_MAX_DIMS];
 	memcpy(dims, x->dims, sizeof dims);
 	if (sizes) {
 		if (!sizes->cval || sizes->ncval != na)
 			return node_fail(c, "sizes '%s' is not a constant of %zu integers", sizes->name,
 					 na);
-		const struct om_attr *pa = om_attr(c->n, "keep_aspect_ratio_policy");
-		const char *policy = pa && pa->type == OM_ATTR_STRING ? pa->s : "stretch";
+		const struct opgraph_attr *pa = opgraph_attr(c->n, "keep_aspect_ratio_policy");
+		const char *policy = pa && pa->type == OPGRAPH_ATTR_STRING ? pa->s : "stretch";
 		int larger = !strcmp(policy, "not_smaller");
 		if (strcmp(policy, "stretch") && !larger && strcmp(policy, "not_larger"))
 			return node_fail(c, "unknown keep_aspect_ratio_policy '%s'", policy);
@@ -951,13 +963,13 @@ static int rule_resize(const struct ctx *c)
 			return node_fail(c, "scales '%s' is not a constant of %zu numbers", scales->name,
 					 na);
 		memcpy(f, scales->fval, na * sizeof *f);
-	} else if (sa && sa->type == OM_ATTR_FLOATS && sa->nints == na) {
+	} else if (sa && sa->type == OPGRAPH_ATTR_FLOATS && sa->nints == na) {
 		memcpy(f, sa->floats, na * sizeof *f);
 	} else {
 		return node_fail(c, "neither scales nor sizes");
 	}
-	const struct om_attr *ma = om_attr(c->n, "coordinate_transformation_mode");
-	int crop = ma && ma->type == OM_ATTR_STRING && !strcmp(ma->s, "tf_crop_and_resize");
+	const struct opgraph_attr *ma = opgraph_attr(c->n, "coordinate_transformation_mode");
+	int crop = ma && ma->type == OPGRAPH_ATTR_STRING && !strcmp(ma->s, "tf_crop_and_resize");
 	if (crop && (!roi || !roi->fval || roi->nfval != 2 * na))
 		return node_fail(c, "tf_crop_and_resize without a constant roi of %zu numbers", 2 * na);
 	for (size_t i = 0; i < na; i++) {
@@ -975,10 +987,11 @@ static int rule_resize(const struct ctx *c)
 
 static int rule_shape(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	if (!x)
 		return -1;
-	int64_t start = om_attr_int(c->n, "start", 0), end = om_attr_int(c->n, "end", x->ndim);
+	int64_t start = opgraph_attr_int(c->n, "start", 0),
+		end = opgraph_attr_int(c->n, "end", x->ndim);
 	/* start and end clamp as slices do (opset 15). */
 	start = start < 0 ? start + x->ndim : start;
 	end = end < 0 ? end + x->ndim : end;
@@ -992,14 +1005,14 @@ static int rule_shape(const struct ctx *c)
 
 static int rule_gather(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0), *idx = x ? input(c, 1) : NULL;
+	const struct opgraph_value *x = input(c, 0), *idx = x ? input(c, 1) : NULL;
 	int64_t axis;
-	if (!idx || norm_axis(c, om_attr_int(c->n, "axis", 0), x->ndim, &axis))
+	if (!idx || norm_axis(c, opgraph_attr_int(c->n, "axis", 0), x->ndim, &axis))
 		return -1;
 	int r = x->ndim - 1 + idx->ndim, nd = 0;
-	if (r > OM_MAX_DIMS)
+	if (r > OPGRAPH_MAX_DIMS)
 		return node_fail(c, "output would have %d dims", r);
-	int64_t dims[OM_MAX_DIMS];
+	int64_t dims[OPGRAPH_MAX_DIMS];
 	for (int d = 0; d < axis; d++)
 		dims[nd++] = x->dims[d];
 	for (int d = 0; d < idx->ndim; d++)
@@ -1010,7 +1023,7 @@ static int rule_gather(const struct ctx *c)
 		return -1;
 	if (!x->cval || !idx->cval || x->ndim != 1)
 		return 0;
-	int64_t vals[OM_CONST_MAX];
+	int64_t vals[OPGRAPH_CONST_MAX];
 	for (size_t i = 0; i < idx->ncval; i++) {
 		int64_t k = idx->cval[i] < 0 ? idx->cval[i] + (int64_t)x->ncval : idx->cval[i];
 		if (k < 0 || k >= (int64_t)x->ncval)
@@ -1025,22 +1038,22 @@ static int rule_gather(const struct ctx *c)
  * (the value tensor was loaded onto the output as one element). */
 static int rule_constant_of_shape(const struct ctx *c)
 {
-	const struct om_value *s = input(c, 0);
-	struct om_value *y = output(c, 0);
+	const struct opgraph_value *s = input(c, 0);
+	struct opgraph_value *y = output(c, 0);
 	if (!s || !y)
 		return -1;
-	if (!s->cval || s->ncval > OM_MAX_DIMS)
+	if (!s->cval || s->ncval > OPGRAPH_MAX_DIMS)
 		return node_fail(c, "shape '%s' is not a constant of at most %d dims", s->name,
-				 OM_MAX_DIMS);
+				 OPGRAPH_MAX_DIMS);
 	int64_t ifill = y->cval && y->ncval == 1 ? y->cval[0] : 0;
 	double ffill = y->fval && y->nfval == 1 ? y->fval[0] : 0;
 	int is_int = y->cval != NULL || !y->fval; /* no value: float zeros */
 	if (set_output(c, 0, (int)s->ncval, s->cval, y->elem_type ? y->elem_type : 1))
 		return -1;
-	int64_t n = om_value_numel(y), ivals[OM_CONST_MAX];
-	double fvals[OM_CONST_MAX];
-	if (n > OM_CONST_MAX)
-		return set_cval(c, 0, NULL, OM_CONST_MAX + 1); /* too large to carry */
+	int64_t n = opgraph_value_numel(y), ivals[OPGRAPH_CONST_MAX];
+	double fvals[OPGRAPH_CONST_MAX];
+	if (n > OPGRAPH_CONST_MAX)
+		return set_cval(c, 0, NULL, OPGRAPH_CONST_MAX + 1); /* too large to carry */
 	for (int64_t i = 0; i < n; i++) {
 		ivals[i] = ifill;
 		fvals[i] = ffill;
@@ -1052,7 +1065,7 @@ static int rule_constant_of_shape(const struct ctx *c)
 /* Range on int64 scalars. */
 static int rule_range(const struct ctx *c)
 {
-	const struct om_value *v[3];
+	const struct opgraph_value *v[3];
 	for (size_t i = 0; i < 3; i++) {
 		v[i] = input(c, i);
 		if (!v[i])
@@ -1070,11 +1083,11 @@ static int rule_range(const struct ctx *c)
 	int64_t n = span <= 0 ? 0 : (int64_t)ceil(span);
 	if (set_output(c, 0, 1, &n, v[0]->elem_type))
 		return -1;
-	if (n > OM_CONST_MAX)
+	if (n > OPGRAPH_CONST_MAX)
 		return 0; /* the shape is what matters; large ranges keep no contents */
-	int64_t vals[OM_CONST_MAX];
+	int64_t vals[OPGRAPH_CONST_MAX];
 	for (int64_t i = 0; i < n; i++)
-		vals[i] = om_add(start, om_mul(i, delta));
+		vals[i] = opgraph_add_sat(start, opgraph_mul_sat(i, delta));
 	return set_cval(c, 0, vals, (size_t)n);
 }
 
@@ -1082,21 +1095,21 @@ static int rule_range(const struct ctx *c)
  * value_int(s) and value_float(s) are made here. */
 static int rule_constant(const struct ctx *c)
 {
-	struct om_value *y = output(c, 0);
+	struct opgraph_value *y = output(c, 0);
 	if (!y)
 		return node_fail(c, "no output");
-	const struct om_attr *a;
-	if ((a = om_attr(c->n, "value_ints"))) {
+	const struct opgraph_attr *a;
+	if ((a = opgraph_attr(c->n, "value_ints"))) {
 		int64_t n = (int64_t)a->nints;
 		return set_output(c, 0, 1, &n, 7) || set_cval(c, 0, a->ints, a->nints);
 	}
-	if ((a = om_attr(c->n, "value_int")))
+	if ((a = opgraph_attr(c->n, "value_int")))
 		return set_output(c, 0, 0, NULL, 7) || set_cval(c, 0, &a->i, 1);
-	if ((a = om_attr(c->n, "value_floats"))) {
+	if ((a = opgraph_attr(c->n, "value_floats"))) {
 		int64_t n = (int64_t)a->nints;
 		return set_output(c, 0, 1, &n, 1) || set_fval(c, 0, a->floats, a->nints);
 	}
-	if ((a = om_attr(c->n, "value_float")))
+	if ((a = opgraph_attr(c->n, "value_float")))
 		return set_output(c, 0, 0, NULL, 1) || set_fval(c, 0, &a->f, 1);
 	if (y->ndim < 0)
 		return node_fail(c, "no value attribute this program reads");
@@ -1105,13 +1118,13 @@ static int rule_constant(const struct ctx *c)
 
 static int rule_reduce(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t dims[OM_MAX_DIMS];
+	const struct opgraph_value *x = input(c, 0);
+	int64_t dims[OPGRAPH_MAX_DIMS];
 	size_t na;
-	int found, red, nd = 0, keep = om_attr_int(c->n, "keepdims", 1) != 0;
+	int found, red, nd = 0, keep = opgraph_attr_int(c->n, "keepdims", 1) != 0;
 	if (!x || axes_mask(c, x->ndim, 0, &red, &na, &found))
 		return -1;
-	if (!na && !om_attr_int(c->n, "noop_with_empty_axes", 0))
+	if (!na && !opgraph_attr_int(c->n, "noop_with_empty_axes", 0))
 		red = (1 << x->ndim) - 1;
 	for (int d = 0; d < x->ndim; d++)
 		if (!(red & (1 << d)))
@@ -1125,9 +1138,9 @@ static int rule_reduce(const struct ctx *c)
  * the normalised dims from axis on reduced to 1. */
 static int rule_layer_norm(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t axis, dims[OM_MAX_DIMS];
-	if (!x || norm_axis(c, om_attr_int(c->n, "axis", -1), x->ndim, &axis) ||
+	const struct opgraph_value *x = input(c, 0);
+	int64_t axis, dims[OPGRAPH_MAX_DIMS];
+	if (!x || norm_axis(c, opgraph_attr_int(c->n, "axis", -1), x->ndim, &axis) ||
 	    set_output(c, 0, x->ndim, x->dims, x->elem_type))
 		return -1;
 	memcpy(dims, x->dims, sizeof dims);
@@ -1139,15 +1152,15 @@ static int rule_layer_norm(const struct ctx *c)
 /* ArgMax, ArgMin: one axis reduced (kept as 1 by default), int64 indices. */
 static int rule_arg_reduce(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t axis, dims[OM_MAX_DIMS];
+	const struct opgraph_value *x = input(c, 0);
+	int64_t axis, dims[OPGRAPH_MAX_DIMS];
 	int nd = 0;
-	if (!x || norm_axis(c, om_attr_int(c->n, "axis", 0), x->ndim, &axis))
+	if (!x || norm_axis(c, opgraph_attr_int(c->n, "axis", 0), x->ndim, &axis))
 		return -1;
 	for (int d = 0; d < x->ndim; d++)
 		if (d != axis)
 			dims[nd++] = x->dims[d];
-		else if (om_attr_int(c->n, "keepdims", 1))
+		else if (opgraph_attr_int(c->n, "keepdims", 1))
 			dims[nd++] = 1;
 	return set_output(c, 0, nd, dims, 7);
 }
@@ -1156,14 +1169,14 @@ static int rule_arg_reduce(const struct ctx *c)
  * int64 indices. */
 static int rule_topk(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t axis, k[1], dims[OM_MAX_DIMS];
+	const struct opgraph_value *x = input(c, 0);
+	int64_t axis, k[1], dims[OPGRAPH_MAX_DIMS];
 	size_t nk;
 	int found;
-	if (!x || norm_axis(c, om_attr_int(c->n, "axis", -1), x->ndim, &axis))
+	if (!x || norm_axis(c, opgraph_attr_int(c->n, "axis", -1), x->ndim, &axis))
 		return -1;
-	const struct om_attr *ka = om_attr(c->n, "k");
-	if (ka && ka->type == OM_ATTR_INT) {
+	const struct opgraph_attr *ka = opgraph_attr(c->n, "k");
+	if (ka && ka->type == OPGRAPH_ATTR_INT) {
 		k[0] = ka->i;
 		nk = 1;
 	} else if (int_list(c, "K", 1, k, 1, &nk, &found)) {
@@ -1180,18 +1193,18 @@ static int rule_topk(const struct ctx *c)
 /* Tile: every dim times its constant repeat count. */
 static int rule_tile(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t reps[OM_MAX_DIMS], dims[OM_MAX_DIMS];
+	const struct opgraph_value *x = input(c, 0);
+	int64_t reps[OPGRAPH_MAX_DIMS], dims[OPGRAPH_MAX_DIMS];
 	size_t nr;
 	int found;
-	if (!x || int_list(c, "repeats", 1, reps, OM_MAX_DIMS, &nr, &found))
+	if (!x || int_list(c, "repeats", 1, reps, OPGRAPH_MAX_DIMS, &nr, &found))
 		return -1;
 	if (nr != (size_t)x->ndim)
 		return node_fail(c, "%zu repeats for rank %d", nr, x->ndim);
 	for (int d = 0; d < x->ndim; d++) {
 		if (reps[d] < 0)
 			return node_fail(c, "repeat %lld is negative", (long long)reps[d]);
-		dims[d] = om_mul(x->dims[d], reps[d]);
+		dims[d] = opgraph_mul_sat(x->dims[d], reps[d]);
 	}
 	return set_output(c, 0, x->ndim, dims, x->elem_type);
 }
@@ -1200,34 +1213,34 @@ static int rule_tile(const struct ctx *c)
  * space, on NCHW. */
 static int rule_depth_space(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
+	const struct opgraph_value *x = input(c, 0);
 	if (!x)
 		return -1;
-	int64_t b = om_attr_int(c->n, "blocksize", 0), bb = om_mul(b, b);
+	int64_t b = opgraph_attr_int(c->n, "blocksize", 0), bb = opgraph_mul_sat(b, b);
 	int to_space = !strcmp(c->n->op, "DepthToSpace");
 	if (x->ndim != 4 || b < 1)
 		return node_fail(c, "expected a rank-4 input and a positive blocksize");
 	int64_t dims[4] = {x->dims[0], 0, 0, 0};
 	if (to_space ? x->dims[1] % bb : x->dims[2] % b || x->dims[3] % b)
 		return node_fail(c, "dims do not divide by blocksize %lld", (long long)b);
-	dims[1] = to_space ? x->dims[1] / bb : om_mul(x->dims[1], bb);
+	dims[1] = to_space ? x->dims[1] / bb : opgraph_mul_sat(x->dims[1], bb);
 	for (int d = 2; d < 4; d++)
-		dims[d] = to_space ? om_mul(x->dims[d], b) : x->dims[d] / b;
+		dims[d] = to_space ? opgraph_mul_sat(x->dims[d], b) : x->dims[d] / b;
 	return set_output(c, 0, 4, dims, x->elem_type);
 }
 
 /* Size: the element count as an int64 scalar, a constant. */
 static int rule_size(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0);
-	int64_t n = x ? om_value_numel(x) : 0;
+	const struct opgraph_value *x = input(c, 0);
+	int64_t n = x ? opgraph_value_numel(x) : 0;
 	return !x || set_output(c, 0, 0, NULL, 7) || set_cval(c, 0, &n, 1) ? -1 : 0;
 }
 
 /* GatherElements: the shape of the indices. */
 static int rule_gather_elements(const struct ctx *c)
 {
-	const struct om_value *x = input(c, 0), *idx = x ? input(c, 1) : NULL;
+	const struct opgraph_value *x = input(c, 0), *idx = x ? input(c, 1) : NULL;
 	if (!idx)
 		return -1;
 	if (idx->ndim != x->ndim)
@@ -1238,12 +1251,12 @@ static int rule_gather_elements(const struct ctx *c)
 /* OneHot: the indices' shape with a dim of the constant depth at axis. */
 static int rule_one_hot(const struct ctx *c)
 {
-	const struct om_value *idx = input(c, 0), *depth = idx ? input(c, 1) : NULL,
-			      *vals = depth ? input(c, 2) : NULL;
+	const struct opgraph_value *idx = input(c, 0), *depth = idx ? input(c, 1) : NULL,
+				   *vals = depth ? input(c, 2) : NULL;
 	if (!vals)
 		return -1;
-	int64_t axis, dims[OM_MAX_DIMS], d;
-	if (norm_axis(c, om_attr_int(c->n, "axis", -1), idx->ndim + 1, &axis))
+	int64_t axis, dims[OPGRAPH_MAX_DIMS], d;
+	if (norm_axis(c, opgraph_attr_int(c->n, "axis", -1), idx->ndim + 1, &axis))
 		return -1;
 	if (depth->ncval == 1)
 		d = depth->cval[0];
@@ -1263,8 +1276,8 @@ static int rule_one_hot(const struct ctx *c)
  * output dims. A letter's dims must agree (or be 1, broadcast). */
 static int rule_einsum(const struct ctx *c)
 {
-	const struct om_attr *ea = om_attr(c->n, "equation");
-	if (!ea || ea->type != OM_ATTR_STRING)
+	const struct opgraph_attr *ea = opgraph_attr(c->n, "equation");
+	if (!ea || ea->type != OPGRAPH_ATTR_STRING)
 		return node_fail(c, "no equation");
 	int64_t size[128];
 	int count[128] = {0};
@@ -1274,7 +1287,7 @@ static int rule_einsum(const struct ctx *c)
 	size_t k = 0;
 	int elem = 0;
 	for (;; p++) {
-		const struct om_value *v = input(c, k);
+		const struct opgraph_value *v = input(c, k);
 		if (!v)
 			return -1;
 		elem = elem ? elem : v->elem_type;
@@ -1305,7 +1318,7 @@ static int rule_einsum(const struct ctx *c)
 	if (k != c->n->nin)
 		return node_fail(c, "equation '%s' names %zu operands, the node has %zu", ea->s, k,
 				 c->n->nin);
-	int64_t dims[OM_MAX_DIMS];
+	int64_t dims[OPGRAPH_MAX_DIMS];
 	int nd = 0;
 	if (*p == '-') {
 		if (p[1] != '>')
@@ -1314,7 +1327,7 @@ static int rule_einsum(const struct ctx *c)
 			unsigned char l = (unsigned char)*p;
 			if (l == ' ')
 				continue;
-			if (l >= 128 || size[l] < 0 || nd == OM_MAX_DIMS)
+			if (l >= 128 || size[l] < 0 || nd == OPGRAPH_MAX_DIMS)
 				return node_fail(c, "equation '%s': output letter '%c' is no input's",
 						 ea->s, *p);
 			dims[nd++] = size[l];
@@ -1322,7 +1335,7 @@ static int rule_einsum(const struct ctx *c)
 	} else {
 		for (int l = 0; l < 128; l++)
 			if (count[l] == 1) {
-				if (nd == OM_MAX_DIMS)
+				if (nd == OPGRAPH_MAX_DIMS)
 					return node_fail(c, "equation '%s': too many output dims", ea->s);
 				dims[nd++] = size[l];
 			}
@@ -1387,25 +1400,25 @@ static const struct rule *find_rule(const char *op)
 	return NULL;
 }
 
-int si_knows_op(const char *op)
+int shape_infer_knows_op(const char *op)
 {
 	return find_rule(op) != NULL;
 }
 
-static int apply_inputs(struct om_graph *g, const struct si_opts *o, struct sp_err *err)
+static int apply_inputs(struct opgraph *g, const struct shape_infer_opts *o, struct sp_err *err)
 {
 	for (size_t k = 0; k < o->noverrides; k++) {
-		const struct si_override *ov = &o->overrides[k];
+		const struct shape_infer_override *ov = &o->overrides[k];
 		size_t *i = strmap_find(&g->names, ov->name, strlen(ov->name));
 		if (!i || !g->values[*i].is_input)
 			return sp_fail(err, "--input-shape: %s has no graph input '%s'", g->path,
 				       ov->name);
-		struct om_value *v = &g->values[*i];
+		struct opgraph_value *v = &g->values[*i];
 		v->ndim = ov->ndim;
 		memcpy(v->dims, ov->dims, (size_t)ov->ndim * sizeof *ov->dims);
 	}
 	for (size_t i = 0; i < g->nvalues; i++) {
-		struct om_value *v = &g->values[i];
+		struct opgraph_value *v = &g->values[i];
 		if (!v->is_input)
 			continue;
 		int overridden = 0;
@@ -1425,7 +1438,7 @@ static int apply_inputs(struct om_graph *g, const struct si_opts *o, struct sp_e
 }
 
 /* Kahn's algorithm over producer -> consumer edges. */
-static int topo_order(const struct om_graph *g, size_t *order, struct sp_err *err)
+static int topo_order(const struct opgraph *g, size_t *order, struct sp_err *err)
 {
 	size_t *missing = calloc(g->nnodes + 1, sizeof *missing);
 	size_t *nusers = calloc(g->nvalues + 1, sizeof *nusers);
@@ -1436,12 +1449,12 @@ static int topo_order(const struct om_graph *g, size_t *order, struct sp_err *er
 	if (!missing || !nusers || !start)
 		goto oom;
 	for (size_t i = 0; i < g->nnodes; i++) {
-		const struct om_node *n = &g->nodes[i];
+		const struct opgraph_node *n = &g->nodes[i];
 		for (size_t k = 0; k < n->nin; k++) {
-			if (n->in[k] == OM_NONE)
+			if (n->in[k] == OPGRAPH_NONE)
 				continue;
-			const struct om_value *v = &g->values[n->in[k]];
-			if (v->producer == OM_NONE) {
+			const struct opgraph_value *v = &g->values[n->in[k]];
+			if (v->producer == OPGRAPH_NONE) {
 				if (!v->is_initializer && !v->is_input && !v->is_constant) {
 					rc = sp_fail(err, "%s: node '%s' (%s): input '%s' is never produced",
 						     node_where(g, n, at, sizeof at), n->name, n->op,
@@ -1464,17 +1477,17 @@ static int topo_order(const struct om_graph *g, size_t *order, struct sp_err *er
 	for (size_t i = 0; i < g->nnodes; i++)
 		for (size_t k = 0; k < g->nodes[i].nin; k++) {
 			size_t v = g->nodes[i].in[k];
-			if (v != OM_NONE && g->values[v].producer != OM_NONE)
+			if (v != OPGRAPH_NONE && g->values[v].producer != OPGRAPH_NONE)
 				users[start[v] + nusers[v]++] = i;
 		}
 	for (size_t i = 0; i < g->nnodes; i++)
 		if (!missing[i])
 			order[tail++] = i;
 	while (head < tail) {
-		const struct om_node *n = &g->nodes[order[head++]];
+		const struct opgraph_node *n = &g->nodes[order[head++]];
 		for (size_t k = 0; k < n->nout; k++) {
 			size_t v = n->out[k];
-			if (v == OM_NONE)
+			if (v == OPGRAPH_NONE)
 				continue;
 			for (size_t u = start[v]; u < start[v + 1]; u++)
 				if (--missing[users[u]] == 0)
@@ -1503,7 +1516,7 @@ done:
 	return rc;
 }
 
-int shape_infer(struct om_graph *g, const struct si_opts *o, size_t *order,
+int shape_infer(struct opgraph *g, const struct shape_infer_opts *o, size_t *order,
 		unsigned char *unknown, struct sp_err *err)
 {
 	if (apply_inputs(g, o, err) || topo_order(g, order, err))
@@ -1516,7 +1529,7 @@ int shape_infer(struct om_graph *g, const struct si_opts *o, size_t *order,
 		rule_of[t] = find_rule(g->op_types[t]);
 	int rc = 0;
 	for (size_t i = 0; i < g->nnodes && !rc; i++) {
-		const struct om_node *n = &g->nodes[order[i]];
+		const struct opgraph_node *n = &g->nodes[order[i]];
 		struct ctx c = {g, n, err};
 		const struct rule *r = rule_of[n->op_id];
 		unknown[order[i]] = !r;
@@ -1530,8 +1543,8 @@ int shape_infer(struct om_graph *g, const struct si_opts *o, size_t *order,
 	return rc;
 }
 
-int si_parse_dims(const char *text, const char *option, int *ndim, int64_t *dims,
-		  struct sp_err *err)
+int dims_text_parse(const char *text, const char *option, int *ndim, int64_t *dims,
+		    struct sp_err *err)
 {
 	const char *p = text;
 	*ndim = 0;
@@ -1540,9 +1553,9 @@ int si_parse_dims(const char *text, const char *option, int *ndim, int64_t *dims
 		int64_t v;
 		size_t len = strcspn(p, "x");
 		char part[32];
-		if (len == 0 || len >= sizeof part || *ndim == OM_MAX_DIMS)
+		if (len == 0 || len >= sizeof part || *ndim == OPGRAPH_MAX_DIMS)
 			return sp_fail(err, "%s: '%s' is not dims like 1x3x224x224 (at most %d)",
-				       option, text, OM_MAX_DIMS);
+				       option, text, OPGRAPH_MAX_DIMS);
 		memcpy(part, p, len);
 		part[len] = '\0';
 		v = strtoll(part, &end, 10);

@@ -11,14 +11,16 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *sink;
-	struct gp_report r = {0};
-	struct gp_options o = {.si = {.batch = 3, .allow_unknown = 1}, .thresholds = RL_SEED};
+	struct partition_report r = {0};
+	struct partition_options o = {.si = {.batch = 3, .allow_unknown = 1},
+				      .thresholds = ROOFLINE_FIXED};
 	struct sp_err err;
 	if (!sink)
 		sink = fopen("/dev/null", "w");
-	hw_default(&o.hw);
-	if (ym_load_buffer(data, size, "fuzz.yaml", &r.g, &err) == 0 && gp_analyse(&r, &o, &err) == 0)
-		gp_write_table(sink, &r);
-	gp_free(&r);
+	hardware_default(&o.hw);
+	if (model_yaml_load_buffer(data, size, "fuzz.yaml", &r.g, &err) == 0 &&
+	    partition_analyse(&r, &o, &err) == 0)
+		partition_write_table(sink, &r);
+	partition_free(&r);
 	return 0;
 }
