@@ -10,6 +10,7 @@
 
 #include "core/outfile.h"
 #include "common/cli.h"
+#include "partition/dims_text.h"
 #include "partition/partition.h"
 #include "core/timer.h"
 

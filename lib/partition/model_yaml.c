@@ -394,7 +394,8 @@ static int read_model(struct loader *l, const struct yaml_doc *doc)
 	const char **outputs = NULL;
 	size_t nout;
 	char q[80];
-	if (yaml_doc_root_map(doc, &root, l->err) || yaml_doc_check_keys(root, keys, "a model", l->err) ||
+	if (yaml_doc_root_map(doc, &root, l->err) ||
+	    yaml_doc_check_keys(root, keys, "a model", l->err) ||
 	    yaml_doc_int(root, "opset", 17, &l->g->opset, l->err) ||
 	    read_section(l, root, "inputs", S_INPUTS, NULL) ||
 	    read_section(l, root, "params", S_PARAMS, NULL) ||
@@ -406,8 +407,10 @@ static int read_model(struct loader *l, const struct yaml_doc *doc)
 	for (size_t i = 0; i < nout; i++) {
 		size_t *v = strmap_find(&l->g->names, outputs[i], strlen(outputs[i]));
 		if (!v) {
-			int rc = yaml_doc_fail(yaml_doc_get(root, "outputs"), l->err, "output '%s' is no tensor "
-					 "of the model", sp_quote(q, sizeof q, outputs[i]));
+			int rc = yaml_doc_fail(yaml_doc_get(root, "outputs"), l->err,
+					       "output '%s' is no tensor "
+					       "of the model",
+					       sp_quote(q, sizeof q, outputs[i]));
 			free(outputs);
 			return rc;
 		}

@@ -285,3 +285,96 @@ int64_t opgraph_value_numel(const struct opgraph_value *v)
 		n = opgraph_mul_sat(n, v->dims[d] < 0 ? 0 : v->dims[d]);
 	return n;
 }
+
+/* Where a node is: the file, and the line for a YAML model's node. */
+const char *opgraph_node_where(const struct opgraph *g, const struct opgraph_node *n, char *buf,
+			       size_t size)
+{
+	if (n->line)
+		snprintf(buf, size, "%s:%zu", g->path, n->line);
+	else
+		snprintf(buf, size, "%s", g->path);
+	return buf;
+}
+
+/* Kahn's algorithm over producer -> consumer edges. */
+int opgraph_topo_order(const struct opgraph *g, size_t *order, struct sp_err *err)
+{
+	size_t *missing = calloc(g->nnodes + 1, sizeof *missing);
+	size_t *nusers = calloc(g->nvalues + 1, sizeof *nusers);
+	size_t *start = calloc(g->nvalues + 2, sizeof *start), *users = NULL;
+	size_t nedges = 0, head = 0, tail = 0;
+	int rc = -1;
+	char at[300];
+	if (!missing || !nusers || !start)
+		goto oom;
+	for (size_t i = 0; i < g->nnodes; i++) {
+		const struct opgraph_node *n = &g->nodes[i];
+		for (size_t k = 0; k < n->nin; k++) {
+			if (n->in[k] == OPGRAPH_NONE)
+				continue;
+			const struct opgraph_value *v = &g->values[n->in[k]];
+			if (v->producer == OPGRAPH_NONE) {
+				if (!v->is_initializer && !v->is_input && !v->is_constant) {
+					rc = sp_fail(err,
+						     "%s: node '%s' (%s): input '%s' is never "
+						     "produced",
+						     opgraph_node_where(g, n, at, sizeof at),
+						     n->name, n->op, v->name);
+					goto done;
+				}
+				continue;
+			}
+			missing[i]++;
+			nusers[n->in[k]]++;
+			nedges++;
+		}
+	}
+	for (size_t v = 0; v < g->nvalues; v++)
+		start[v + 1] = start[v] + nusers[v];
+	users = malloc((nedges ? nedges : 1) * sizeof *users);
+	if (!users)
+		goto oom;
+	memset(nusers, 0, (g->nvalues + 1) * sizeof *nusers);
+	for (size_t i = 0; i < g->nnodes; i++)
+		for (size_t k = 0; k < g->nodes[i].nin; k++) {
+			size_t v = g->nodes[i].in[k];
+			if (v != OPGRAPH_NONE && g->values[v].producer != OPGRAPH_NONE)
+				users[start[v] + nusers[v]++] = i;
+		}
+	for (size_t i = 0; i < g->nnodes; i++)
+		if (!missing[i])
+			order[tail++] = i;
+	while (head < tail) {
+		const struct opgraph_node *n = &g->nodes[order[head++]];
+		for (size_t k = 0; k < n->nout; k++) {
+			size_t v = n->out[k];
+			if (v == OPGRAPH_NONE)
+				continue;
+			for (size_t u = start[v]; u < start[v + 1]; u++)
+				if (--missing[users[u]] == 0)
+					order[tail++] = users[u];
+		}
+	}
+	if (tail < g->nnodes) {
+		for (size_t i = 0; i < g->nnodes; i++)
+			if (missing[i]) {
+				rc = sp_fail(err,
+					     "%s: the graph has a cycle through node '%s' (%s)",
+					     opgraph_node_where(g, &g->nodes[i], at, sizeof at),
+					     g->nodes[i].name, g->nodes[i].op);
+				break;
+			}
+		goto done;
+	}
+	rc = 0;
+	goto done;
+oom:
+	rc = sp_fail(err, "%s: out of memory", g->path);
+done:
+	free(missing);
+	free(nusers);
+	free(start);
+	free(users);
+	return rc;
+}

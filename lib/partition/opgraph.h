@@ -115,4 +115,15 @@ int64_t opgraph_value_numel(const struct opgraph_value *v);
 int64_t opgraph_mul_sat(int64_t a, int64_t b);
 int64_t opgraph_add_sat(int64_t a, int64_t b);
 
+/* Where node n is, for messages: the file, and file:line for a YAML
+ * model's node (into buf, which it returns). */
+const char *opgraph_node_where(const struct opgraph *g, const struct opgraph_node *n, char *buf,
+			       size_t size);
+
+/* order receives the g->nnodes node indices in a topological order (Kahn's
+ * algorithm over producer -> consumer edges). Fails on an input no node
+ * produces that is no graph input, initializer or constant, and on a
+ * cycle, naming a node. */
+int opgraph_topo_order(const struct opgraph *g, size_t *order, struct sp_err *err);
+
 #endif

@@ -6,6 +6,8 @@
  * elementwise arithmetic on them is evaluated, so that the Reshape targets
  * of dynamic-shape exports resolve.
  *
+ * The rules are in shape_rule_*.c, one file per family of ops (shape_rule.h).
+ *
  * Errors name the file and the node: "m.onnx: node 'conv1' (Conv): input
  * channels 3 are not weight channels 4 x group 1". */
 #ifndef SPKIT_SHAPE_INFER_H
@@ -35,10 +37,6 @@ struct shape_infer_opts {
  * allow_unknown; otherwise that is an error). */
 int shape_infer(struct opgraph *g, const struct shape_infer_opts *o, size_t *order,
 		unsigned char *unknown, struct sp_err *err);
-
-/* "1x3x224x224" into dims; a usage-style message naming option on error. */
-int dims_text_parse(const char *text, const char *option, int *ndim, int64_t *dims,
-		    struct sp_err *err);
 
 /* Does shape inference have a rule for this op type? */
 int shape_infer_knows_op(const char *op);

@@ -720,24 +720,6 @@ static void test_inputs_and_graph_errors(void **state)
 	opgraph_free(&g);
 }
 
-static void test_parse_dims(void **state)
-{
-	int ndim;
-	int64_t dims[OPGRAPH_MAX_DIMS];
-	struct sp_err e;
-	assert_int_equal(dims_text_parse("1x3x224x224", "--input-shape", &ndim, dims, &e), 0);
-	assert_int_equal(ndim, 4);
-	assert_int_equal(dims[3], 224);
-	assert_int_equal(dims_text_parse("7", "--x", &ndim, dims, &e), 0);
-	assert_int_equal(ndim, 1);
-	for (const char *const *bad = GU_IN("", "1x", "x1", "1x0", "1x-2", "1xx2", "2y3",
-					    "1x1x1x1x1x1x1x1x1");
-	     *bad; bad++) {
-		assert_int_equal(dims_text_parse(*bad, "--input-shape", &ndim, dims, &e), -1);
-		assert_non_null(strstr(e.msg, "--input-shape: "));
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -759,7 +741,6 @@ int main(void)
 		cmocka_unit_test(test_float_folding),
 		cmocka_unit_test(test_left_out_values),
 		cmocka_unit_test(test_inputs_and_graph_errors),
-		cmocka_unit_test(test_parse_dims),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
