@@ -7,20 +7,21 @@
 
 #include "formats/yaml_doc.h"
 
-static const char *const dtype_names[HARDWARE_NDTYPES + 1] = {"fp32", "tf32", "fp16",
-							      "bf16", "int8", NULL};
+const char *const hardware_dtype_names[HARDWARE_NDTYPES + 1] = {
+	[HARDWARE_FP32] = "fp32", [HARDWARE_TF32] = "tf32", [HARDWARE_FP16] = "fp16",
+	[HARDWARE_BF16] = "bf16", [HARDWARE_INT8] = "int8", [HARDWARE_NDTYPES] = NULL};
 
 int hardware_dtype_parse(const char *name)
 {
 	for (int d = 0; d < HARDWARE_NDTYPES; d++)
-		if (!strcmp(dtype_names[d], name))
+		if (!strcmp(hardware_dtype_names[d], name))
 			return d;
 	return -1;
 }
 
 const char *hardware_dtype_name(enum hardware_dtype d)
 {
-	return dtype_names[d];
+	return hardware_dtype_names[d];
 }
 
 void hardware_default(struct hardware_spec *hw)
@@ -73,9 +74,9 @@ int hardware_load(const char *path, struct hardware_spec *hw, struct sp_err *err
 		 positive(root, "l2_cache_mb", 1 << 20, &hw->l2_bytes, err) ||
 		 positive(root, "launch_overhead_us", 1e-6, &hw->launch_s, err) ||
 		 yaml_doc_require(root, "peak_tflops", YDOC_MAPPING, &peaks, err) ||
-		 yaml_doc_check_keys(peaks, dtype_names, "peak_tflops", err);
+		 yaml_doc_check_keys(peaks, hardware_dtype_names, "peak_tflops", err);
 	for (int d = 0; !rc && d < HARDWARE_NDTYPES; d++)
-		rc = positive(peaks, dtype_names[d], 1e12, &hw->peak_flops[d], err);
+		rc = positive(peaks, hardware_dtype_names[d], 1e12, &hw->peak_flops[d], err);
 	if (!rc && yaml_doc_get(root, "vector_tflops"))
 		rc = positive(root, "vector_tflops", 1e12, &hw->vector_flops, err);
 	else

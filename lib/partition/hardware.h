@@ -49,7 +49,10 @@ struct hardware_spec {
 /* The built-in H200. */
 void hardware_default(struct hardware_spec *hw);
 int hardware_load(const char *path, struct hardware_spec *hw, struct sp_err *err);
-/* "fp32", "tf32", "fp16", "bf16", "int8" (as --dtype names them); -1 for another. */
+/* "fp32", "tf32", "fp16", "bf16", "int8" (as --dtype and the files' peak_tflops
+ * name them), indexed by the data types, ending with NULL. */
+extern const char *const hardware_dtype_names[HARDWARE_NDTYPES + 1];
+/* The data type of one of those names; -1 for another. */
 int hardware_dtype_parse(const char *name);
 const char *hardware_dtype_name(enum hardware_dtype d);
 

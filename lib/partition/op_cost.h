@@ -20,7 +20,8 @@
  * Views (Identity, Reshape, Flatten, Squeeze, Unsqueeze, Dropout) run no
  * kernel at inference: they move no bytes and have no threads either.
  * Thread-level parallelism is the element count of the first output (one
- * thread per output element), as the seed's partitioner counts it. */
+ * thread per output element), as the graphs project's GraphPartitioner
+ * counts it. */
 #ifndef SPKIT_OP_COST_H
 #define SPKIT_OP_COST_H
 

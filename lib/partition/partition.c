@@ -12,7 +12,7 @@
 /* The classes each kind of thresholds gives, in the order reports list them. */
 static const enum roofline_class ridge_classes[] = {ROOFLINE_COMPUTE, ROOFLINE_MEMORY,
 						    ROOFLINE_LATENCY, ROOFLINE_NONE};
-static const enum roofline_class seed_classes[] = {ROOFLINE_COMPUTE, ROOFLINE_BALANCED,
+static const enum roofline_class fixed_classes[] = {ROOFLINE_COMPUTE, ROOFLINE_BALANCED,
 						   ROOFLINE_MEMORY, ROOFLINE_BANDWIDTH,
 						   ROOFLINE_NONE};
 
@@ -78,11 +78,11 @@ static void cost_ops(struct partition_report *r)
 								      "100K-1M", ">1M"};
 	const struct partition_options *o = r->o;
 	int dtype_bytes = op_cost_dtype_size(hardware_dtype_name(o->dtype)),
-	    seed = o->thresholds == ROOFLINE_FIXED;
-	const enum roofline_class *cls = seed ? seed_classes : ridge_classes;
+	    fixed = o->thresholds == ROOFLINE_FIXED;
+	const enum roofline_class *cls = fixed ? fixed_classes : ridge_classes;
 	int64_t by_class[ROOFLINE_NCLASSES] = {0};
 	double threads = 0;
-	r->nbottlenecks = seed ? sizeof seed_classes / sizeof seed_classes[0]
+	r->nbottlenecks = fixed ? sizeof fixed_classes / sizeof fixed_classes[0]
 			       : sizeof ridge_classes / sizeof ridge_classes[0];
 	for (int b = 0; b < PARTITION_THREAD_BUCKETS; b++)
 		r->threads[b] = (struct partition_count){buckets[b], 0, b};

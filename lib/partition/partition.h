@@ -8,7 +8,8 @@
  *	struct partition_report r;
  *	if (partition_load(path, &r.g, &err) || partition_analyse(&r, &opts, &err))
  *		...
- *	partition_write_json(stdout, &r);
+ *	if (partition_write("-", PARTITION_JSON, &r, &err))
+ *		...
  *	partition_free(&r);
  */
 #ifndef SPKIT_PARTITION_H
@@ -49,7 +50,8 @@ struct partition_count {
 	int id;
 };
 
-/* Thread-level parallelism buckets, as the seed's partitioner reports them. */
+/* Thread-level parallelism buckets, as the graphs project's GraphPartitioner
+ * reports them. */
 enum { PARTITION_THREAD_BUCKETS = 5 };
 
 struct partition_report {
@@ -89,11 +91,17 @@ void partition_free(struct partition_report *r);
 void partition_fusion_pattern(const struct partition_report *r, const struct fusion *f, char *buf,
 			      size_t size);
 
-/* The report. Each returns -1 only when fp has a write error. */
-int partition_write_table(FILE *fp, const struct partition_report *r);
-int partition_write_json(FILE *fp, const struct partition_report *r);
-int partition_write_dot(FILE *fp, const struct partition_report *r);
-/* CSV, one row per operator, to path ("-": standard output), atomically. */
-int partition_write_csv(const char *path, const struct partition_report *r, struct sp_err *err);
+/* The report's formats; partition_format_names, indexed by them and ending
+ * with NULL, are --format's names. */
+enum partition_format { PARTITION_TABLE, PARTITION_JSON, PARTITION_CSV, PARTITION_DOT,
+			PARTITION_NFORMATS };
+extern const char *const partition_format_names[PARTITION_NFORMATS + 1];
+
+/* The report in format to path ("-": standard output), through a temporary
+ * file renamed into place, so a failed write leaves no file: table (one row
+ * per operator, then the model), JSON (summary, ops, fusions), CSV (one row
+ * per operator) or Graphviz DOT (coloured by bottleneck, a rank per stage). */
+int partition_write(const char *path, enum partition_format format,
+		    const struct partition_report *r, struct sp_err *err);
 
 #endif

@@ -1,10 +1,13 @@
-/* graph-partition's report: a table, JSON, CSV or Graphviz DOT (partition.h). */
+/* graph-partition's report: a table, JSON, CSV or Graphviz DOT (partition.h).
+ * Each format is written to a path ("-": standard output) atomically, its
+ * errors returned as messages. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/outfile.h"
 #include "formats/csv_writer.h"
 #include "formats/json_writer.h"
 #include "core/num.h"
@@ -12,7 +15,7 @@
 
 static const char *thresholds_name(const struct partition_report *r)
 {
-	return r->o->thresholds == ROOFLINE_FIXED ? "seed" : "ridge";
+	return roofline_thresholds_names[r->o->thresholds];
 }
 
 static const struct opgraph_value *first_output(const struct partition_report *r,
@@ -195,9 +198,26 @@ static int l_done(struct line *l, FILE *fp)
 	return finish(fp) || l->oom ? -1 : 0;
 }
 
+/* A report written by body to path ("-": standard output) through a
+ * temporary file renamed into place; body returns -1 on a write error. */
+static int write_stream(const char *path, const struct partition_report *r,
+			int (*body)(FILE *fp, const struct partition_report *r), struct sp_err *err)
+{
+	if (!strcmp(path, "-"))
+		return body(stdout, r) ? sp_fail(err, "stdout: write error") : 0;
+	struct outfile f;
+	if (outfile_open(&f, path, err))
+		return -1;
+	if (body(f.fp, r)) {
+		outfile_abort(&f);
+		return sp_fail(err, "%s: write error", path);
+	}
+	return outfile_commit(&f, err);
+}
+
 /* ---- table ---- */
 
-int partition_write_table(FILE *fp, const struct partition_report *r)
+static int table_body(FILE *fp, const struct partition_report *r)
 {
 	const struct op_cost_totals *t = &r->totals;
 	const struct hardware_spec *hw = &r->o->hw;
@@ -426,7 +446,7 @@ static void json_op(struct line *l, const struct partition_report *r, size_t k)
 	l_str(l, "}");
 }
 
-int partition_write_json(FILE *fp, const struct partition_report *r)
+static int json_body(FILE *fp, const struct partition_report *r)
 {
 	const struct hardware_spec *hw = &r->o->hw;
 	fprintf(fp, "{\"model\": ");
@@ -477,7 +497,7 @@ int partition_write_json(FILE *fp, const struct partition_report *r)
 
 /* ---- CSV ---- */
 
-int partition_write_csv(const char *path, const struct partition_report *r, struct sp_err *err)
+static int write_csv(const char *path, const struct partition_report *r, struct sp_err *err)
 {
 	static const char *const cols[] = {
 		"name", "op_type", "class", "stage", "output_shape", "flops", "macs",
@@ -562,7 +582,7 @@ static void flops_text(int64_t flops, char *buf, size_t size)
 	snprintf(buf, size, "%.3g %sFLOP", v, units[u]);
 }
 
-int partition_write_dot(FILE *fp, const struct partition_report *r)
+static int dot_body(FILE *fp, const struct partition_report *r)
 {
 	struct line l = {0};
 	l_str(&l, "digraph \"");
@@ -635,4 +655,35 @@ int partition_write_dot(FILE *fp, const struct partition_report *r)
 	}
 	l_str(&l, "}\n");
 	return l_done(&l, fp);
+}
+
+static int write_table(const char *path, const struct partition_report *r, struct sp_err *err)
+{
+	return write_stream(path, r, table_body, err);
+}
+
+static int write_json(const char *path, const struct partition_report *r, struct sp_err *err)
+{
+	return write_stream(path, r, json_body, err);
+}
+
+static int write_dot(const char *path, const struct partition_report *r, struct sp_err *err)
+{
+	return write_stream(path, r, dot_body, err);
+}
+
+const char *const partition_format_names[PARTITION_NFORMATS + 1] = {
+	[PARTITION_TABLE] = "table", [PARTITION_JSON] = "json", [PARTITION_CSV] = "csv",
+	[PARTITION_DOT] = "dot",     [PARTITION_NFORMATS] = NULL,
+};
+
+int partition_write(const char *path, enum partition_format format,
+		    const struct partition_report *r, struct sp_err *err)
+{
+	static int (*const writers[PARTITION_NFORMATS])(const char *, const struct partition_report *,
+							  struct sp_err *) = {
+		[PARTITION_TABLE] = write_table, [PARTITION_JSON] = write_json,
+		[PARTITION_CSV] = write_csv,	 [PARTITION_DOT] = write_dot,
+	};
+	return writers[format](path, r, err);
 }

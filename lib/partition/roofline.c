@@ -10,7 +10,10 @@ const char *roofline_class_name(enum roofline_class c)
 	return names[c];
 }
 
-static enum roofline_class seed_class(double intensity)
+const char *const roofline_thresholds_names[ROOFLINE_NTHRESHOLDS + 1] = {
+	[ROOFLINE_RIDGE] = "ridge", [ROOFLINE_FIXED] = "fixed", [ROOFLINE_NTHRESHOLDS] = NULL};
+
+static enum roofline_class fixed_class(double intensity)
 {
 	return intensity > ROOFLINE_FIXED_COMPUTE    ? ROOFLINE_COMPUTE
 	       : intensity > ROOFLINE_FIXED_BALANCED ? ROOFLINE_BALANCED
@@ -33,7 +36,7 @@ void roofline_estimate(const struct hardware_spec *hw, enum hardware_dtype dtype
 	e->time_s = work + hw->launch_s;
 	double intensity = op->bytes ? (double)op->flops / (double)op->bytes : 0;
 	if (th == ROOFLINE_FIXED)
-		e->cls = seed_class(intensity);
+		e->cls = fixed_class(intensity);
 	else if (hw->launch_s > work)
 		e->cls = ROOFLINE_LATENCY;
 	else

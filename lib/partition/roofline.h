@@ -9,11 +9,12 @@
  * Classes against the hardware (ROOFLINE_RIDGE): compute_bound when the op's
  * arithmetic intensity reaches the ridge point peak / bandwidth,
  * memory_bound below it, and latency_bound when the launch overhead is
- * longer than both the compute and the memory time. With the seed's fixed
- * cut-offs (ROOFLINE_FIXED; seed 003 names intensities above 40 compute-bound and
- * 10 to 40 balanced; its partitioner's fourth class, bandwidth_bound, is
- * at or below 1 FLOP per byte, memory_bound between): compute_bound,
- * balanced, memory_bound, bandwidth_bound. */
+ * longer than both the compute and the memory time. With the fixed
+ * cut-offs of the graphs project's GraphPartitioner (ROOFLINE_FIXED; its
+ * guide names intensities above 40 compute-bound and 10 to 40 balanced; its
+ * partitioner's fourth class, bandwidth_bound, is at or below 1 FLOP per
+ * byte, memory_bound between): compute_bound, balanced, memory_bound,
+ * bandwidth_bound. */
 #ifndef SPKIT_ROOFLINE_H
 #define SPKIT_ROOFLINE_H
 
@@ -30,7 +31,9 @@ enum roofline_class {
 	ROOFLINE_BANDWIDTH,
 	ROOFLINE_NCLASSES
 };
-enum roofline_thresholds { ROOFLINE_RIDGE, ROOFLINE_FIXED };
+enum roofline_thresholds { ROOFLINE_RIDGE, ROOFLINE_FIXED, ROOFLINE_NTHRESHOLDS };
+/* "ridge" and "fixed", indexed by the kinds, ending with NULL. */
+extern const char *const roofline_thresholds_names[ROOFLINE_NTHRESHOLDS + 1];
 
 #define ROOFLINE_FIXED_COMPUTE 40.0  /* above: compute_bound */
 #define ROOFLINE_FIXED_BALANCED 10.0 /* above (to 40): balanced */

@@ -75,7 +75,7 @@ static void test_ridge_classes(void **state)
 	assert_string_equal(roofline_class_name(ROOFLINE_NONE), "none");
 }
 
-static void test_seed_classes(void **state)
+static void test_fixed_classes(void **state)
 {
 	struct hardware_spec hw = toy();
 	struct roofline_estimate e;
@@ -202,7 +202,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ridge_classes),
-		cmocka_unit_test(test_seed_classes),
+		cmocka_unit_test(test_fixed_classes),
 		cmocka_unit_test(test_dtypes_and_default),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_slow_hardware),
