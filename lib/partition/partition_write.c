@@ -683,7 +683,7 @@ int partition_write(const char *path, enum partition_format format,
 	static int (*const writers[PARTITION_NFORMATS])(const char *, const struct partition_report *,
 							  struct sp_err *) = {
 		[PARTITION_TABLE] = write_table, [PARTITION_JSON] = write_json,
-		[PARTITION_CSV] = write_csv,	 [PARTITION_DOT] = write_dot,
+		[PARTITION_CSV] = write_csv, [PARTITION_DOT] = write_dot,
 	};
 	return writers[format](path, r, err);
 }
