@@ -28,7 +28,7 @@ struct shape_rule_op {
 };
 
 /* The families' rules, each table ending with {NULL, NULL}. */
-extern const struct shape_rule_op shape_rule_elementwise[]; /* shape_rule_elementwise.c */
+extern const struct shape_rule_op shape_rule_elementwise[]; /* unary ops, broadcasting */
 extern const struct shape_rule_op shape_rule_window[];      /* convolution and pooling */
 extern const struct shape_rule_op shape_rule_matmul[];      /* Gemm, MatMul, Einsum */
 extern const struct shape_rule_op shape_rule_layout[];      /* reshapes, slices, gathers */
