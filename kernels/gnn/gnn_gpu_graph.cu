@@ -8,7 +8,7 @@
  * Bytes: an SpMM reads the graph (8 an edge) and x's rows once per
  * neighbour (from L2 where they fit), and writes y (4 n h): on reddit_like
  * at h = 256, 24.3 ms on the H200, the baseline the MaxK forward is
- * measured against (bench/RESULTS.md, maxk-train). */
+ * measured against (bench/RESULTS.md, maxk-train, "MaxK kernels"). */
 #include <stdlib.h>
 
 #include "gnn/gnn_gpu.cuh"

@@ -8,17 +8,18 @@
  * dY[r][c] of j's kept columns c added into dX's row j with atomics (four
  * floats an instruction on sm_90). Bytes: the edges once, dY once (4 n h),
  * the kept indices (k an edge) and the adds (4 k an edge) in L2, where dX
- * (4 n k) stays. On reddit_like at k = 32: 4.36 ms on the H200 (1.6x the
- * published MaxK-GNN kernel), at 86% of what the same adds alone take
- * (3.74 ms, dev/cuda/atomic_floor.cu): the limit is L2's atomic
- * throughput, wherever in the L2 the adds land (bench/RESULTS.md,
- * maxk-train, "the backward's atomic floor").
+ * (4 n k) stays. On reddit_like at k = 32: 4.32 ms on the H200 (1.6x the
+ * published MaxK-GNN kernel), 1.15x what the same adds alone take (3.74
+ * ms, dev/cuda/atomic_floor.cu): the limit is L2's atomic throughput,
+ * wherever in the L2 the adds land (bench/RESULTS.md, maxk-train, "Atomic
+ * floor", "L2 sides"; one bulk reduction an edge was slower, "Bulk
+ * reductions").
  *
  * Gather (maxk_backward_gather_gpu, kept for the benchmark): a warp a
  * column j of A, through the graph's cached transpose, no atomics; but
  * each edge reads k scattered floats of a dY row, most of its sectors, and
- * dY does not fit in L2: 16.7 ms on reddit_like at k = 32 (bench/
- * RESULTS.md, maxk-train, "backward"). */
+ * dY does not fit in L2: 16.8 ms on reddit_like at k = 32 (bench/
+ * RESULTS.md, maxk-train, "Gather form"). */
 #include "maxk/maxk_items.cuh"
 
 template <int V, int G, bool ONE_PART, int U, typename IT>

@@ -15,16 +15,18 @@
  * values are gathered again and again (k values an edge), from L2, where
  * they stay: the edges and y are loaded and stored evict-first. On
  * reddit_like (232,965 rows, 114.6M edges) at k = 32: 3.56 ms on the H200,
- * 6.8x cuSPARSE on the dense features, 2.1x the published MaxK-GNN kernel.
- * The limit is the accumulator's read-modify-write in shared memory and
- * the gathers' L1 wavefronts, not DRAM. What won, each measured against
- * the step before (bench/RESULTS.md, maxk-train, "forward"): rows as work
- * items instead of MaxK-GNN's 64-edge records (a row stored once, without
- * atomics: 9.0 -> 4.5 ms), vector loads of a neighbour's slots with 4
- * turns in flight, bank-spread accumulators on dense rows, a neighbour's
- * slots read then written, one lane summing a column's G partial sums,
- * and the edges staged in shared memory when there is one group. Lane-
- * private accumulators and more turns in flight were slower. */
+ * 6.8x cuSPARSE on the dense features, 2.15x the published MaxK-GNN kernel
+ * (bench/RESULTS.md, maxk-train, "MaxK kernels"). The limit is the
+ * accumulator's read-modify-write in shared memory and the gathers' L1
+ * wavefronts, not DRAM. What won: rows as work items instead of
+ * MaxK-GNN's 64-edge records (a row stored once, without atomics: 9.0 ->
+ * 4.5 ms, "Records as work items"), vector loads of a neighbour's slots
+ * with 4 turns in flight ("Turns in flight"), bank-spread accumulators on
+ * dense rows, a neighbour's slots read then written, one lane summing a
+ * column's G partial sums, and the edges staged in shared memory when
+ * there is one group ("Staged edges with groups"). Lane-private
+ * accumulators and a bank-friendly slot order were measured or simulated
+ * and lost (their topics there). */
 #include "maxk/maxk_items.cuh"
 
 template <int V, typename IT> struct slots {

@@ -12,7 +12,7 @@
  * Why rows and not MaxK-GNN's 64-edge records: a row in one item is
  * stored once without atomics, and y need not be zeroed there first; the
  * forward over rows is twice as fast on reddit_like (bench/RESULTS.md,
- * maxk-train, "forward"), and sorting the items longest first lets the
+ * maxk-train, "Records as work items"), and sorting the items longest first lets the
  * warps that take them round-robin end together. */
 #include <stdlib.h>
 

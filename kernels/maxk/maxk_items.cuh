@@ -41,7 +41,7 @@ static inline int pow2_at_least(int x)
 layout maxk_items_layout(int k, int h, int max_floats, int max_groups);
 
 /* Turns of a batch loaded before any is used (bench/RESULTS.md,
- * maxk-train, "turns in flight": 2, 4, 6 and 8 measured, 4 the fastest). */
+ * maxk-train, "Turns in flight": 2, 4, 6 and 8 measured, 4 the fastest). */
 enum { TURNS = 4 };
 
 template <int N> using int_c = std::integral_constant<int, N>;

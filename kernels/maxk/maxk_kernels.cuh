@@ -24,7 +24,9 @@ static inline unsigned grid_for(int64_t items, int per_block, int64_t cap)
 }
 
 /* f called with index as the kept columns' own type: 8-bit when h <= 256,
- * 16-bit above (maxk_index_bytes), decided here once for every launcher. */
+ * 16-bit above (maxk_index_bytes), decided here once for every launcher.
+ * 8 bits cost the forward its unpacking and spare the backward L2 traffic
+ * (bench/RESULTS.md, maxk-train, "Index width"). */
 template <typename F>
 static auto with_index(int h, void *index, F f)
 {

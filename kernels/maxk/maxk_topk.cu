@@ -16,9 +16,10 @@
  * a row), so what won was fewer instructions a key and more warps an SM:
  * the select's start below the shared bits, the key in three
  * instructions, no bounds tests when h is a multiple of 32, and 32
- * registers a thread (bench/RESULTS.md, maxk-train, "top-k"; a persistent
- * grid, two bits a step and the count on the FMA pipe were measured there
- * and were slower). */
+ * registers a thread (bench/RESULTS.md, maxk-train, "Top-k select
+ * variants"; a persistent grid, two bits a step and the count on the FMA
+ * pipe were measured there and were slower, as were the next row's loads
+ * held in flight: "Top-k loads in flight"). */
 #include "maxk/maxk_kernels.cuh"
 
 /* A float's order as an unsigned key; NaN above everything, like the CPU
