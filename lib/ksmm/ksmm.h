@@ -58,4 +58,12 @@ int64_t ksmm_cols(const struct ksmm_pattern *p);
 int ksmm_pattern_check(const struct ksmm_pattern *p, int64_t batch, const char *what,
 		       struct sp_err *err);
 
+/* The CPU reference for one factor (lib/ksmm/ksmm_ref.c), what every GPU
+ * result is checked against: w (a,b,c,d) and x in dtype's storage (fp16 and
+ * bf16 as uint16_t bits), accumulated in double, y in double, in the
+ * layout's shape (rows x batch for bsl, batch x rows for bsf). Threads over
+ * the batch; no allocation, cannot fail once the pattern is checked. */
+void ksmm_ref_factor(const struct ksmm_pattern *p, enum ksmm_layout layout, enum ksmm_dtype t,
+		     int64_t batch, const void *w, const void *x, double *y);
+
 #endif
