@@ -74,17 +74,17 @@ int ksmm_best_reduce(const char *const *paths, size_t npaths, struct ksmm_result
 int ksmm_best_write(const char *path, const struct ksmm_result *rows, size_t n,
 		    struct sp_err *err)
 {
-	struct csvw w;
-	if (csvw_open(&w, path, ksmm_result_columns, KSMM_RESULT_COLS, err))
+	struct csv_writer w;
+	if (csv_writer_open(&w, path, ksmm_result_columns, KSMM_RESULT_COLS, err))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		ksmm_result_write(&w, &rows[i]);
-		if (csvw_end_row(&w, err)) {
-			csvw_abort(&w);
+		if (csv_writer_end_row(&w, err)) {
+			csv_writer_abort(&w);
 			return -1;
 		}
 	}
-	return csvw_commit(&w, err);
+	return csv_writer_commit(&w, err);
 }
 
 int ksmm_table_read(const char *path, struct ksmm_table *t, struct sp_err *err)

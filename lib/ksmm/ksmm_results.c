@@ -29,16 +29,16 @@ void ksmm_result_key(const struct ksmm_result *r, struct ksmm_result_key *k)
 		k->v[i] = k->text[i];
 }
 
-void ksmm_result_write(struct csvw *w, const struct ksmm_result *r)
+void ksmm_result_write(struct csv_writer *w, const struct ksmm_result *r)
 {
 	struct ksmm_result_key k;
 	ksmm_result_key(r, &k);
 	for (int i = 0; i < KSMM_RESULT_KEYS; i++)
-		csvw_str(w, k.v[i]);
-	csvw_double(w, r->ms, 6);
-	csvw_double(w, r->std, 4);
-	csvw_double(w, r->rel_err, 4);
-	csvw_str(w, r->status);
+		csv_writer_str(w, k.v[i]);
+	csv_writer_double(w, r->ms, 6);
+	csv_writer_double(w, r->std, 4);
+	csv_writer_double(w, r->rel_err, 4);
+	csv_writer_str(w, r->status);
 }
 
 /* Column col of row i as one of names (n of them); the index. */

@@ -39,9 +39,9 @@ struct ksmm_result_key {
 	const char *v[KSMM_RESULT_KEYS];
 };
 void ksmm_result_key(const struct ksmm_result *r, struct ksmm_result_key *k);
-/* r's fields into the row in progress of w (then csvw_end_row or
+/* r's fields into the row in progress of w (then csv_writer_end_row or
  * sweep_end_row). */
-void ksmm_result_write(struct csvw *w, const struct ksmm_result *r);
+void ksmm_result_write(struct csv_writer *w, const struct ksmm_result *r);
 
 /* A whole file of such rows (path "-": standard input). A file with a
  * header and no rows is fine (n = 0). */

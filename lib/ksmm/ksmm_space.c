@@ -41,45 +41,45 @@ static int param_max(enum ksmm_param k)
 	return k == KSMM_P_TF32 ? 1 : k == KSMM_P_STAGES ? 8 : KSMM_SPACE_VALUE_MAX;
 }
 
-static int check_value(const struct ydoc_node *n, enum ksmm_param k, int64_t v,
+static int check_value(const struct yaml_doc_node *n, enum ksmm_param k, int64_t v,
 		       struct sp_err *err)
 {
 	if (v < param_min(k) || v > param_max(k))
-		return ydoc_fail(n, err, "%s: %" PRId64 " is out of range (%d to %d)",
+		return yaml_doc_fail(n, err, "%s: %" PRId64 " is out of range (%d to %d)",
 				 param_names[k], v, param_min(k), param_max(k));
 	return 0;
 }
 
 /* A range mapping {from, to, times | step} to its values. */
-static int read_range(const struct ydoc_node *n, enum ksmm_param k, int **out, size_t *count,
+static int read_range(const struct yaml_doc_node *n, enum ksmm_param k, int **out, size_t *count,
 		      struct sp_err *err)
 {
 	static const char *const keys[] = {"from", "to", "times", "step", NULL};
 	int64_t from, to, times, step;
-	if (ydoc_check_keys(n, keys, param_names[k], err) ||
-	    ydoc_require_int(n, "from", &from, err) || ydoc_require_int(n, "to", &to, err) ||
-	    ydoc_int(n, "times", 0, &times, err) || ydoc_int(n, "step", 0, &step, err))
+	if (yaml_doc_check_keys(n, keys, param_names[k], err) ||
+	    yaml_doc_require_int(n, "from", &from, err) || yaml_doc_require_int(n, "to", &to, err) ||
+	    yaml_doc_int(n, "times", 0, &times, err) || yaml_doc_int(n, "step", 0, &step, err))
 		return -1;
 	if ((times != 0) == (step != 0))
-		return ydoc_fail(n, err, "%s: a range takes one of 'times' and 'step'",
+		return yaml_doc_fail(n, err, "%s: a range takes one of 'times' and 'step'",
 				 param_names[k]);
 	if (times && times < 2)
-		return ydoc_fail(n, err, "%s: times %" PRId64 " must be at least 2", param_names[k],
+		return yaml_doc_fail(n, err, "%s: times %" PRId64 " must be at least 2", param_names[k],
 				 times);
 	if (step && step < 1)
-		return ydoc_fail(n, err, "%s: step %" PRId64 " must be at least 1", param_names[k],
+		return yaml_doc_fail(n, err, "%s: step %" PRId64 " must be at least 1", param_names[k],
 				 step);
 	if (from > to)
-		return ydoc_fail(n, err, "%s: range from %" PRId64 " to %" PRId64
+		return yaml_doc_fail(n, err, "%s: range from %" PRId64 " to %" PRId64
 				 " holds no value", param_names[k], from, to);
 	if (check_value(n, k, from, err) || check_value(n, k, to, err))
 		return -1;
 	if (times && from == 0)
-		return ydoc_fail(n, err, "%s: a range by 'times' cannot start at 0",
+		return yaml_doc_fail(n, err, "%s: a range by 'times' cannot start at 0",
 				 param_names[k]);
 	int *v = malloc((KSMM_SPACE_VALUE_MAX + 2) * sizeof *v);
 	if (!v)
-		return ydoc_fail(n, err, "out of memory");
+		return yaml_doc_fail(n, err, "out of memory");
 	size_t m = 0;
 	for (int64_t x = from;; x = times ? x * times : x + step) {
 		v[m++] = (int)x;
@@ -91,29 +91,29 @@ static int read_range(const struct ydoc_node *n, enum ksmm_param k, int **out, s
 	return 0;
 }
 
-static int read_param(const struct ydoc_node *sec, enum ksmm_param k, int **out, size_t *count,
+static int read_param(const struct yaml_doc_node *sec, enum ksmm_param k, int **out, size_t *count,
 		      struct sp_err *err)
 {
-	const struct ydoc_node *n = ydoc_get(sec, param_names[k]);
-	if (!n || ydoc_is_null(n))
-		return ydoc_fail(sec, err, "missing key '%s'", param_names[k]);
-	if (ydoc_kind(n) == YDOC_MAPPING)
+	const struct yaml_doc_node *n = yaml_doc_get(sec, param_names[k]);
+	if (!n || yaml_doc_is_null(n))
+		return yaml_doc_fail(sec, err, "missing key '%s'", param_names[k]);
+	if (yaml_doc_kind(n) == YDOC_MAPPING)
 		return read_range(n, k, out, count, err);
 	int64_t *list;
 	size_t m;
-	if (ydoc_require_int_list(sec, param_names[k], &list, &m, err))
+	if (yaml_doc_require_int_list(sec, param_names[k], &list, &m, err))
 		return -1;
 	if (m == 0) {
 		free(list);
-		return ydoc_fail(n, err, "%s: an empty list holds no value", param_names[k]);
+		return yaml_doc_fail(n, err, "%s: an empty list holds no value", param_names[k]);
 	}
 	int *v = malloc(m * sizeof *v);
 	if (!v) {
 		free(list);
-		return ydoc_fail(n, err, "out of memory");
+		return yaml_doc_fail(n, err, "out of memory");
 	}
 	for (size_t i = 0; i < m; i++) {
-		if (check_value(ydoc_kind(n) == YDOC_SEQUENCE ? ydoc_seq_at(n, i) : n, k, list[i],
+		if (check_value(yaml_doc_kind(n) == YDOC_SEQUENCE ? yaml_doc_seq_at(n, i) : n, k, list[i],
 				err)) {
 			free(list), free(v);
 			return -1;
@@ -126,20 +126,20 @@ static int read_param(const struct ydoc_node *sec, enum ksmm_param k, int **out,
 	return 0;
 }
 
-static int read_space(const struct ydoc *doc, struct ksmm_space *s, struct sp_err *err)
+static int read_space(const struct yaml_doc *doc, struct ksmm_space *s, struct sp_err *err)
 {
 	static const char *const sections[] = {"simt", "mma", NULL};
-	const struct ydoc_node *root;
-	if (ydoc_root_map(doc, &root, err) ||
-	    ydoc_check_keys(root, sections, "the space", err))
+	const struct yaml_doc_node *root;
+	if (yaml_doc_root_map(doc, &root, err) ||
+	    yaml_doc_check_keys(root, sections, "the space", err))
 		return -1;
 	for (int v = 0; v < 2; v++) {
-		const struct ydoc_node *sec = ydoc_get(root, sections[v]);
+		const struct yaml_doc_node *sec = yaml_doc_get(root, sections[v]);
 		if (!sec)
 			continue;
 		char what[32];
 		snprintf(what, sizeof what, "section %s", sections[v]);
-		if (ydoc_check_keys(sec, param_names, what, err))
+		if (yaml_doc_check_keys(sec, param_names, what, err))
 			return -1;
 		s->variant[v].present = 1;
 		uint64_t count = 1;
@@ -149,26 +149,26 @@ static int read_space(const struct ydoc *doc, struct ksmm_space *s, struct sp_er
 				return -1;
 			count *= s->variant[v].n[k];
 			if (count > KSMM_SPACE_CONFIGS_MAX)
-				return ydoc_fail(sec, err, "section %s holds more than %d "
+				return yaml_doc_fail(sec, err, "section %s holds more than %d "
 						 "configurations", sections[v],
 						 KSMM_SPACE_CONFIGS_MAX);
 		}
 		s->count += count;
 	}
 	if (s->count == 0)
-		return ydoc_fail(root, err, "no section (expected simt, mma or both)");
+		return yaml_doc_fail(root, err, "no section (expected simt, mma or both)");
 	return 0;
 }
 
 int ksmm_space_read_buffer(const char *buf, size_t len, const char *name, struct ksmm_space *s,
 			   struct sp_err *err)
 {
-	struct ydoc *doc;
+	struct yaml_doc *doc;
 	*s = (struct ksmm_space){0};
-	if (ydoc_load_buffer(buf, len, name, &doc, err))
+	if (yaml_doc_load_buffer(buf, len, name, &doc, err))
 		return -1;
 	int rc = read_space(doc, s, err);
-	ydoc_free(doc);
+	yaml_doc_free(doc);
 	if (rc)
 		ksmm_space_free(s);
 	return rc;
@@ -176,12 +176,12 @@ int ksmm_space_read_buffer(const char *buf, size_t len, const char *name, struct
 
 int ksmm_space_read(const char *path, struct ksmm_space *s, struct sp_err *err)
 {
-	struct ydoc *doc;
+	struct yaml_doc *doc;
 	*s = (struct ksmm_space){0};
-	if (ydoc_load(path, &doc, err))
+	if (yaml_doc_load(path, &doc, err))
 		return -1;
 	int rc = read_space(doc, s, err);
-	ydoc_free(doc);
+	yaml_doc_free(doc);
 	if (rc)
 		ksmm_space_free(s);
 	return rc;
