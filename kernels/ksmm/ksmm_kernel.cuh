@@ -454,9 +454,30 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 	}
 }
 
+/* Y_g[r][n], Y_g[r][n + 1] = v0, v1. For bsl they are neighbours in memory:
+ * one store of both when the batch is even (the pair then starts at an even
+ * element), halving the epilogue's store instructions. */
+__device__ __forceinline__ void store_pair(elem_t *__restrict__ yg, const struct ksmm_args &p,
+					   int r, int n, float v0, float v1)
+{
+#if KSMM_BSL
+	if (r < p.b && n + 1 < p.batch && !(p.batch & 1)) {
+		elem_t *q = yg + (size_t)r * p.d * p.batch + n;
+#if KSMM_DTYPE == KSMM_F32
+		*(float2 *)q = make_float2(v0, v1);
+#else
+		*(unsigned *)q = (unsigned)float_to_elem(v0) | (unsigned)float_to_elem(v1) << 16;
+#endif
+		return;
+	}
+#endif
+	store_out(yg, p, r, n, v0);
+	store_out(yg, p, r, n + 1, v1);
+}
+
 /* The warp's tile: c0, c1 at (row g, n 2t, 2t+1), c2, c3 at row g + 8. */
 __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
-						 const struct ksmm_args &p, int r0, int n0)
+					  const struct ksmm_args &p, int r0, int n0)
 {
 	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -464,9 +485,9 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 #pragma unroll
 		for (int ni = 0; ni < NI; ni++)
 #pragma unroll
-			for (int e = 0; e < 4; e++)
-				store_out(yg, p, r0 + mi * 16 + g + (e >> 1) * 8,
-					  n0 + ni * 8 + 2 * t + (e & 1), acc->v[mi][ni][e]);
+			for (int h = 0; h < 2; h++)
+				store_pair(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t,
+					   acc->v[mi][ni][2 * h], acc->v[mi][ni][2 * h + 1]);
 }
 #else
 struct acc_t {
