@@ -52,7 +52,8 @@ void ksmm_config_default(const struct ksmm_pattern *p, int64_t batch, enum ksmm_
 			 enum ksmm_layout l, struct ksmm_config *out);
 
 /* The shared memory (bytes) and threads a block of this configuration uses. */
-size_t ksmm_config_smem_bytes(const struct ksmm_config *cfg, enum ksmm_dtype t);
+size_t ksmm_config_smem_bytes(const struct ksmm_config *cfg, enum ksmm_dtype t,
+			      enum ksmm_layout l);
 int ksmm_config_threads(const struct ksmm_config *cfg);
 
 /* A compiled, loaded kernel for one (configuration, dtype, layout), bound
