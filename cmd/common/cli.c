@@ -253,6 +253,8 @@ void cli_run_command(int argc, char **argv, const struct cli_command *cmds, cons
 		cli_help(usage);
 	if (!strcmp(name, "--version") || !strcmp(name, "-V"))
 		cli_version();
+	if (name[0] == '-')
+		cli_usage_error("unknown option '%s'", name);
 	for (const struct cli_command *c = cmds; c->name; c++)
 		if (!strcmp(name, c->name)) {
 			static char shown[128];
