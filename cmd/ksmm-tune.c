@@ -403,17 +403,22 @@ static int run_apply(int argc, char **argv)
 	y = malloc((size_t)(ksmm_chain_rows(&chain) * batch) * ksmm_dtype_size(chain.dtype));
 	if (!y)
 		cli_die("%s: out of memory for the output", o.output);
+	struct ksmm_config *cfgs = calloc(chain.n, sizeof *cfgs);
 	enum ksmm_rule *rules = calloc(chain.n, sizeof *rules);
-	if (use_gpu ? ksmm_chain_apply_gpu(&chain, o.layouts[0], batch, o.table ? &table : NULL,
-					   x, y, rules, &err)
-		    : ksmm_chain_apply_cpu(&chain, o.layouts[0], batch, x, y, &err))
+	if (!cfgs || !rules)
+		cli_die("%s: out of memory", o.output);
+	if (ksmm_chain_configs(&chain, o.layouts[0], batch, o.table ? &table : NULL, cfgs, rules,
+			       &err))
 		cli_fatal(&err);
 	for (size_t i = 0; use_gpu && i < chain.n; i++)
 		cli_log(2, "ksmm-tune: factor %zu (%s): configuration by rule '%s'", i + 1,
 			o.patterns.v[i].where, ksmm_rule_name(rules[i]));
+	if (use_gpu ? ksmm_chain_apply_gpu(&chain, o.layouts[0], batch, cfgs, x, y, &err)
+		    : ksmm_chain_apply_cpu(&chain, o.layouts[0], batch, x, y, &err))
+		cli_fatal(&err);
 	if (ksmm_chain_output_write(o.output, &chain, o.layouts[0], batch, y, &err))
 		cli_fatal(&err);
-	free(rules), free(x), free(y), free(wtext);
+	free(cfgs), free(rules), free(x), free(y), free(wtext);
 	ksmm_table_free(&table);
 	ksmm_chain_free(&chain);
 	return 0;

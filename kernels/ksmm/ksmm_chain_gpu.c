@@ -4,26 +4,33 @@
 #include "ksmm/ksmm_gpu.h"
 #include "ksmm/ksmm_tune_gpu.h"
 
+int ksmm_chain_configs(const struct ksmm_chain *c, enum ksmm_layout l, int64_t batch,
+		       const struct ksmm_table *table, struct ksmm_config *cfgs,
+		       enum ksmm_rule *rules, struct sp_err *err)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct ksmm_result *from;
+		if (ksmm_table_choose(table, &c->p[i], batch, c->dtype, l, ksmm_runnable, NULL,
+				      &cfgs[i], &rules[i], &from, err))
+			return -1;
+		if (rules[i] == KSMM_RULE_DEFAULT)
+			ksmm_config_default(&c->p[i], batch, c->dtype, l, &cfgs[i]);
+	}
+	return 0;
+}
+
 /* One factor: in -> out on the device, its weights through d_w_abcd into
  * the kernels' layout in d_w. */
 static int apply_factor(const struct ksmm_chain *c, size_t i, enum ksmm_layout l, int64_t batch,
-			const struct ksmm_table *table, void *d_w_abcd, void *d_w,
-			const void *d_in, void *d_out, enum ksmm_rule *rule, struct sp_err *err)
+			const struct ksmm_config *cfg, void *d_w_abcd, void *d_w,
+			const void *d_in, void *d_out, struct sp_err *err)
 {
 	const struct ksmm_pattern *p = &c->p[i];
 	const size_t wbytes = (size_t)(p->a * p->b * p->c * p->d) * ksmm_dtype_size(c->dtype);
-	struct ksmm_config cfg;
-	const struct ksmm_result *from;
-	if (ksmm_table_choose(table, p, batch, c->dtype, l, ksmm_runnable, NULL, &cfg, rule,
-			      &from, err))
-		return -1;
-	if (*rule == KSMM_RULE_DEFAULT)
-		ksmm_config_default(p, batch, c->dtype, l, &cfg);
 	struct ksmm_kernel *k;
 	if (gpu_upload(d_w_abcd, c->w[i], wbytes, err) ||
-	    ksmm_weights_prepare(p, c->dtype, d_w_abcd, d_w, err))
-		return -1;
-	if (ksmm_kernel_get(&cfg, p, c->dtype, l, &k, err))
+	    ksmm_weights_prepare(p, c->dtype, d_w_abcd, d_w, err) ||
+	    ksmm_kernel_get(cfg, p, c->dtype, l, &k, err))
 		return -1;
 	int rc = ksmm_kernel_run(k, d_w, d_in, d_out, batch, err);
 	ksmm_kernel_free(k);
@@ -31,8 +38,8 @@ static int apply_factor(const struct ksmm_chain *c, size_t i, enum ksmm_layout l
 }
 
 int ksmm_chain_apply_gpu(const struct ksmm_chain *c, enum ksmm_layout l, int64_t batch,
-			 const struct ksmm_table *table, const void *x, void *y,
-			 enum ksmm_rule *rules, struct sp_err *err)
+			 const struct ksmm_config *cfgs, const void *x, void *y,
+			 struct sp_err *err)
 {
 	const size_t es = ksmm_dtype_size(c->dtype);
 	int64_t widest = ksmm_chain_cols(c), wmax = 0;
@@ -50,13 +57,9 @@ int ksmm_chain_apply_gpu(const struct ksmm_chain *c, enum ksmm_layout l, int64_t
 			 gpu_upload(d_act[0], x, (size_t)(ksmm_chain_cols(c) * batch) * es, err)
 		 ? -1
 		 : 0;
-	for (size_t i = 0; i < c->n && !rc; i++) {
-		enum ksmm_rule rule;
-		rc = apply_factor(c, i, l, batch, table, d_w_abcd, d_w, d_act[i % 2],
-				  d_act[(i + 1) % 2], &rule, err);
-		if (rules)
-			rules[i] = rule;
-	}
+	for (size_t i = 0; i < c->n && !rc; i++)
+		rc = apply_factor(c, i, l, batch, &cfgs[i], d_w_abcd, d_w, d_act[i % 2],
+				  d_act[(i + 1) % 2], err);
 	if (!rc)
 		rc = gpu_download(y, d_act[c->n % 2], (size_t)(ksmm_chain_rows(c) * batch) * es,
 				  err);

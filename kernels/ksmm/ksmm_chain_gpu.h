@@ -8,10 +8,15 @@
 #include "ksmm/ksmm_best.h"
 #include "ksmm/ksmm_chain.h"
 
-/* rules (c->n entries, may be NULL) receives the rule that chose each
- * factor's configuration. table may be NULL. */
+/* Each factor's configuration (cfgs and rules: c->n entries) from table
+ * (may be NULL). Needs no GPU: apply checks a table this way on the CPU
+ * path too, so a stale row is an error wherever it runs. */
+int ksmm_chain_configs(const struct ksmm_chain *c, enum ksmm_layout l, int64_t batch,
+		       const struct ksmm_table *table, struct ksmm_config *cfgs,
+		       enum ksmm_rule *rules, struct sp_err *err);
+/* The chain with those configurations. */
 int ksmm_chain_apply_gpu(const struct ksmm_chain *c, enum ksmm_layout l, int64_t batch,
-			 const struct ksmm_table *table, const void *x, void *y,
-			 enum ksmm_rule *rules, struct sp_err *err);
+			 const struct ksmm_config *cfgs, const void *x, void *y,
+			 struct sp_err *err);
 
 #endif

@@ -204,12 +204,26 @@ tuning_csv() {
 	fi
 }
 
-@test "ksmm-tune apply --table: a stale table row is refused only on the GPU path; the CPU path ignores it" {
+@test "ksmm-tune apply --table: a table row that cannot run its pattern is an error, on the CPU path too" {
 	weights w.npy=2,3,4,2 x.npy=3,16
-	tuning_csv "$T/t.csv" "3,2,3,4,2,fp32,bsf,simt,64,16,64,8,8,1,2,0,0.5,0.01,1e-7,ok"
+	# fp32 loads of 8 elements are 32 bytes: no kernel takes them
+	tuning_csv "$T/stale.csv" "3,2,3,4,2,fp32,bsf,simt,64,16,64,8,8,8,2,0,0.5,0.01,1e-7,ok"
 	run "$BIN/$K" apply --pattern 2,3,4,2 --weights "$T/w.npy" "$T/x.npy" -o "$T/y.npy" \
-		--table "$T/t.csv" --device cpu
+		--table "$T/stale.csv" --device cpu
+	assert_error 1 $K "stale.csv:2: the row for pattern 2,3,4,2 at batch 3 cannot run it: vec 8: 32 bytes, over the widest load \(16\)"
+	assert_only_files "$T" w.npy x.npy stale.csv
+	# the same row for another batch is only a candidate, passed over
+	tuning_csv "$T/other.csv" "4,2,3,4,2,fp32,bsf,simt,64,16,64,8,8,8,2,0,0.5,0.01,1e-7,ok"
+	run "$BIN/$K" apply --pattern 2,3,4,2 --weights "$T/w.npy" "$T/x.npy" -o "$T/y.npy" \
+		--table "$T/other.csv" --device cpu
 	[ "$status" -eq 0 ]
+	check_chain y.npy x.npy bsf 1e-6 2,3,4,2:w.npy
+	tuning_csv "$T/foreign.csv"
+	sed -i 1s/status/state/ "$T/foreign.csv"
+	run "$BIN/$K" apply --pattern 2,3,4,2 --weights "$T/w.npy" "$T/x.npy" -o "$T/y2.npy" \
+		--table "$T/foreign.csv" --device cpu
+	assert_error 1 $K "foreign.csv: not a ksmm-tune CSV"
+	[ ! -e "$T/y2.npy" ]
 }
 
 @test "ksmm-tune tune --dry-run: every configuration listed once, run or skip with a reason" {
