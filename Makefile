@@ -90,7 +90,10 @@ ifneq ($(NVCC),)
   CPPFLAGS   += -DSPKIT_CUDA=1 -I$(CUDA_HOME)/include
   # --as-needed: programs that never call cuBLAS/cuSPARSE (maxk-genmeta) do not
   # depend on them, so they also run on login nodes without the CUDA libraries.
-  CUDA_LIBS  := -Wl,--as-needed -L$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcudart_static -ldl -lrt -lstdc++
+  # -lnvrtc: ksmm-tune compiles its kernel's configurations at run time.
+  CUDA_LIBS  := -Wl,--as-needed -L$(CUDA_HOME)/lib64 -lcublas -lcusparse -lnvrtc -lcudart_static -ldl -lrt -lstdc++
+  # The KSMM kernel's source travels inside the binary as a C string.
+  CU_OBJ     += $(GEN)/ksmm/ksmm_kernel_src.o
   NVCC_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode=arch=compute_$(a),code=sm_$(a)) \
                   -gencode=arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
   NVCCFLAGS  ?= -O3 -g -lineinfo
@@ -127,6 +130,15 @@ $(KSMM_SPACE_C): configs/ksmm/space.yaml
 
 $(GEN)/%.o: $(GEN)/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# kernels/ksmm/ksmm_kernel.cuh as `const char ksmm_kernel_src[]`, for NVRTC
+# (backslashes and quotes escaped, one string literal a line).
+$(GEN)/ksmm/ksmm_kernel_src.c: kernels/ksmm/ksmm_kernel.cuh
+	@mkdir -p $(@D)
+	awk 'BEGIN { print "/* Generated from $< by the Makefile. */"; \
+	             print "const char ksmm_kernel_src[] =" } \
+	     { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "\t\"" $$0 "\\n\"" } \
+	     END { print "\t;" }' $< > $@
 
 # The generated header must exist before any object that may include it compiles.
 $(LIB_OBJ) $(CLI_OBJ) $(GPU_C_OBJ) $(CMD_SRC:%.c=$(BUILD)/%.o) $(UNIT_SRC:%.c=$(BUILD)/%.o): | $(ONNX_GEN_H)

@@ -199,3 +199,17 @@ void ksmm_config_default(const struct ksmm_pattern *p, int64_t batch, enum ksmm_
 	}
 	*out = k;
 }
+
+double ksmm_tolerance(enum ksmm_dtype t, int tf32)
+{
+	if (t != KSMM_F32)
+		return 1e-2;
+	return tf32 ? 1e-3 : 1e-5;
+}
+
+const char *ksmm_method_name(enum ksmm_method m)
+{
+	static const char *const names[KSMM_M_COUNT] = {"kernel", "dense", "dense_tf32", "bmm",
+							 "bsr"};
+	return (unsigned)m < KSMM_M_COUNT ? names[m] : "?";
+}

@@ -64,7 +64,7 @@ typedef unsigned short elem_t; /* fp16 or bf16 bits */
 #define KSMM_THREADS ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
 #endif
 
-static __device__ __forceinline__ float elem_to_float(elem_t v)
+__device__ __forceinline__ float elem_to_float(elem_t v)
 {
 #if KSMM_DTYPE == KSMM_F32
 	return v;
@@ -77,7 +77,7 @@ static __device__ __forceinline__ float elem_to_float(elem_t v)
 #endif
 }
 
-static __device__ __forceinline__ elem_t float_to_elem(float f)
+__device__ __forceinline__ elem_t float_to_elem(float f)
 {
 #if KSMM_DTYPE == KSMM_F32
 	return f;
@@ -137,7 +137,7 @@ typedef float smem_t;
 #define B_SIZE (KSMM_TK * B_LD)
 #endif
 
-static __device__ __forceinline__ smem_t to_smem(elem_t v)
+__device__ __forceinline__ smem_t to_smem(elem_t v)
 {
 #if KSMM_MMA
 #if KSMM_TF32
@@ -169,14 +169,14 @@ struct step_regs {
 };
 
 /* The W vector i of the tile at (r0, k0): its row and first k. */
-static __device__ __forceinline__ void w_vec_pos(int i, int *r, int *k)
+__device__ __forceinline__ void w_vec_pos(int i, int *r, int *k)
 {
 	*r = i / (KSMM_TK / KSMM_VEC);
 	*k = i % (KSMM_TK / KSMM_VEC) * KSMM_VEC;
 }
 
 /* The X vector i of the tile at (k0, n0): its first k and first n. */
-static __device__ __forceinline__ void x_vec_pos(int i, int *k, int *n)
+__device__ __forceinline__ void x_vec_pos(int i, int *k, int *n)
 {
 #if KSMM_BSL
 	*k = i / (KSMM_TB / KSMM_XVEC);
@@ -188,7 +188,7 @@ static __device__ __forceinline__ void x_vec_pos(int i, int *k, int *n)
 }
 
 /* Global to registers: one step's vectors of this thread, zeros outside. */
-static __device__ __forceinline__ void load_step(const elem_t *__restrict__ wg,
+__device__ __forceinline__ void load_step(const elem_t *__restrict__ wg,
 						 const elem_t *__restrict__ xg,
 						 const struct ksmm_args &p, int r0, int k0, int n0,
 						 struct step_regs *s)
@@ -227,7 +227,7 @@ static __device__ __forceinline__ void load_step(const elem_t *__restrict__ wg,
 }
 
 /* Registers to one shared-memory buffer. */
-static __device__ __forceinline__ void store_step(const struct step_regs *s, smem_t *as,
+__device__ __forceinline__ void store_step(const struct step_regs *s, smem_t *as,
 						  smem_t *bs)
 {
 #pragma unroll
@@ -259,7 +259,7 @@ static __device__ __forceinline__ void store_step(const struct step_regs *s, sme
 }
 
 /* Y_g[r][n] = v when inside the matrix; yg points at row (al*b)*d + de. */
-static __device__ __forceinline__ void store_out(elem_t *__restrict__ yg,
+__device__ __forceinline__ void store_out(elem_t *__restrict__ yg,
 						 const struct ksmm_args &p, int r, int n, float v)
 {
 	if (r >= p.b || n >= p.batch)
@@ -278,7 +278,7 @@ struct acc_t {
 	float v[MI][NI][4];
 };
 
-static __device__ __forceinline__ unsigned smem_addr(const void *p)
+__device__ __forceinline__ unsigned smem_addr(const void *p)
 {
 	return (unsigned)__cvta_generic_to_shared(p);
 }
@@ -286,7 +286,7 @@ static __device__ __forceinline__ unsigned smem_addr(const void *p)
 /* One step of TK: the warp's MI x NI tiles of m16n8 accumulate A (wr0.., k)
  * times B (k, wn0..). Fragment layouts are those of the PTX ISA's
  * mma.m16n8k16 / m16n8k8 figures. */
-static __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int wr0,
+__device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int wr0,
 						    int wn0, struct acc_t *acc)
 {
 	const int lane = threadIdx.x & 31;
@@ -377,7 +377,7 @@ static __device__ __forceinline__ void compute_step(const smem_t *as, const smem
 }
 
 /* The warp's tile: c0, c1 at (row g, n 2t, 2t+1), c2, c3 at row g + 8. */
-static __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
+__device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 						 const struct ksmm_args &p, int r0, int n0)
 {
 	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -396,7 +396,7 @@ struct acc_t {
 };
 
 /* One step of TK: this thread's WR x WB outer products. */
-static __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int tr0,
+__device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int tr0,
 						    int tn0, struct acc_t *acc)
 {
 #pragma unroll
@@ -416,7 +416,7 @@ static __device__ __forceinline__ void compute_step(const smem_t *as, const smem
 	}
 }
 
-static __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
+__device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 						 const struct ksmm_args &p, int r0, int n0)
 {
 #pragma unroll
