@@ -385,6 +385,8 @@ static int run_apply(int argc, char **argv)
 	const char *weights[MAX_WEIGHTS];
 	char *wtext = strdup(o.weights);
 	size_t nw = 0;
+	if (!wtext)
+		cli_die("--weights: out of memory");
 	for (char *save = NULL, *t = strtok_r(wtext, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (nw == MAX_WEIGHTS)
 			cli_usage_error("--weights: more than %d files", MAX_WEIGHTS);
