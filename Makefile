@@ -69,8 +69,11 @@ GEN      := $(BUILD)/gen
 ONNX_GEN_C := $(GEN)/onnx/onnx.pb-c.c
 ONNX_GEN_H := $(GEN)/onnx/onnx.pb-c.h
 CPPFLAGS += -I$(GEN)
+# ksmm-tune's default tuning space, built into libspkit.a from its YAML file.
+KSMM_SPACE_C := $(GEN)/ksmm/ksmm_space_default.c
+GEN_C    := $(ONNX_GEN_C) $(KSMM_SPACE_C)
 
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(ONNX_GEN_C:.c=.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_C:.c=.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 GPU_C_OBJ := $(GPU_C_SRC:%.c=$(BUILD)/%.o)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
@@ -118,6 +121,12 @@ $(BUILD)/%.o: %.c
 $(ONNX_GEN_C) $(ONNX_GEN_H) &: $(ONNX_PROTO)
 	@mkdir -p $(GEN)
 	protoc-c --c_out=$(GEN) --proto_path=/usr/include onnx/onnx.proto
+
+$(KSMM_SPACE_C): configs/ksmm/space.yaml
+	@mkdir -p $(@D)
+	{ echo '/* Generated from $< by the Makefile. */'; \
+	  echo 'const char ksmm_space_default_yaml[] = {'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0};'; } > $@
 
 $(GEN)/%.o: $(GEN)/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -204,10 +213,10 @@ bench: $(PROGRAMS)
 # otherwise it prints and carries on, and undefined behaviour passes the run.
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -std=c11 -pthread
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC) $(ONNX_GEN_C)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC) $(GEN_C)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) -Ilib -Ikernels -Icmd -I$(GEN) -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
-	    $< $(LIB_SRC) $(ONNX_GEN_C) $(STATIC_LIBS) -lm -o $@
+	    $< $(LIB_SRC) $(GEN_C) $(STATIC_LIBS) -lm -o $@
 
 fuzz: $(FUZZ_BIN)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BIN)

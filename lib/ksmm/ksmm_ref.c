@@ -5,10 +5,8 @@
  * count. */
 #include "ksmm/ksmm.h"
 
-#include "core/half.h"
 #include "core/parallel.h"
-
-#include <string.h>
+#include "ksmm/ksmm_value.h"
 
 /* Batch columns a chunk takes: enough to amortise a pass over W. */
 #define REF_CHUNK 64
@@ -21,23 +19,6 @@ struct ref_job {
 	const void *w, *x;
 	double *y;
 };
-
-static inline __attribute__((always_inline)) double load(enum ksmm_dtype t, const void *v,
-							 int64_t i)
-{
-	switch (t) {
-	case KSMM_F16:
-		return half_to_float(((const uint16_t *)v)[i]);
-	case KSMM_BF16: {
-		uint32_t bits = (uint32_t)((const uint16_t *)v)[i] << 16;
-		float f;
-		memcpy(&f, &bits, sizeof f);
-		return f;
-	}
-	default:
-		return ((const float *)v)[i];
-	}
-}
 
 /* One chunk of batch columns [n0, n1); t is a constant at each call site
  * below, so the compiler makes one loop nest per dtype. */
@@ -58,10 +39,10 @@ static inline __attribute__((always_inline)) void ref_chunk(const struct ref_job
 					for (int64_t n = n0; n < n1; n++)
 						yr[n] = 0;
 					for (int64_t ga = 0; ga < c; ga++) {
-						const double w = load(t, j->w, wrow + ga * d);
+						const double w = ksmm_value(t, j->w, wrow + ga * d);
 						const int64_t xr = (al * c * d + ga * d + de) * B;
 						for (int64_t n = n0; n < n1; n++)
-							yr[n] += w * load(t, j->x, xr + n);
+							yr[n] += w * ksmm_value(t, j->x, xr + n);
 					}
 				} else {
 					/* y (B x rows), x (B x cols). */
@@ -69,8 +50,8 @@ static inline __attribute__((always_inline)) void ref_chunk(const struct ref_job
 						double s = 0;
 						const int64_t xr = n * cols + al * c * d + de;
 						for (int64_t ga = 0; ga < c; ga++)
-							s += load(t, j->w, wrow + ga * d) *
-							     load(t, j->x, xr + ga * d);
+							s += ksmm_value(t, j->w, wrow + ga * d) *
+							     ksmm_value(t, j->x, xr + ga * d);
 						j->y[n * rows + r] = s;
 					}
 				}

@@ -12,39 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/half.h"
 #include "core/rng.h"
 #include "ksmm/ksmm.h"
-
-static uint16_t bf16_from_double(double v)
-{
-	float f = (float)v;
-	uint32_t bits;
-	memcpy(&bits, &f, sizeof bits);
-	return (uint16_t)(bits >> 16); /* truncation: any bf16 value will do */
-}
+#include "ksmm/ksmm_value.h"
 
 /* n random values in dtype t's storage, and the same values as doubles. */
 static void *random_values(struct rng *r, enum ksmm_dtype t, int64_t n, double *exact)
 {
 	void *v = malloc((size_t)n * ksmm_dtype_size(t));
 	for (int64_t i = 0; i < n; i++) {
-		double x = rng_uniform(r) * 2 - 1;
-		if (t == KSMM_F32) {
-			((float *)v)[i] = (float)x;
-			exact[i] = (float)x;
-		} else if (t == KSMM_F16) {
-			uint16_t h = half_from_double(x);
-			((uint16_t *)v)[i] = h;
-			exact[i] = half_to_float(h);
-		} else {
-			uint16_t h = bf16_from_double(x);
-			uint32_t bits = (uint32_t)h << 16;
-			float f;
-			memcpy(&f, &bits, sizeof f);
-			((uint16_t *)v)[i] = h;
-			exact[i] = f;
-		}
+		ksmm_value_store(t, v, i, rng_uniform(r) * 2 - 1);
+		exact[i] = ksmm_value(t, v, i);
 	}
 	return v;
 }
