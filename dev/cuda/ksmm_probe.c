@@ -8,8 +8,10 @@
  *                                       (fp32,fp16,bf16), both layouts, for
  *                                       sm_CC into the NVRTC cache, on CPU
  *                                       threads (no GPU needed)
- *   ksmm_probe run BATCH DTYPE LAYOUT [a,b,c,d ...]
- *                                       sweep, then bench; CSV on stdout
+ *   ksmm_probe run BATCH DTYPE LAYOUT [--small] [--no-bsr] [a,b,c,d ...]
+ *                                       sweep (--small: every 3rd point of
+ *                                       the space), then bench (--no-bsr:
+ *                                       without cuSPARSE); CSV on stdout
  *
  * Build (from the repository root, after `make gpu-tests`):
  *   cc -O2 -std=c11 -D_DEFAULT_SOURCE -Ilib -Ikernels -I/usr/local/cuda/include \
@@ -50,12 +52,14 @@ static int space_make(enum ksmm_dtype t, struct ksmm_config *s)
 							KSMM_SIMT, tr[i], tk[k], tb[j], thr[h][0],
 							thr[h][1], 4, 2, 0};
 	} else {
+		/* Warp tiles down to 16 x 32: more warps a block, fewer registers
+		 * each, for the patterns that are memory-bound. */
 		static const int tr[] = {64, 128}, tb[] = {64, 128, 256}, tk[] = {32, 64};
-		static const int warp[][2] = {{32, 32}, {32, 64}, {64, 32}};
+		static const int warp[][2] = {{32, 32}, {32, 64}, {16, 32}, {32, 16}};
 		for (int i = 0; i < 2; i++)
 			for (int j = 0; j < 3; j++)
 				for (int k = 0; k < 2; k++)
-					for (int h = 0; h < 3; h++)
+					for (int h = 0; h < 4; h++)
 						for (int st = 2; st <= 3; st++)
 							s[n++] = (struct ksmm_config){
 								KSMM_MMA, tr[i], tk[k], tb[j],
@@ -124,6 +128,8 @@ static int build(int cc, const char *dtypes)
 	return q.failed ? 1 : 0;
 }
 
+static int small, no_bsr;
+
 static int run(int64_t batch, enum ksmm_dtype t, enum ksmm_layout l)
 {
 	struct sp_err e;
@@ -158,7 +164,7 @@ static int run(int64_t batch, enum ksmm_dtype t, enum ksmm_layout l)
 		double best = INFINITY;
 		struct ksmm_config best_cfg;
 		ksmm_config_default(p, batch, t, l, &best_cfg);
-		for (int i = 0; i < n; i++) {
+		for (int i = 0; i < n; i += small ? 3 : 1) {
 			struct ksmm_kernel *k;
 			struct gpu_timing tm;
 			if (ksmm_config_check(p, batch, t, l, &s[i], NULL, 0) ||
@@ -174,7 +180,7 @@ static int run(int64_t batch, enum ksmm_dtype t, enum ksmm_layout l)
 		gpu_free(w);
 		gpu_free(x);
 		gpu_free(y);
-		struct ksmm_bench_opts o = {2, 10, gbs, 1};
+		struct ksmm_bench_opts o = {2, 10, gbs, 1, no_bsr ? 1u << KSMM_M_BSR : 0};
 		struct ksmm_bench_result r;
 		if (ksmm_bench_pattern(p, batch, t, l, &best_cfg, &o, &r, &e)) {
 			fprintf(stderr, "bench: %s\n", e.msg);
@@ -208,12 +214,18 @@ int main(int argc, char **argv)
 	enum ksmm_layout l;
 	if (argc < 5 || strcmp(argv[1], "run") || ksmm_dtype_parse(argv[3], &t) ||
 	    ksmm_layout_parse(argv[4], &l)) {
-		fprintf(stderr, "usage: ksmm_probe build CC DTYPES | run BATCH DTYPE LAYOUT [a,b,c,d ...]\n");
+		fprintf(stderr, "usage: ksmm_probe build CC DTYPES | run BATCH DTYPE LAYOUT [--small] [--no-bsr] "
+				"[a,b,c,d ...]\n");
 		return 2;
 	}
-	if (argc > 5) {
+	int first = 5;
+	for (; first < argc && argv[first][0] == '-'; first++) {
+		small |= !strcmp(argv[first], "--small");
+		no_bsr |= !strcmp(argv[first], "--no-bsr");
+	}
+	if (argc > first) {
 		npatterns = 0;
-		for (int i = 5; i < argc && npatterns < 64; i++) {
+		for (int i = first; i < argc && npatterns < 64; i++) {
 			struct ksmm_pattern *p = &patterns[npatterns++];
 			if (sscanf(argv[i], "%lld,%lld,%lld,%lld", (long long *)&p->a,
 				   (long long *)&p->b, (long long *)&p->c, (long long *)&p->d) != 4)

@@ -130,6 +130,7 @@ struct ksmm_bench_opts {
 	int warmup, reps;
 	double copy_gbs; /* copy bandwidth for the floor; 0: measured in this call */
 	uint64_t seed;
+	unsigned skip; /* bit 1 << m: method m not run (status "skipped"); 0: all */
 };
 struct ksmm_bench_result {
 	double ms[KSMM_M_COUNT];      /* median; NAN where status is not "ok" */

@@ -22,10 +22,10 @@
 #include <string.h>
 
 #include "core/gpu.h"
-#include "core/half.h"
 #include "core/rng.h"
 #include "ksmm/ksmm.h"
 #include "ksmm/ksmm_gpu.h"
+#include "ksmm/ksmm_value.h"
 
 static const struct ksmm_pattern patterns[] = {
 	{1, 64, 64, 1},	  {1, 48, 192, 1},  {1, 192, 48, 1}, {1, 16, 16, 1},	{1, 1, 1, 1},
@@ -57,39 +57,12 @@ static const struct ksmm_config configs_16[] = {
 
 static char cache_dir[] = "/tmp/spkit-ksmm-cache-XXXXXX";
 
-static uint16_t bf16_from_float(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-}
-
-static double elem_value(enum ksmm_dtype t, const void *v, int64_t i)
-{
-	if (t == KSMM_F32)
-		return ((const float *)v)[i];
-	const uint16_t h = ((const uint16_t *)v)[i];
-	if (t == KSMM_F16)
-		return half_to_float(h);
-	const uint32_t u = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
-
 /* n values uniform in [-1, 1) in dtype's storage. */
 static void *random_values(enum ksmm_dtype t, int64_t n, struct rng *r)
 {
-	const size_t size = ksmm_dtype_size(t);
-	unsigned char *v = malloc((size_t)n * size + 1);
-	for (int64_t i = 0; i < n; i++) {
-		const float f = (float)(2 * rng_uniform(r) - 1);
-		if (t == KSMM_F32)
-			((float *)v)[i] = f;
-		else
-			((uint16_t *)v)[i] =
-				t == KSMM_F16 ? half_from_float(f) : bf16_from_float(f);
-	}
+	void *v = malloc((size_t)n * ksmm_dtype_size(t) + 1);
+	for (int64_t i = 0; i < n; i++)
+		ksmm_value_store(t, v, i, (float)(2 * rng_uniform(r) - 1));
 	return v;
 }
 
@@ -168,7 +141,7 @@ static double run_config(struct fixture *f, const struct ksmm_config *cfg)
 	ksmm_kernel_free(k);
 	double err = 0;
 	for (int64_t i = 0; i < f->y_count; i++) {
-		const double v = elem_value(f->t, f->y, i);
+		const double v = ksmm_value(f->t, f->y, i);
 		if (!isfinite(v))
 			return INFINITY;
 		err = fmax(err, fabs(v - f->ref[i]));
