@@ -1,9 +1,10 @@
 /* What kernels/ksmm decides on the CPU, without a device: the rules a
  * configuration must pass (each refusal names its rule), the untuned
  * default (passes them for every shape, dtype, layout and batch), a block's
- * shared memory and threads, and the NVRTC disk cache (its folder, hits
- * and misses, foreign or truncated entries read as misses, an unwritable
- * folder only costs the store). */
+ * shared memory and threads, the NVRTC disk cache (its folder, hits and
+ * misses, foreign or truncated entries read as misses, an unwritable folder
+ * only costs the store), and every path of the kernel source compiled by
+ * NVRTC (builds with nvcc only). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -243,6 +244,58 @@ static void test_cache_entries(void **state)
 	assert_int_equal(ksmm_cache_load("key one", &data, &size), 0);
 }
 
+/* Every path of the kernel source (SIMT, mma.sync by cp.async and through
+ * registers, TF32; both layouts, d = 1 and d > 1) compiles with NVRTC for
+ * sm_90 and sm_80, which needs no device: a syntax error in
+ * ksmm_kernel.cuh fails here, not on the GPU machine. A second build of
+ * the same configuration reads the cache. */
+static void test_nvrtc_builds(void **state)
+{
+#ifdef SPKIT_CUDA
+	setenv("SPKIT_CACHE_DIR", test_path("nvrtc"), 1);
+	const struct ksmm_pattern d1 = {2, 64, 64, 1}, d2 = {2, 64, 64, 2};
+	const struct {
+		const struct ksmm_pattern *p;
+		enum ksmm_dtype t;
+		enum ksmm_layout l;
+		struct ksmm_config cfg;
+		int cc;
+	} builds[] = {
+		{&d2, KSMM_F32, KSMM_BS_LAST, SIMT(64, 16, 64, 8, 4, 4, 2), 90},
+		{&d2, KSMM_BF16, KSMM_BS_FIRST, SIMT(32, 16, 32, 4, 4, 2, 1), 90},
+		{&d2, KSMM_F16, KSMM_BS_LAST, MMA(64, 64, 64, 32, 16, 8, 3, 0), 90},
+		{&d1, KSMM_BF16, KSMM_BS_FIRST, MMA(64, 32, 64, 32, 32, 4, 2, 0), 90},
+		{&d2, KSMM_F16, KSMM_BS_FIRST, MMA(64, 32, 64, 32, 32, 8, 2, 0), 90},
+		{&d2, KSMM_F32, KSMM_BS_LAST, MMA(64, 32, 64, 32, 32, 4, 2, 1), 90},
+		{&d2, KSMM_F16, KSMM_BS_LAST, MMA(64, 64, 64, 32, 16, 8, 3, 0), 80},
+		{&d2, KSMM_F32, KSMM_BS_FIRST, SIMT(64, 16, 64, 8, 4, 4, 2), 80},
+	};
+	const size_t n = sizeof builds / sizeof builds[0];
+	struct ksmm_cache_stats s0, s1;
+	struct sp_err e;
+	ksmm_cache_stats(&s0);
+	for (size_t i = 0; i < n; i++)
+		if (ksmm_kernel_build(&builds[i].cfg, builds[i].p, builds[i].t, builds[i].l,
+				      builds[i].cc, &e))
+			fail_msg("build %zu: %s", i, e.msg);
+	ksmm_cache_stats(&s1);
+	assert_int_equal(s1.compiles, s0.compiles + n);
+	assert_int_equal(ksmm_kernel_build(&builds[2].cfg, builds[2].p, builds[2].t, builds[2].l,
+					   builds[2].cc, &e),
+			 0);
+	ksmm_cache_stats(&s0);
+	assert_int_equal(s0.compiles, s1.compiles);
+	assert_int_equal(s0.hits, s1.hits + 1);
+	/* a refused configuration is not compiled */
+	const struct ksmm_config bad = SIMT(64, 16, 64, 8, 8, 3, 2);
+	assert_int_equal(ksmm_kernel_build(&bad, &d2, KSMM_F32, KSMM_BS_LAST, 90, &e),
+			 KSMM_UNRUNNABLE);
+	assert_non_null(strstr(e.msg, "vec 3"));
+#else
+	skip();
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_names_and_tolerances),
 		cmocka_unit_test(test_cache_dir),
 		cmocka_unit_test(test_cache_entries),
+		cmocka_unit_test(test_nvrtc_builds),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }
