@@ -54,7 +54,10 @@
  * (w along c; x along the batch for bsl, along c for bsf when d = 1:
  * KSMM_XVEC), whole vectors in or out of range (the host checks that VEC
  * divides c, and the batch for bsl); elements past b, c or the batch are
- * read as zeros and not written. */
+ * read as zeros and not written. Known weakness: bsf with d > 1 reads x
+ * one element a load, d elements apart (4 to 12x the memory floor on the
+ * H100 anchors); a block spanning several de would make those reads
+ * contiguous. */
 
 #define KSMM_F32 0
 #define KSMM_F16 1
