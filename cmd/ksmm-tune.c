@@ -305,6 +305,7 @@ static int run_tune(int argc, char **argv)
 			(unsigned long long)st.jobs, (unsigned long long)st.run,
 			(unsigned long long)st.resumed, (unsigned long long)st.skipped);
 		ksmm_space_free(&space);
+		ksmm_pattern_list_free(&o.patterns);
 		return 0;
 	}
 	if (!cli_use_gpu(DEVICE_CUDA))
@@ -321,6 +322,7 @@ static int run_tune(int argc, char **argv)
 		(unsigned long long)st.ok, (unsigned long long)st.resumed,
 		(unsigned long long)st.skipped);
 	ksmm_space_free(&space);
+	ksmm_pattern_list_free(&o.patterns);
 	return 0;
 }
 
@@ -365,6 +367,7 @@ static int run_bench(int argc, char **argv)
 	if (ksmm_bench_csv(&to, o.table ? &table : NULL, &bo, o.output ? o.output : "-", &err))
 		cli_fatal(&err);
 	ksmm_table_free(&table);
+	ksmm_pattern_list_free(&o.patterns);
 	return 0;
 }
 
@@ -423,6 +426,7 @@ static int run_apply(int argc, char **argv)
 	free(cfgs), free(rules), free(x), free(y), free(wtext);
 	ksmm_table_free(&table);
 	ksmm_chain_free(&chain);
+	ksmm_pattern_list_free(&o.patterns);
 	return 0;
 }
 
