@@ -160,6 +160,8 @@ void cli_run_command(int argc, char **argv, const struct cli_command *commands,
 		}
 	if (main_form)
 		exit(main_form(argc, argv));
+	if (first[0] == '-')
+		cli_usage_error("unknown option '%s'", first);
 	char names[256] = "";
 	for (const struct cli_command *c = commands; c->name; c++)
 		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
@@ -296,50 +298,6 @@ struct cli_parts cli_parts(const char *parts_text, const char *part_text)
 	if (p.index < 1 || p.index > p.count)
 		cli_usage_error("--part %d is outside 1..%d (--parts)", p.index, p.count);
 	return p;
-}
-
-/* names joined by ", " into buf. */
-static const char *join_names(const char *const *names, size_t stride, char *buf, size_t n)
-{
-	size_t k = 0;
-	buf[0] = 0;
-	for (const char *const *p = names; *p && k < n;
-	     p = (const char *const *)((const char *)p + stride))
-		k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", *p);
-	return buf;
-}
-
-void cli_run_command(int argc, char **argv, const struct cli_command *cmds, const char *usage)
-{
-	char names[256];
-	join_names(&cmds[0].name, sizeof cmds[0], names, sizeof names);
-	if (argc < 2)
-		cli_usage_error("a command is needed: one of %s", names);
-	const char *name = argv[1];
-	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
-		cli_help(usage);
-	if (!strcmp(name, "--version") || !strcmp(name, "-V"))
-		cli_version();
-	if (name[0] == '-')
-		cli_usage_error("unknown option '%s'", name);
-	for (const struct cli_command *c = cmds; c->name; c++)
-		if (!strcmp(name, c->name)) {
-			static char shown[128];
-			snprintf(shown, sizeof shown, "%s %s", program, c->name);
-			argv[1] = shown;
-			exit(c->run(argc - 1, argv + 1));
-		}
-	cli_usage_error("unknown command '%s' (expected one of %s)", name, names);
-}
-
-int cli_choice(const char *option, const char *text, const char *const *names)
-{
-	for (int i = 0; names[i]; i++)
-		if (!strcmp(text, names[i]))
-			return i;
-	char list[256];
-	cli_usage_error("%s: '%s' is not one of %s", option, text,
-			join_names(names, sizeof *names, list, sizeof list));
 }
 
 enum gpu_device_choice cli_device(const char *text)

@@ -98,21 +98,6 @@ static inline int cli_parts_owns(struct cli_parts p, int64_t i)
 	return i % p.count == p.index - 1;
 }
 
-/* A program of subcommands (ksmm-tune tune ...). argv[1] picks the command,
- * which runs with argv shifted (its argv[0] "PROG NAME") and its return
- * value as the exit status; --help, -h, --version and -V before it are the
- * program's; an unknown or missing name is a usage error listing the
- * names. cmds ends with a NULL name. */
-struct cli_command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-};
-noreturn void cli_run_command(int argc, char **argv, const struct cli_command *cmds,
-			      const char *usage);
-/* text as the index of one of names (NULL-terminated); anything else is a
- * usage error naming the option and the choices. */
-int cli_choice(const char *option, const char *text, const char *const *names);
-
 /* --device cpu|cuda|auto; and the choice resolved against the machine,
  * dying with "--device cuda: no usable CUDA device (why)" where cuda was
  * asked for and cannot be had. */

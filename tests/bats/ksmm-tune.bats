@@ -376,7 +376,7 @@ EOF
 	run "$BIN/$K" tune --pattern 2,16,16,2 --batch 0 --dry-run
 	assert_error 2 $K "--batch: 0 is out of range"
 	run "$BIN/$K" tune --pattern 2,16,16,2 --dtype fp16,fp16 --dry-run
-	assert_error 2 $K "--dtype: 'fp16' given twice"
+	assert_error 2 $K "--dtype: 'fp16' is listed twice"
 	run "$BIN/$K" tune --pattern 2,16,16,2
 	assert_error 2 $K "tune needs -o RESULTS.csv"
 	run "$BIN/$K" tune --pattern 2,16,16,2 --dry-run --ncu
