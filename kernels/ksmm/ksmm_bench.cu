@@ -27,9 +27,9 @@
 #include "core/gpu_check.cuh"
 
 extern "C" {
-#include "core/half.h"
 #include "core/rng.h"
 #include "ksmm/ksmm_impl.h"
+#include "ksmm/ksmm_value.h"
 }
 
 #define SAMPLE_COLS 64
@@ -55,35 +55,10 @@ static cudaDataType data_type(enum ksmm_dtype t)
 	return t == KSMM_F32 ? CUDA_R_32F : t == KSMM_F16 ? CUDA_R_16F : CUDA_R_16BF;
 }
 
-static uint16_t bf16_from_float(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-}
-
-static double host_value(enum ksmm_dtype t, const void *v, int64_t i)
-{
-	if (t == KSMM_F32)
-		return ((const float *)v)[i];
-	const uint16_t h = ((const uint16_t *)v)[i];
-	if (t == KSMM_F16)
-		return half_to_float(h);
-	const uint32_t u = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
-
 static void fill_random(enum ksmm_dtype t, void *v, int64_t n, struct rng *r)
 {
-	for (int64_t i = 0; i < n; i++) {
-		const float f = (float)(2 * rng_uniform(r) - 1);
-		if (t == KSMM_F32)
-			((float *)v)[i] = f;
-		else
-			((uint16_t *)v)[i] = t == KSMM_F16 ? half_from_float(f) : bf16_from_float(f);
-	}
+	for (int64_t i = 0; i < n; i++)
+		ksmm_value_store(t, v, i, (float)(2 * rng_uniform(r) - 1));
 }
 
 /* Column n of x, or of y, at row r, in the layout's storage. */
@@ -129,7 +104,7 @@ static int result_check(struct bench *b, double *rel, struct sp_err *err)
 	double e = 0;
 	for (int64_t i = 0; i < b->ns; i++)
 		for (int64_t r = 0; r < b->rows; r++) {
-			const double v = host_value(b->t, b->host_y, at(b, b->rows, r, b->sample[i]));
+			const double v = ksmm_value(b->t, b->host_y, at(b, b->rows, r, b->sample[i]));
 			const double ref = b->ref[b->l == KSMM_BS_LAST ? r * b->ns + i : i * b->rows + r];
 			if (!isfinite(v)) {
 				*rel = INFINITY;
@@ -591,17 +566,24 @@ extern "C" int ksmm_bench_pattern(const struct ksmm_pattern *p, int64_t batch, e
 	if (inputs_make(&b, err) || GPU_FAILED(err, cublasCreate(&h)))
 		goto done;
 	gpu_range_push("ksmm kernel");
-	kernel_measure(&b, cfg);
+	if (!(opts->skip & 1u << KSMM_M_KERNEL))
+		kernel_measure(&b, cfg);
 	gpu_range_pop();
 	gpu_range_push("ksmm dense");
-	dense_measure(&b, h);
+	if (!(opts->skip & (1u << KSMM_M_DENSE | 1u << KSMM_M_DENSE_TF32)))
+		dense_measure(&b, h);
 	gpu_range_pop();
 	gpu_range_push("ksmm bmm");
-	bmm_measure(&b, h);
+	if (!(opts->skip & 1u << KSMM_M_BMM))
+		bmm_measure(&b, h);
 	gpu_range_pop();
 	gpu_range_push("ksmm bsr");
-	bsr_measure(&b);
+	if (!(opts->skip & 1u << KSMM_M_BSR))
+		bsr_measure(&b);
 	gpu_range_pop();
+	for (int m = 0; m < KSMM_M_COUNT; m++)
+		if (opts->skip & 1u << m)
+			method_skip(&b, (enum ksmm_method)m, "skipped");
 	rc = 0;
 done:
 	if (h)

@@ -51,6 +51,12 @@ int ksmm_xvec(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksm
 	return l == KSMM_BS_LAST || p->d == 1 ? cfg->vec : 1;
 }
 
+int ksmm_async(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksmm_config *cfg)
+{
+	return cfg->variant == KSMM_MMA && !cfg->tf32 && ksmm_xvec(p, l, cfg) == cfg->vec &&
+	       cfg->vec >= 2 && cfg->stages >= 2;
+}
+
 int64_t ksmm_grid_blocks(const struct ksmm_pattern *p, int64_t batch,
 			 const struct ksmm_config *cfg)
 {
@@ -72,9 +78,6 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
 	if (k->tile_rows < 1 || k->tile_k < 1 || k->tile_batch < 1 || k->thread_rows < 1 ||
 	    k->thread_batch < 1 || k->vec < 1 || k->stages < 1)
 		return reject(why, n, "every tile size, vec and stages must be at least 1");
-	if (k->stages > 2)
-		return reject(why, n, "stages %d: the kernel stages through registers into 1 or 2 "
-				      "shared-memory buffers", k->stages);
 	const size_t esize = ksmm_dtype_size(t);
 	if (k->vec != 1 && k->vec != 2 && k->vec != 4 && k->vec != 8)
 		return reject(why, n, "vec %d: must be 1, 2, 4 or 8", k->vec);
@@ -110,6 +113,11 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
 				      kstep);
 	}
 	const int xvec = ksmm_xvec(p, l, k);
+	if (k->stages > 2 && !ksmm_async(p, l, k))
+		return reject(why, n, "stages %d: more than 2 needs cp.async (mma on fp16/bf16, "
+				      "vec >= 2, x loaded as wide as w)", k->stages);
+	if (k->stages > 8)
+		return reject(why, n, "stages %d: at most 8", k->stages);
 	if (!divides(k->vec, k->tile_k))
 		return reject(why, n, "vec %d does not divide tile_k %d", k->vec, k->tile_k);
 	if (l == KSMM_BS_LAST && !divides(xvec, k->tile_batch))

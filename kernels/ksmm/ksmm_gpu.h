@@ -67,6 +67,12 @@ int ksmm_kernel_get(const struct ksmm_config *cfg, const struct ksmm_pattern *p,
 		    enum ksmm_dtype t, enum ksmm_layout l, struct ksmm_kernel **out,
 		    struct sp_err *err);
 void ksmm_kernel_free(struct ksmm_kernel *k); /* NULL is fine */
+/* Compile a configuration into the disk cache for compute capability cc
+ * (90 for sm_90) without touching a device: a sweep can build its whole
+ * space on CPU threads (thread-safe) before the GPU times it, or on a
+ * login node for the GPU node. 0 when built or already cached. */
+int ksmm_kernel_build(const struct ksmm_config *cfg, const struct ksmm_pattern *p,
+		      enum ksmm_dtype t, enum ksmm_layout l, int cc, struct sp_err *err);
 /* Registers a thread of the loaded kernel uses. */
 int ksmm_kernel_registers(const struct ksmm_kernel *k);
 
@@ -124,6 +130,7 @@ struct ksmm_bench_opts {
 	int warmup, reps;
 	double copy_gbs; /* copy bandwidth for the floor; 0: measured in this call */
 	uint64_t seed;
+	unsigned skip; /* bit 1 << m: method m not run (status "skipped"); 0: all */
 };
 struct ksmm_bench_result {
 	double ms[KSMM_M_COUNT];      /* median; NAN where status is not "ok" */

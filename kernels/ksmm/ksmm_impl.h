@@ -40,6 +40,11 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
  * dimension (bsl always, bsf when d = 1), else 1. */
 int ksmm_xvec(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksmm_config *cfg);
 
+/* Whether the kernel stages tiles by cp.async (KSMM_ASYNC in the source):
+ * 16-bit mma, x loaded as wide as w, vec >= 2, stages >= 2. Only then may
+ * stages exceed 2. */
+int ksmm_async(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksmm_config *cfg);
+
 /* Blocks of the launch: a*d groups x row tiles x batch tiles. */
 int64_t ksmm_grid_blocks(const struct ksmm_pattern *p, int64_t batch,
 			 const struct ksmm_config *cfg);

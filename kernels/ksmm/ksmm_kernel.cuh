@@ -22,9 +22,14 @@
  * Work decomposition: a block computes a KSMM_TR x KSMM_TB tile of one
  * group's Y (rows of b by batch columns), walking c in steps of KSMM_TK.
  * Each step stages the W tile (TR x TK) and the X tile (TK x TB) in shared
- * memory; with KSMM_STAGES 2 the next step's tiles are loaded into
- * registers while the current one is multiplied (double buffering, one
- * barrier a step). The output tile stays in registers until the end:
+ * memory. 16-bit tensor-core tiles whose shared layout is the global one go
+ * there by cp.async, KSMM_STAGES buffers deep (STAGES - 1 steps in flight
+ * during a multiply, no registers spent on them); the others go through
+ * registers, the next step loaded while the current one is multiplied
+ * (KSMM_STAGES 2: double buffering, one barrier a step). cp.async won on
+ * the H100 because the register path holds a whole step per thread and
+ * waits for it a step later, where the copy engine keeps several steps in
+ * flight. The output tile stays in registers until the end:
  *   SIMT (KSMM_MMA 0): each thread owns KSMM_WR x KSMM_WB outputs, an outer
  *     product a k; shared memory holds fp32 (fp16/bf16 converted once).
  *   MMA (KSMM_MMA 1): each warp owns a KSMM_WR x KSMM_WB tile made of
@@ -54,6 +59,16 @@
 typedef float elem_t;
 #else
 typedef unsigned short elem_t; /* fp16 or bf16 bits */
+#endif
+
+/* Tiles go global -> shared by cp.async when shared memory holds them as
+ * global memory does (16-bit tensor-core tiles, x loaded as wide as w, at
+ * least 4 bytes); otherwise through registers. Must match ksmm_async() on
+ * the host. */
+#if KSMM_MMA && !KSMM_TF32 && KSMM_XVEC == KSMM_VEC && KSMM_VEC >= 2 && KSMM_STAGES >= 2
+#define KSMM_ASYNC 1
+#else
+#define KSMM_ASYNC 0
 #endif
 
 /* Threads of a block. */
@@ -258,6 +273,69 @@ __device__ __forceinline__ void store_step(const struct step_regs *s, smem_t *as
 	}
 }
 
+#if KSMM_ASYNC
+/* Global straight to shared memory (cp.async, no registers, no wait until
+ * the step is needed): 16-bit tensor-core tiles whose shared layout is the
+ * global one, so a vector lands where it is read. Out of range: the source
+ * size 0 fills zeros (and reads nothing at the tile's own address). */
+#define VEC_BYTES (KSMM_VEC * 2)
+__device__ __forceinline__ void cp_async(smem_t *dst, const elem_t *src, bool in)
+{
+	const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+#if VEC_BYTES == 16
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+		     "r"(in ? 16 : 0));
+#else
+	asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src),
+		     "n"(VEC_BYTES), "r"(in ? VEC_BYTES : 0));
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+	asm volatile("cp.async.commit_group;");
+}
+
+/* Until at most STAGES - 2 groups are pending: the oldest step has landed. */
+__device__ __forceinline__ void cp_async_wait()
+{
+	asm volatile("cp.async.wait_group %0;" ::"n"(KSMM_STAGES - 2));
+}
+
+__device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
+					   const elem_t *__restrict__ xg,
+					   const struct ksmm_args &p, int r0, int k0, int n0,
+					   smem_t *as)
+{
+	smem_t *bs = as + A_SIZE;
+#pragma unroll
+	for (int j = 0; j < W_PER_THREAD; j++) {
+		const int i = threadIdx.x + j * KSMM_THREADS;
+		if (W_VECS % KSMM_THREADS != 0 && i >= W_VECS)
+			break;
+		int r, k;
+		w_vec_pos(i, &r, &k);
+		const bool in = r0 + r < p.b && k0 + k < p.c;
+		cp_async(as + A_AT(r, k), in ? wg + (size_t)(r0 + r) * p.c + k0 + k : wg, in);
+	}
+#pragma unroll
+	for (int j = 0; j < X_PER_THREAD; j++) {
+		const int i = threadIdx.x + j * KSMM_THREADS;
+		if (X_VECS % KSMM_THREADS != 0 && i >= X_VECS)
+			break;
+		int k, n;
+		x_vec_pos(i, &k, &n);
+		const bool in = k0 + k < p.c && n0 + n < p.batch;
+#if KSMM_BSL
+		const elem_t *src = xg + (size_t)(k0 + k) * p.d * p.batch + n0 + n;
+#else
+		const elem_t *src = xg + (size_t)(n0 + n) * p.a * p.c * p.d + (size_t)(k0 + k) * p.d;
+#endif
+		cp_async(bs + B_AT(k, n), in ? src : xg, in);
+	}
+}
+#endif
+
 /* Y_g[r][n] = v when inside the matrix; yg points at row (al*b)*d + de. */
 __device__ __forceinline__ void store_out(elem_t *__restrict__ yg,
 						 const struct ksmm_args &p, int r, int n, float v)
@@ -376,9 +454,30 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 	}
 }
 
+/* Y_g[r][n], Y_g[r][n + 1] = v0, v1. For bsl they are neighbours in memory:
+ * one store of both when the batch is even (the pair then starts at an even
+ * element), halving the epilogue's store instructions. */
+__device__ __forceinline__ void store_pair(elem_t *__restrict__ yg, const struct ksmm_args &p,
+					   int r, int n, float v0, float v1)
+{
+#if KSMM_BSL
+	if (r < p.b && n + 1 < p.batch && !(p.batch & 1)) {
+		elem_t *q = yg + (size_t)r * p.d * p.batch + n;
+#if KSMM_DTYPE == KSMM_F32
+		*(float2 *)q = make_float2(v0, v1);
+#else
+		*(unsigned *)q = (unsigned)float_to_elem(v0) | (unsigned)float_to_elem(v1) << 16;
+#endif
+		return;
+	}
+#endif
+	store_out(yg, p, r, n, v0);
+	store_out(yg, p, r, n + 1, v1);
+}
+
 /* The warp's tile: c0, c1 at (row g, n 2t, 2t+1), c2, c3 at row g + 8. */
 __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
-						 const struct ksmm_args &p, int r0, int n0)
+					  const struct ksmm_args &p, int r0, int n0)
 {
 	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -386,9 +485,9 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 #pragma unroll
 		for (int ni = 0; ni < NI; ni++)
 #pragma unroll
-			for (int e = 0; e < 4; e++)
-				store_out(yg, p, r0 + mi * 16 + g + (e >> 1) * 8,
-					  n0 + ni * 8 + 2 * t + (e & 1), acc->v[mi][ni][e]);
+			for (int h = 0; h < 2; h++)
+				store_pair(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t,
+					   acc->v[mi][ni][2 * h], acc->v[mi][ni][2 * h + 1]);
 }
 #else
 struct acc_t {
@@ -467,8 +566,30 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	for (int i = 0; i < (int)(sizeof acc.v / sizeof(float)); i++)
 		((float *)acc.v)[i] = 0.f;
 
-	struct step_regs regs;
 	const int steps = (p.c + KSMM_TK - 1) / KSMM_TK;
+#if KSMM_ASYNC
+	/* KSMM_STAGES - 1 steps in flight while one is multiplied: the
+	 * barrier at the top of step s also tells every thread that the buffer
+	 * step s - 1 read is free for step s + STAGES - 1. */
+#pragma unroll
+	for (int s = 0; s < KSMM_STAGES - 1; s++) {
+		if (s < steps)
+			load_async(wg, xg, p, r0, s * KSMM_TK, n0, smem + s * (A_SIZE + B_SIZE));
+		cp_async_commit();
+	}
+	for (int s = 0; s < steps; s++) {
+		cp_async_wait();
+		__syncthreads();
+		const int next = s + KSMM_STAGES - 1;
+		if (next < steps)
+			load_async(wg, xg, p, r0, next * KSMM_TK, n0,
+				   smem + next % KSMM_STAGES * (A_SIZE + B_SIZE));
+		cp_async_commit();
+		smem_t *cur = smem + s % KSMM_STAGES * (A_SIZE + B_SIZE);
+		compute_step(cur, cur + A_SIZE, wr0, wn0, &acc);
+	}
+#else
+	struct step_regs regs;
 	load_step(wg, xg, p, r0, 0, n0, &regs);
 	store_step(&regs, smem, smem + A_SIZE);
 	__syncthreads();
@@ -490,5 +611,6 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 		}
 		__syncthreads();
 	}
+#endif
 	store_acc(&acc, yg, p, r0 + wr0, n0 + wn0);
 }

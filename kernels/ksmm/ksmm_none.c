@@ -22,6 +22,12 @@ int ksmm_kernel_get(const struct ksmm_config *cfg, const struct ksmm_pattern *p,
 	return no_cuda(err, "ksmm_kernel_get");
 }
 
+int ksmm_kernel_build(const struct ksmm_config *cfg, const struct ksmm_pattern *p,
+		      enum ksmm_dtype t, enum ksmm_layout l, int cc, struct sp_err *err)
+{
+	return no_cuda(err, "ksmm_kernel_build");
+}
+
 void ksmm_kernel_free(struct ksmm_kernel *k)
 {
 }

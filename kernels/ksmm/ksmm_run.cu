@@ -163,6 +163,23 @@ static int cubin_get(const struct build_opts *o, void **cubin, size_t *size, str
 	return 0;
 }
 
+extern "C" int ksmm_kernel_build(const struct ksmm_config *cfg, const struct ksmm_pattern *p,
+				 enum ksmm_dtype t, enum ksmm_layout l, int cc, struct sp_err *err)
+{
+	char why[SP_ERR_MAX];
+	if (ksmm_config_check_any(p, 0, t, l, cfg, why, sizeof why)) {
+		sp_fail(err, "%s", why);
+		return KSMM_UNRUNNABLE;
+	}
+	struct build_opts o;
+	build_opts_make(cfg, p, t, l, cc, &o);
+	void *cubin = NULL;
+	size_t size;
+	const int rc = cubin_get(&o, &cubin, &size, err);
+	free(cubin);
+	return rc;
+}
+
 extern "C" void ksmm_kernel_free(struct ksmm_kernel *k)
 {
 	if (!k)
