@@ -279,10 +279,13 @@ static int run_tune(int argc, char **argv)
 	struct ksmm_runner runner = ksmm_tune_gpu_runner(&g);
 	if (ksmm_tune_run(&to, &runner, o.ncu ? "-" : o.output, &st, &err))
 		cli_fatal(&err);
+	struct ksmm_cache_stats cache;
+	ksmm_cache_stats(&cache);
 	cli_log(1, "ksmm-tune: %llu jobs: %llu configurations run (%llu ok), %llu resumed, %llu "
-		"skipped", (unsigned long long)st.jobs, (unsigned long long)st.run,
-		(unsigned long long)st.ok, (unsigned long long)st.resumed,
-		(unsigned long long)st.skipped);
+		"skipped; NVRTC: %llu compiled, %llu from the disk cache",
+		(unsigned long long)st.jobs, (unsigned long long)st.run, (unsigned long long)st.ok,
+		(unsigned long long)st.resumed, (unsigned long long)st.skipped,
+		(unsigned long long)cache.compiles, (unsigned long long)cache.hits);
 	ksmm_space_free(&space);
 	ksmm_pattern_list_free(&o.patterns);
 	return 0;

@@ -132,8 +132,12 @@ check "ksmm-tune tune: a row for every configuration the dry run says runs, each
 
 resumed_sweep_loses_nothing() {
 	cp r.csv whole.csv
-	"$BIN/ksmm-tune" "${TUNE[@]}" -o r.csv -q || return 1
+	"$BIN/ksmm-tune" "${TUNE[@]}" -o r.csv 2>log || { cat log; return 1; }
 	cmp r.csv whole.csv || { echo "a finished sweep rerun changed its file"; return 1; }
+	grep -q "configurations run (0 ok)" log || { cat log; return 1; }
+	# a fresh sweep of the same configurations compiles nothing: the disk cache has them all
+	"$BIN/ksmm-tune" "${TUNE[@]}" -o again.csv 2>log || { cat log; return 1; }
+	grep -q "NVRTC: 0 compiled" log || { cat log; return 1; }
 	"$BIN/ksmm-tune" "${TUNE[@]}" -o k.csv -q &
 	local pid=$!
 	sleep 2
