@@ -124,28 +124,6 @@ static const struct option all_options[] = {
 };
 #define NALL (sizeof all_options / sizeof *all_options)
 
-/* A list option's names ("fp32,fp16") as indices, each once. */
-static int parse_names(const char *option, const char *text, const char *const *names, int *out,
-		       int cap)
-{
-	char buf[256];
-	int n = 0;
-	if (snprintf(buf, sizeof buf, "%s", text) >= (int)sizeof buf)
-		cli_usage_error("%s: list is too long", option);
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int k = cli_choice(option, t, names);
-		for (int i = 0; i < n; i++)
-			if (out[i] == k)
-				cli_usage_error("%s: '%s' given twice", option, t);
-		if (n == cap)
-			cli_usage_error("%s: more than %d values", option, cap);
-		out[n++] = k;
-	}
-	if (n == 0)
-		cli_usage_error("%s: empty list", option);
-	return n;
-}
-
 static void add_pattern(struct options *o, const char *text)
 {
 	struct ksmm_pattern_entry e;
@@ -190,12 +168,12 @@ static struct options parse_options(int argc, char **argv, const int *allowed)
 			break;
 		case OPT_DTYPE: {
 			static const char *const names[] = {"fp32", "fp16", "bf16", NULL};
-			o.ndtypes = parse_names("--dtype", optarg, names, dtypes, 3);
+			o.ndtypes = cli_choice_list("--dtype", optarg, names, dtypes, 3);
 			break;
 		}
 		case OPT_LAYOUT: {
 			static const char *const names[] = {"bsf", "bsl", NULL};
-			o.nlayouts = parse_names("--layout", optarg, names, layouts, 2);
+			o.nlayouts = cli_choice_list("--layout", optarg, names, layouts, 2);
 			break;
 		}
 		case OPT_SPACE: o.space = optarg; break;
@@ -240,22 +218,8 @@ static void no_args(const struct options *o)
 		cli_usage_error("unexpected argument '%s'", o->args[0]);
 }
 
-/* Progress of a sweep on stderr (common/progress.h), messages by level. */
-static void on_progress(void *ctx, uint64_t done, uint64_t total)
-{
-	struct progress *p = ctx;
-	if (!p->active)
-		progress_start(p, "ksmm-tune", "configs", total);
-	progress_update(p, done);
-}
-
-static void on_message(void *ctx, int level, const char *text)
-{
-	cli_log(level, "%s", text);
-}
-
 static struct ksmm_tune_opts tune_opts(const struct options *o, const struct ksmm_space *space,
-				       const struct ksmm_tune_report *report)
+				       const struct sp_report *report)
 {
 	struct cli_parts parts = cli_parts(o->parts, o->part);
 	return (struct ksmm_tune_opts){
@@ -292,7 +256,7 @@ static int run_tune(int argc, char **argv)
 	if (o.space ? ksmm_space_read(o.space, &space, &err) : ksmm_space_default(&space, &err))
 		cli_fatal(&err);
 	struct progress bar = {0};
-	struct ksmm_tune_report report = {on_progress, on_message, &bar};
+	struct sp_report report = progress_report(&bar);
 	struct ksmm_tune_opts to = tune_opts(&o, &space, &report);
 	struct ksmm_tune_stats st;
 	if (o.dry_run) {
@@ -305,6 +269,7 @@ static int run_tune(int argc, char **argv)
 			(unsigned long long)st.jobs, (unsigned long long)st.run,
 			(unsigned long long)st.resumed, (unsigned long long)st.skipped);
 		ksmm_space_free(&space);
+		ksmm_pattern_list_free(&o.patterns);
 		return 0;
 	}
 	if (!cli_use_gpu(DEVICE_CUDA))
@@ -314,13 +279,15 @@ static int run_tune(int argc, char **argv)
 	struct ksmm_runner runner = ksmm_tune_gpu_runner(&g);
 	if (ksmm_tune_run(&to, &runner, o.ncu ? "-" : o.output, &st, &err))
 		cli_fatal(&err);
-	if (bar.active)
-		progress_finish(&bar, st.run + st.resumed);
+	struct ksmm_cache_stats cache;
+	ksmm_cache_stats(&cache);
 	cli_log(1, "ksmm-tune: %llu jobs: %llu configurations run (%llu ok), %llu resumed, %llu "
-		"skipped", (unsigned long long)st.jobs, (unsigned long long)st.run,
-		(unsigned long long)st.ok, (unsigned long long)st.resumed,
-		(unsigned long long)st.skipped);
+		"skipped; NVRTC: %llu compiled, %llu from the disk cache",
+		(unsigned long long)st.jobs, (unsigned long long)st.run, (unsigned long long)st.ok,
+		(unsigned long long)st.resumed, (unsigned long long)st.skipped,
+		(unsigned long long)cache.compiles, (unsigned long long)cache.hits);
 	ksmm_space_free(&space);
+	ksmm_pattern_list_free(&o.patterns);
 	return 0;
 }
 
@@ -359,12 +326,13 @@ static int run_bench(int argc, char **argv)
 	if (!cli_use_gpu(DEVICE_CUDA))
 		cli_die("bench: no GPU");
 	struct progress bar = {0};
-	struct ksmm_tune_report report = {on_progress, on_message, &bar};
+	struct sp_report report = progress_report(&bar);
 	struct ksmm_tune_opts to = tune_opts(&o, NULL, &report);
 	struct ksmm_bench_opts bo = {.warmup = o.warmup, .reps = o.reps, .seed = o.seed};
 	if (ksmm_bench_csv(&to, o.table ? &table : NULL, &bo, o.output ? o.output : "-", &err))
 		cli_fatal(&err);
 	ksmm_table_free(&table);
+	ksmm_pattern_list_free(&o.patterns);
 	return 0;
 }
 
@@ -423,6 +391,7 @@ static int run_apply(int argc, char **argv)
 	free(cfgs), free(rules), free(x), free(y), free(wtext);
 	ksmm_table_free(&table);
 	ksmm_chain_free(&chain);
+	ksmm_pattern_list_free(&o.patterns);
 	return 0;
 }
 
@@ -433,5 +402,5 @@ int main(int argc, char **argv)
 		{NULL, NULL},
 	};
 	cli_init("ksmm-tune");
-	cli_run_command(argc, argv, commands, usage);
+	cli_run_command(argc, argv, commands, NULL, usage);
 }

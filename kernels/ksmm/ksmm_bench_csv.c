@@ -94,8 +94,7 @@ int ksmm_bench_csv(const struct ksmm_tune_opts *o, const struct ksmm_table *tabl
 			write_row(&w, j, rule, &r);
 			rc = csv_writer_end_row(&w, err);
 		}
-		if (o->report && o->report->progress)
-			o->report->progress(o->report->ctx, i + 1, n);
+		sp_report_progress(o->report, "ksmm-tune bench", i + 1, n);
 	}
 	free(jobs);
 	if (rc) {

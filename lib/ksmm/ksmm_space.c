@@ -160,31 +160,33 @@ static int read_space(const struct yaml_doc *doc, struct ksmm_space *s, struct s
 	return 0;
 }
 
-int ksmm_space_read_buffer(const char *buf, size_t len, const char *name, struct ksmm_space *s,
-			   struct sp_err *err)
+/* The space of *doc once loaded (loaded: the load's status; *doc read only
+ * after it), which it frees; s is left empty on failure. */
+static int space_from(int loaded, struct yaml_doc **doc, struct ksmm_space *s,
+		      struct sp_err *err)
 {
-	struct yaml_doc *doc;
-	*s = (struct ksmm_space){0};
-	if (yaml_doc_load_buffer(buf, len, name, &doc, err))
+	if (loaded)
 		return -1;
-	int rc = read_space(doc, s, err);
-	yaml_doc_free(doc);
+	int rc = read_space(*doc, s, err);
+	yaml_doc_free(*doc);
 	if (rc)
 		ksmm_space_free(s);
 	return rc;
 }
 
+int ksmm_space_read_buffer(const char *buf, size_t len, const char *name, struct ksmm_space *s,
+			   struct sp_err *err)
+{
+	struct yaml_doc *doc = NULL;
+	*s = (struct ksmm_space){0};
+	return space_from(yaml_doc_load_buffer(buf, len, name, &doc, err), &doc, s, err);
+}
+
 int ksmm_space_read(const char *path, struct ksmm_space *s, struct sp_err *err)
 {
-	struct yaml_doc *doc;
+	struct yaml_doc *doc = NULL;
 	*s = (struct ksmm_space){0};
-	if (yaml_doc_load(path, &doc, err))
-		return -1;
-	int rc = read_space(doc, s, err);
-	yaml_doc_free(doc);
-	if (rc)
-		ksmm_space_free(s);
-	return rc;
+	return space_from(yaml_doc_load(path, &doc, err), &doc, s, err);
 }
 
 int ksmm_space_default(struct ksmm_space *s, struct sp_err *err)

@@ -1,7 +1,6 @@
 #include "ksmm/ksmm_tune.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,25 +9,9 @@
 #include "core/strmap.h"
 #include "sweep/sweep.h"
 
-static void say(const struct ksmm_tune_opts *o, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(const struct ksmm_tune_opts *o, int level, const char *fmt, ...)
-{
-	if (!o->report || !o->report->message)
-		return;
-	char text[SP_ERR_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
-	va_end(ap);
-	o->report->message(o->report->ctx, level, text);
-}
-
 static void progress(const struct ksmm_tune_opts *o, uint64_t done, uint64_t total)
 {
-	if (o->report && o->report->progress)
-		o->report->progress(o->report->ctx, done, total);
+	sp_report_progress(o->report, "ksmm-tune", done, total);
 }
 
 int ksmm_tune_jobs(const struct ksmm_tune_opts *o, struct ksmm_tune_job **jobs, size_t *n,
@@ -178,7 +161,7 @@ static int run_job(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn,
 		st->run++;
 		st->ok += strcmp(r.status, "ok") == 0;
 		if (strcmp(r.status, "ok") != 0)
-			say(o, 2, "%s: pattern %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+			sp_report_msg(o->report, 2, "%s: pattern %" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
 			    " batch %" PRId64 " %s %s: %s", job->where, r.p.a, r.p.b, r.p.c, r.p.d,
 			    r.batch, ksmm_dtype_name(r.dtype), ksmm_layout_name(r.layout), r.status);
 		ksmm_result_write(out_writer(f), &r);
@@ -206,7 +189,7 @@ int ksmm_tune_run(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn, 
 	uint64_t total = o->max_runs && o->max_runs < pl.runnable ? o->max_runs : pl.runnable;
 	uint64_t done = 0;
 	st->skipped = pl.skipped;
-	say(o, 1, "%s: %" PRIu64 " configurations to run, %" PRIu64
+	sp_report_msg(o->report, 1, "%s: %" PRIu64 " configurations to run, %" PRIu64
 	    " that cannot run skipped (part %d of %d)", out, pl.runnable, pl.skipped, o->part,
 	    o->parts);
 	int rc = 0;

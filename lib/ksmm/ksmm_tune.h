@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "core/report.h"
 #include "ksmm/ksmm_best.h"
 #include "ksmm/ksmm_patterns.h"
 #include "ksmm/ksmm_results.h"
@@ -43,13 +44,6 @@ struct ksmm_runner {
 	void *ctx;
 };
 
-/* Progress for the caller to draw; any member may be NULL. */
-struct ksmm_tune_report {
-	void (*progress)(void *ctx, uint64_t done, uint64_t total);
-	void (*message)(void *ctx, int level, const char *text); /* 1 normal, 2 verbose */
-	void *ctx;
-};
-
 struct ksmm_tune_opts {
 	const struct ksmm_pattern_list *patterns;
 	const int64_t *batches; /* for patterns without their own batch */
@@ -61,7 +55,7 @@ struct ksmm_tune_opts {
 	const struct ksmm_space *space;
 	int parts, part;        /* part is 1-based */
 	uint64_t max_runs;      /* stop after this many configurations (--ncu: 1); 0: all */
-	const struct ksmm_tune_report *report;
+	const struct sp_report *report; /* progress and messages; may be NULL */
 };
 
 struct ksmm_tune_stats {

@@ -289,6 +289,12 @@ EOF
 	[ "${lines[1]}" = "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,run" ]
 	[ "${lines[2]}" = "100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,done" ]
 	cmp "$T/r.csv" "$T/before.csv"
+	# a results file of another program is refused, and left alone
+	printf 'm,n,F_dur(us)\n1,2,3\n' >"$T/other.csv"
+	cp "$T/other.csv" "$T/other.before"
+	run "$BIN/$K" tune --pattern 2,16,16,2 --batch 100 --space "$T/s.yaml" --dry-run -o "$T/other.csv"
+	assert_error 1 $K "other.csv: not a ksmm-tune CSV"
+	cmp "$T/other.csv" "$T/other.before"
 }
 
 @test "ksmm-tune tune: the default space and the shipped spaces and pattern lists read" {
@@ -376,7 +382,7 @@ EOF
 	run "$BIN/$K" tune --pattern 2,16,16,2 --batch 0 --dry-run
 	assert_error 2 $K "--batch: 0 is out of range"
 	run "$BIN/$K" tune --pattern 2,16,16,2 --dtype fp16,fp16 --dry-run
-	assert_error 2 $K "--dtype: 'fp16' given twice"
+	assert_error 2 $K "--dtype: 'fp16' is listed twice"
 	run "$BIN/$K" tune --pattern 2,16,16,2
 	assert_error 2 $K "tune needs -o RESULTS.csv"
 	run "$BIN/$K" tune --pattern 2,16,16,2 --dry-run --ncu
