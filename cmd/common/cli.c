@@ -164,6 +164,8 @@ void cli_run_command(int argc, char **argv, const struct cli_command *commands,
 		}
 	if (main_form)
 		exit(main_form(argc, argv));
+	if (first[0] == '-')
+		cli_usage_error("unknown option '%s'", first);
 	char names[256] = "";
 	for (const struct cli_command *c = commands; c->name; c++)
 		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
