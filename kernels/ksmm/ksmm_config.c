@@ -170,42 +170,50 @@ void ksmm_config_default(const struct ksmm_pattern *p, int64_t batch, enum ksmm_
 			 enum ksmm_layout l, struct ksmm_config *out)
 {
 	struct ksmm_config k = {0};
-	k.stages = 2;
 	if (t == KSMM_F32) {
-		/* 8 x 8 outputs a thread, 128 threads: 64 rows by 128 batch
-		 * columns, the SIMT shape that keeps fp32 FMA units fed from
-		 * shared memory (two 16-byte reads for 64 FMAs). */
+		/* 8 x 4 outputs a thread, 128 threads, 64 rows by 64 batch
+		 * columns, k by 16: the fastest point of a 72-point SIMT sweep on
+		 * all 9 KSMM patterns of the H100 anchors (bsl, batch 25,088). */
 		k.variant = KSMM_SIMT;
 		k.tile_rows = fit_pow2(p->b, 8, 64);
 		k.thread_rows = k.tile_rows >= 8 ? 8 : k.tile_rows;
-		k.tile_batch = fit_pow2(batch, 8, 128);
-		k.thread_batch = k.tile_batch >= 8 ? 8 : k.tile_batch;
+		k.tile_batch = fit_pow2(batch, 4, 64);
+		k.thread_batch = k.tile_batch >= 4 ? 4 : k.tile_batch;
 		k.tile_k = fit_pow2(p->c, 4, 16);
 	} else {
-		/* Four warps of 32 x 64 (fp16/bf16 on m16n8k16). */
+		/* Eight warps of 32 x 16 on m16n8k16, 64 x 64 tiles, k by 64,
+		 * three cp.async stages. In a 96-point sweep on the 9 KSMM
+		 * patterns of the H100 anchors (bsl, batch 25,088, fp16 and bf16)
+		 * 32 x 16 warp tiles won on 7, this point on 4; a sweep of warp
+		 * tiles of 32 x 32 and up (twice the registers), before bsl's
+		 * paired stores, was 1.6 to 2x slower on those. */
 		k.variant = KSMM_MMA;
-		k.tile_rows = fit_pow2(p->b, 16, 64);
-		k.thread_rows = k.tile_rows >= 32 ? 32 : 16;
-		k.tile_batch = fit_pow2(batch, 16, 128);
-		k.thread_batch = k.tile_batch >= 64 ? 64 : k.tile_batch;
-		k.tile_k = fit_pow2(p->c, 16, 32);
+		k.tile_rows = fit_pow2(p->b, 32, 64);
+		k.thread_rows = 32;
+		k.tile_batch = fit_pow2(batch, 16, 64);
+		k.thread_batch = 16;
+		k.tile_k = fit_pow2(p->c, 16, 64);
 	}
-	/* The widest load that divides c (and a bsl batch), within 16 bytes. */
-	for (k.vec = (int)(16 / ksmm_dtype_size(t)); k.vec > 1; k.vec /= 2)
-		if (ksmm_config_check(p, batch, t, l, &k, NULL, 0) == 0)
-			break;
-	if (ksmm_config_check(p, batch, t, l, &k, NULL, 0) != 0) {
-		/* Anything runs on this one: one output a thread, scalar loads. */
-		k = (struct ksmm_config){.variant = KSMM_SIMT,
-					 .tile_rows = 16,
-					 .tile_k = 16,
-					 .tile_batch = 16,
-					 .thread_rows = 1,
-					 .thread_batch = 1,
-					 .vec = 1,
-					 .stages = 2};
-	}
-	*out = k;
+	/* The widest load that divides c (and a bsl batch), within 16 bytes;
+	 * three stages where cp.async allows them. */
+	for (int vec = (int)(16 / ksmm_dtype_size(t)); vec >= 1; vec /= 2)
+		for (int stages = 3; stages >= 2; stages--) {
+			k.vec = vec;
+			k.stages = stages;
+			if (ksmm_config_check(p, batch, t, l, &k, NULL, 0) == 0) {
+				*out = k;
+				return;
+			}
+		}
+	/* Anything runs on this one: one output a thread, scalar loads. */
+	*out = (struct ksmm_config){.variant = KSMM_SIMT,
+				    .tile_rows = 16,
+				    .tile_k = 16,
+				    .tile_batch = 16,
+				    .thread_rows = 1,
+				    .thread_batch = 1,
+				    .vec = 1,
+				    .stages = 2};
 }
 
 double ksmm_tolerance(enum ksmm_dtype t, int tf32)
