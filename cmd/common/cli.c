@@ -66,15 +66,17 @@ const char *cli_name(void)
 	return program;
 }
 
-/* One line on stderr: "PROGRAM: KIND: MESSAGE", then `tail` (or nothing). */
+/* One line on stderr: "PROGRAM: KIND: MESSAGE", then `tail` (or nothing).
+ * The message is quoted as a whole (sp_quote): a file name or option value
+ * holding a newline or an escape sequence cannot split the line or drive
+ * the terminal. */
 static void vreport(const char *kind, const char *tail, const char *fmt, va_list ap)
 {
+	char text[SP_ERR_MAX * 2], shown[SP_ERR_MAX * 4];
+	vsnprintf(text, sizeof text, fmt, ap);
 	fflush(stdout);
-	fprintf(stderr, "%s: %s: ", program, kind);
-	vfprintf(stderr, fmt, ap);
-	if (tail)
-		fputs(tail, stderr);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s: %s: %s%s\n", program, kind, sp_quote(shown, sizeof shown, text),
+		tail ? tail : "");
 }
 
 void cli_usage_error(const char *fmt, ...)

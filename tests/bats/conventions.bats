@@ -36,3 +36,17 @@ options_in() { # the long options a text mentions, sorted
 		[[ ${lines[0]} == *" (try '$p --help')" ]]
 	done
 }
+
+@test "a file name with a newline or an escape sequence stays on the error's one line, quoted" {
+	bad=$(printf 'bad\nname\033[31m')
+	for p in maxk-genmeta graph-partition macko-compress; do
+		case $p in
+		graph-partition) run "$BIN/$p" "$T/$bad.onnx" ;;
+		*) run "$BIN/$p" "$T/$bad.npz" -o "$T/out" ;;
+		esac
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ] || { echo "$p: ${#lines[@]} lines: $output"; return 1; }
+		[[ ${lines[0]} == *'bad\nname\x1b[31m'* ]] || { echo "$p: $output"; return 1; }
+		[[ $output != *$'\033'* ]]
+	done
+}
