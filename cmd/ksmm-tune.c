@@ -157,7 +157,7 @@ static struct options parse_options(int argc, char **argv, const int *allowed)
 	int dtypes[3] = {0}, layouts[2] = {0};
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PATTERN: add_pattern(&o, optarg); break;
 		case OPT_PATTERNS: {

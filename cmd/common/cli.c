@@ -220,6 +220,21 @@ int cli_choice_list(const char *option, const char *text, const char *const *nam
 	}
 }
 
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+	       int *longindex)
+{
+	int li = -1;
+	int c = getopt_long(argc, argv, shortopts, longopts, &li);
+	if (longindex)
+		*longindex = li;
+	if (c != -1 && c != '?' && c != ':' && optarg && !*optarg) {
+		if (li >= 0)
+			cli_usage_error("--%s: the value is empty", longopts[li].name);
+		cli_usage_error("-%c: the value is empty", c);
+	}
+	return c;
+}
+
 int64_t cli_int(const char *option, const char *text, int64_t min, int64_t max)
 {
 	char *end;

@@ -50,3 +50,18 @@ options_in() { # the long options a text mentions, sorted
 		[[ $output != *$'\033'* ]]
 	done
 }
+
+@test "an empty option value is a usage error before any work (-o '', --log '', --hardware=)" {
+	while read -r p args; do
+		eval "set -- $args"
+		run "$BIN/$p" "$@"
+		assert_error 2 "$p" "the value is empty"
+	done <<-'LIST'
+	maxk-genmeta --synthetic powerlaw:nodes=100,edges=300 -o ''
+	maxk-train --synthetic csbm --epochs 1000 --log ''
+	graph-partition --hardware= x.onnx
+	macko-compress --random 64x64 -o ''
+	macko-spmv a.npz x.npy -o ''
+	ksmm-tune best r.csv -o ''
+	LIST
+}
