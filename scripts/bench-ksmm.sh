@@ -24,13 +24,15 @@ table=()
 [ -n "$skip" ] && table+=(--skip "$skip")
 "$bin/ksmm-tune" bench -q --patterns "$patterns" --batch "$batches" --dtype fp32,fp16,bf16 \
 	--layout bsl,bsf --reps "$reps" --warmup 3 "${table[@]}" -o "$dir/ksmm-bench.csv"
-rm -f "$dir/ksmm-torch.csv.part"
+first=1
 for b in ${batches//,/ }; do
 	python3 scripts/bench-ksmm-torch.py --patterns "$patterns" --batch "$b" --reps "$reps" \
 		--warmup 3 -o "$dir/ksmm-torch-$b.csv"
-	if [ -f "$dir/ksmm-torch.csv.part" ]; then tail -n +2 "$dir/ksmm-torch-$b.csv"; else cat "$dir/ksmm-torch-$b.csv"; fi >> "$dir/ksmm-torch.csv.part"
+	# one header, then every batch's rows
+	tail -n +$((first ? 1 : 2)) "$dir/ksmm-torch-$b.csv"
+	first=0
 	rm -f "$dir/ksmm-torch-$b.csv"
-done
+done > "$dir/ksmm-torch.csv.part"
 mv "$dir/ksmm-torch.csv.part" "$dir/ksmm-torch.csv"
 python3 - "$dir/ksmm-bench.csv" "$dir/ksmm-torch.csv" <<'PY'
 import csv, statistics, sys

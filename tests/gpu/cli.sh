@@ -138,16 +138,16 @@ resumed_sweep_loses_nothing() {
 	# a fresh sweep of the same configurations compiles nothing: the disk cache has them all
 	"$BIN/ksmm-tune" "${TUNE[@]}" -o again.csv 2>log || { cat log; return 1; }
 	grep -q "NVRTC: 0 compiled" log || { cat log; return 1; }
-	"$BIN/ksmm-tune" "${TUNE[@]}" -o k.csv -q &
+	"$BIN/ksmm-tune" "${TUNE[@]}" -o killed.csv -q &
 	local pid=$!
 	sleep 2
 	kill -TERM "$pid"
 	wait "$pid"
-	local kept=$(($(wc -l <k.csv) - 1))
-	"$BIN/ksmm-tune" "${TUNE[@]}" -o k.csv -q || return 1
+	local kept=$(($(wc -l <killed.csv) - 1))
+	"$BIN/ksmm-tune" "${TUNE[@]}" -o killed.csv -q || return 1
 	echo "killed with $kept rows"
-	[ "$(cut -d, -f1-16 k.csv | sort | uniq -d | wc -l)" -eq 0 ] || { echo "repeated rows"; return 1; }
-	[ "$(cut -d, -f1-16 k.csv | sort)" = "$(cut -d, -f1-16 whole.csv | sort)" ]
+	[ "$(cut -d, -f1-16 killed.csv | sort | uniq -d | wc -l)" -eq 0 ] || { echo "repeated rows"; return 1; }
+	[ "$(cut -d, -f1-16 killed.csv | sort)" = "$(cut -d, -f1-16 whole.csv | sort)" ]
 }
 check "ksmm-tune tune: killed and rerun, the same rows, none twice" resumed_sweep_loses_nothing
 
@@ -158,11 +158,11 @@ npy_random() { # SHAPE FILE: float32 uniform values in [-1, 1)
 apply_on_both_devices() {
 	python3 -c 'import numpy' 2>/dev/null || { echo "no numpy here: skipped"; return 0; }
 	"$BIN/ksmm-tune" best r.csv -o best.csv || return 1
-	npy_random 4,64,64,16 w1.npy && npy_random 2,128,64,8 w2.npy && npy_random 1000,4096 x.npy || return 1
+	npy_random 4,64,64,16 w1.npy && npy_random 2,128,256,8 w2.npy && npy_random 1000,4096 x.npy || return 1
 	for dtype in fp32 fp16; do
-		"$BIN/ksmm-tune" apply --pattern 4,64,64,16 --pattern 2,128,64,8 --weights w1.npy,w2.npy \
+		"$BIN/ksmm-tune" apply --pattern 4,64,64,16 --pattern 2,128,256,8 --weights w1.npy,w2.npy \
 			--dtype $dtype x.npy -o cpu.npy --device cpu || return 1
-		"$BIN/ksmm-tune" apply --pattern 4,64,64,16 --pattern 2,128,64,8 --weights w1.npy,w2.npy \
+		"$BIN/ksmm-tune" apply --pattern 4,64,64,16 --pattern 2,128,256,8 --weights w1.npy,w2.npy \
 			--dtype $dtype x.npy -o gpu.npy --device cuda --table best.csv -v || return 1
 		python3 -c "
 import numpy as np, sys
