@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu.h"
-#include "rng.h"
+#include "core/gpu.h"
+#include "core/rng.h"
 
 #define MIB ((size_t)1 << 20)
 
