@@ -145,6 +145,73 @@ void cli_common_option(int c, const char *usage, char **argv)
 	}
 }
 
+void cli_run_command(int argc, char **argv, const struct cli_command *commands,
+		     int (*main_form)(int argc, char **argv), const char *usage)
+{
+	const char *first = argc > 1 ? argv[1] : "";
+	if (!strcmp(first, "--help") || !strcmp(first, "-h"))
+		cli_help(usage);
+	if (!strcmp(first, "--version") || !strcmp(first, "-V"))
+		cli_version();
+	for (const struct cli_command *c = commands; c->name; c++)
+		if (!strcmp(first, c->name)) {
+			optind = 1;
+			exit(c->run(argc - 1, argv + 1));
+		}
+	if (main_form)
+		exit(main_form(argc, argv));
+	char names[256] = "";
+	for (const struct cli_command *c = commands; c->name; c++)
+		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+			 c == commands ? "" : ", ", c->name);
+	if (argc < 2)
+		cli_usage_error("a command is needed: one of %s", names);
+	cli_usage_error("unknown command '%s': one of %s", first, names);
+}
+
+/* "a, b, c" of a NULL-terminated list, for messages. */
+static const char *join_names(const char *const *names, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	for (int i = 0; names[i]; i++)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? ", " : "", names[i]);
+	return buf;
+}
+
+int cli_choice(const char *option, const char *text, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(text, names[i]))
+			return i;
+	char list[512];
+	cli_usage_error("%s: '%s' is not one of %s", option, text,
+			join_names(names, list, sizeof list));
+}
+
+int cli_choice_list(const char *option, const char *text, const char *const *names, int *out,
+		    int cap)
+{
+	int n = 0;
+	char item[128];
+	for (const char *p = text;; p++) {
+		size_t len = strcspn(p, ",");
+		if (len >= sizeof item)
+			len = sizeof item - 1;
+		memcpy(item, p, len);
+		item[len] = '\0';
+		int k = cli_choice(option, item, names);
+		for (int i = 0; i < n; i++)
+			if (out[i] == k)
+				cli_usage_error("%s: '%s' is listed twice", option, item);
+		if (n == cap)
+			cli_usage_error("%s: more than %d items", option, cap);
+		out[n++] = k;
+		p += strcspn(p, ",");
+		if (!*p)
+			return n;
+	}
+}
+
 int64_t cli_int(const char *option, const char *text, int64_t min, int64_t max)
 {
 	char *end;
@@ -233,13 +300,8 @@ struct cli_parts cli_parts(const char *parts_text, const char *part_text)
 
 enum gpu_device_choice cli_device(const char *text)
 {
-	if (!strcmp(text, "auto"))
-		return DEVICE_AUTO;
-	if (!strcmp(text, "cpu"))
-		return DEVICE_CPU;
-	if (!strcmp(text, "cuda"))
-		return DEVICE_CUDA;
-	cli_usage_error("--device: '%s' is not one of cpu, cuda, auto", text);
+	static const enum gpu_device_choice named[] = {DEVICE_CPU, DEVICE_CUDA, DEVICE_AUTO};
+	return named[cli_choice("--device", text, (const char *const[]){"cpu", "cuda", "auto", NULL})];
 }
 
 int cli_use_gpu(enum gpu_device_choice want)

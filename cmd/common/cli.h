@@ -54,7 +54,28 @@ void cli_common_option(int c, const char *usage, char **argv);
 noreturn void cli_help(const char *text);
 noreturn void cli_version(void);
 
+/* Subcommands, `PROG COMMAND [OPTION]...` (ksmm-tune tune, kernel-sample
+ * merge, macko-spmv bench): cli_run_command runs the command that argv[1]
+ * names, with argv shifted so that the command's argv[0] is its name and
+ * getopt starts after it, and exits with what it returns. Before a command,
+ * --help/-h and --version/-V are the program's. A program whose main form
+ * has no name (macko-spmv MATRIX X) passes it as main_form: it runs, with
+ * the whole argv, when argv[1] names no command; without one, a missing or
+ * unknown command is a usage error listing the commands. */
+struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+};
+noreturn void cli_run_command(int argc, char **argv, const struct cli_command *commands,
+			      int (*main_form)(int argc, char **argv), const char *usage);
+
 /* Option values; a bad value is a usage error naming the option. */
+/* One of names (NULL-terminated): its index; anything else is a usage
+ * error that lists the names. */
+int cli_choice(const char *option, const char *text, const char *const *names);
+/* "a,b" of names into indices (each once at most); returns the count. */
+int cli_choice_list(const char *option, const char *text, const char *const *names, int *out,
+		    int cap);
 int64_t cli_int(const char *option, const char *text, int64_t min, int64_t max);
 double cli_double(const char *option, const char *text, double min, double max);
 /* A number in (0, 1]: a density or a fraction. */

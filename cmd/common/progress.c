@@ -86,3 +86,26 @@ void progress_finish(struct progress *p, uint64_t done)
 		draw(p, done, timer_now(), 1);
 	p->active = 0;
 }
+
+static void report_progress(void *ctx, const char *label, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	if (p->label != label || p->total != total)
+		progress_start(p, label, "items", total);
+	if (total && done >= total) {
+		progress_finish(p, done);
+		p->label = NULL;
+	} else
+		progress_update(p, done);
+}
+
+static void report_message(void *ctx, int level, const char *text)
+{
+	cli_log(level, "%s", text);
+}
+
+struct sp_report progress_report(struct progress *p)
+{
+	p->label = NULL;
+	return (struct sp_report){report_progress, report_message, p};
+}

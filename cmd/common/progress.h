@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "core/report.h"
+
 struct progress {
 	const char *label;
 	const char *unit;
@@ -19,6 +21,11 @@ void progress_start(struct progress *p, const char *label, const char *unit, uin
 /* Cheap to call often: draws only when a redraw is due. */
 void progress_update(struct progress *p, uint64_t done);
 void progress_finish(struct progress *p, uint64_t done);
+
+/* The library's report (core/report.h) drawn by p: the first progress
+ * call of a label starts the bar (unit "items"), done == total finishes it;
+ * messages go to stderr at their verbosity (cli_log). */
+struct sp_report progress_report(struct progress *p);
 
 /* Formats seconds as "1h02m", "3m05s" or "4.2s" into buf. */
 const char *progress_format_seconds(double s, char *buf, int size);

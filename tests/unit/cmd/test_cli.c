@@ -216,6 +216,22 @@ static void test_parts_from_slurm(void **state)
 	assert_int_equal(p.index, 1);
 }
 
+static void test_choice(void **state)
+{
+	const char *const names[] = {"fp16", "bf16", "fp32", NULL};
+	assert_int_equal(cli_choice("--precision", "bf16", names), 1);
+	assert_int_equal(cli_choice("--precision", "fp32", names), 2);
+	int got[3];
+	assert_int_equal(cli_choice_list("--dtype", "fp32,fp16", names, got, 3), 2);
+	assert_int_equal(got[0], 2);
+	assert_int_equal(got[1], 0);
+	assert_int_equal(cli_choice_list("--dtype", "bf16", names, got, 3), 1);
+	assert_int_equal(got[0], 1);
+	assert_int_equal(cli_device("cpu"), DEVICE_CPU);
+	assert_int_equal(cli_device("auto"), DEVICE_AUTO);
+	assert_int_equal(cli_device("cuda"), DEVICE_CUDA);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +244,7 @@ int main(void)
 		cmocka_unit_test(test_progress_format),
 		cmocka_unit_test(test_progress_lines_when_not_a_terminal),
 		cmocka_unit_test(test_parts_from_slurm),
+		cmocka_unit_test(test_choice),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }
