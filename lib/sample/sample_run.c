@@ -2,7 +2,6 @@
 
 #include <ctype.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,7 +201,7 @@ int sample_measure(const struct sample_job *job, void *warm, const int64_t *shap
 	range_pop(job);
 	if (rc == 0) {
 		t->fwd_us = sample_trimmed_mean(fwd, n);
-		t->bwd_us = job->op->backward ? sample_trimmed_mean(bwd, n) : NAN;
+		t->bwd_us = job->op->backward ? sample_trimmed_mean(bwd, n) : 0;
 	}
 done:
 	if (state)
