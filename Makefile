@@ -1,6 +1,6 @@
 # spkit: one Makefile for the library, the kernels, the programs and the tests.
 #
-#   make                 build/libspkit.a, build/libspkit_cuda.a (when nvcc is found), bin/*
+#   make                 build/libspkit{,_gpu,_cli}.a, bin/*
 #   make test            CPU unit tests and Bats tests; ends with "N passed, N failed"
 #   make SANITIZE=1 test the same under AddressSanitizer and UBSan (CPU-only build in build/san)
 #   make test-gpu        GPU tests against the CPU reference (needs nvcc and a GPU)
@@ -9,8 +9,15 @@
 #   make fuzz            libFuzzer targets, FUZZ_SECONDS each (needs clang)
 #   make install PREFIX=/usr/local
 #
-# Sources are found by wildcard, so a new lib/*.c, kernels/*.cu, cmd/*.c or
-# tests/unit/test_*.c is built without editing this file.
+# Sources are found by wildcard, so a new lib/DOMAIN/*.c, kernels/DOMAIN/*.{cu,c},
+# cmd/*.c or tests/unit/DOMAIN/test_*.c is built without editing this file.
+# Three archives, each calling only those after it on the link line:
+#   libspkit_cli.a  cmd/common: the CLI layer (errors, options, progress bars)
+#   libspkit_gpu.a  kernels/: CUDA kernels, their launchers, and the C code that
+#                   picks CPU or GPU (without nvcc: the C files alone, whose
+#                   stubs say "built without CUDA")
+#   libspkit.a      lib/: formats, CPU references, everything else; never
+#                   prints, exits, or calls the two above
 
 VERSION := $(shell cat VERSION)
 PREFIX  ?= /usr/local
@@ -35,7 +42,7 @@ else
 endif
 BIN ?= $(if $(filter build,$(BUILD)),bin,$(BUILD)/bin)
 
-CPPFLAGS += -Ilib -Ikernels -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"'
+CPPFLAGS += -Ilib -Ikernels -Icmd -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"'
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wshadow -Wno-unused-parameter -pthread $(SAN_FLAGS)
 LDFLAGS  += -pthread $(SAN_FLAGS)
@@ -44,10 +51,12 @@ LDFLAGS  += -pthread $(SAN_FLAGS)
 STATIC_LIBS := -Wl,-Bstatic -lyaml -lcsv -lz -lprotobuf-c -Wl,-Bdynamic
 LDLIBS   += $(STATIC_LIBS) -lm
 
-LIB_SRC  := $(sort $(wildcard lib/*.c))
+LIB_SRC  := $(sort $(wildcard lib/*/*.c))
+CLI_SRC  := $(sort $(wildcard cmd/common/*.c))
 CMD_SRC  := $(sort $(wildcard cmd/*.c))
-CU_SRC   := $(sort $(wildcard kernels/*.cu))
-UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+CU_SRC   := $(sort $(wildcard kernels/*/*.cu))
+GPU_C_SRC := $(sort $(wildcard kernels/*/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/*/test_*.c))
 GPU_TEST_SRC := $(sort $(wildcard tests/gpu/test_*.c))
 # The programs' GPU modes, tested from the shell (TAP, like the cmocka suites)
 GPU_TEST_SH  := $(sort $(wildcard tests/gpu/*.sh))
@@ -62,16 +71,19 @@ ONNX_GEN_H := $(GEN)/onnx/onnx.pb-c.h
 CPPFLAGS += -I$(GEN)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(ONNX_GEN_C:.c=.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+GPU_C_OBJ := $(GPU_C_SRC:%.c=$(BUILD)/%.o)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
 PROGRAMS := $(CMD_SRC:cmd/%.c=$(BIN)/%)
-UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_BIN := $(foreach t,$(UNIT_SRC),$(BUILD)/tests/$(basename $(notdir $(t))))
 GPU_TEST_BIN := $(GPU_TEST_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu_%) \
                 $(GPU_TEST_SH:tests/gpu/%.sh=$(BUILD)/tests/gpu_%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 
 LIBSPKIT := $(BUILD)/libspkit.a
+LIBCLI   := $(BUILD)/libspkit_cli.a
+LIBGPU   := $(BUILD)/libspkit_gpu.a
 ifneq ($(NVCC),)
-  LIBCUDA    := $(BUILD)/libspkit_cuda.a
   CPPFLAGS   += -DSPKIT_CUDA=1 -I$(CUDA_HOME)/include
   # --as-needed: programs that never call cuBLAS/cuSPARSE (maxk-genmeta) do not
   # depend on them, so they also run on login nodes without the CUDA libraries.
@@ -81,14 +93,12 @@ ifneq ($(NVCC),)
   NVCCFLAGS  ?= -O3 -g -lineinfo
   NVCCFLAGS  += -std=c++17 $(NVCC_GENCODE) -Ilib -Ikernels -Xcompiler -Wall,-fPIC
 else
-  LIBCUDA    :=
+  CU_OBJ     :=
   CUDA_LIBS  :=
   GPU_TEST_BIN :=
 endif
-ALL_LIBS := $(LIBCUDA) $(LIBSPKIT)
-# The two libraries call each other (kernels/ reports through sp_fail,
-# lib/gpu_device.c calls gpu_probe), so the linker reads them as a group.
-LINK_LIBS := -Wl,--start-group $(ALL_LIBS) -Wl,--end-group
+ALL_LIBS := $(LIBCLI) $(LIBGPU) $(LIBSPKIT)
+LINK_LIBS := $(ALL_LIBS)
 
 .PHONY: all test test-gpu gpu-tests demo bench fuzz install clean deps
 .DELETE_ON_ERROR:
@@ -110,7 +120,7 @@ $(GEN)/%.o: $(GEN)/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # The generated header must exist before any object that may include it compiles.
-$(LIB_OBJ) $(CMD_SRC:%.c=$(BUILD)/%.o) $(UNIT_SRC:%.c=$(BUILD)/%.o): | $(ONNX_GEN_H)
+$(LIB_OBJ) $(CLI_OBJ) $(GPU_C_OBJ) $(CMD_SRC:%.c=$(BUILD)/%.o) $(UNIT_SRC:%.c=$(BUILD)/%.o): | $(ONNX_GEN_H)
 
 $(BUILD)/kernels/%.o: kernels/%.cu
 	@mkdir -p $(@D)
@@ -120,7 +130,11 @@ $(LIBSPKIT): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libspkit_cuda.a: $(CU_OBJ)
+$(LIBGPU): $(CU_OBJ) $(GPU_C_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBCLI): $(CLI_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
@@ -128,9 +142,14 @@ $(BIN)/%: $(BUILD)/cmd/%.o $(ALL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $< $(LINK_LIBS) $(LDLIBS) $(CUDA_LIBS) -o $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(ALL_LIBS)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $< $(LINK_LIBS) -lcmocka $(LDLIBS) $(CUDA_LIBS) -o $@
+# Unit tests live in tests/unit/DOMAIN/ and share helpers in tests/unit/.
+$(BUILD)/tests/unit/%.o: CPPFLAGS += -Itests/unit
+define unit_test_rule
+$(BUILD)/tests/$(basename $(notdir $(1))): $(BUILD)/$(1:.c=.o) $$(ALL_LIBS)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LDFLAGS) $$< $$(LINK_LIBS) -lcmocka $$(LDLIBS) $$(CUDA_LIBS) -o $$@
+endef
+$(foreach t,$(UNIT_SRC),$(eval $(call unit_test_rule,$(t))))
 
 # The GPU machine's image has no cmocka: its shared library travels beside the
 # GPU tests in build/tests/, which find it through their run path.
@@ -175,7 +194,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
 	      -std=c11 -pthread
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC) $(ONNX_GEN_C)
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_FLAGS) -Ilib -Ikernels -I$(GEN) -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
+	$(CLANG) $(FUZZ_FLAGS) -Ilib -Ikernels -Icmd -I$(GEN) -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
 	    $< $(LIB_SRC) $(ONNX_GEN_C) $(STATIC_LIBS) -lm -o $@
 
 fuzz: $(FUZZ_BIN)
@@ -192,5 +211,5 @@ install: $(PROGRAMS)
 clean:
 	rm -rf build bin
 
--include $(LIB_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(GPU_C_OBJ:.o=.d) $(CU_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
          $(UNIT_SRC:%.c=$(BUILD)/%.d) $(GPU_TEST_SRC:%.c=$(BUILD)/%.d)

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "afile.h"
-#include "cli.h"
-#include "partition.h"
-#include "timer.h"
+#include "core/outfile.h"
+#include "common/cli.h"
+#include "partition/partition.h"
+#include "core/timer.h"
 
 static const char usage[] =
 	"Usage: graph-partition [OPTION]... MODEL\n"
@@ -143,10 +143,10 @@ static void write_report(const struct options *o, const struct gp_report *r)
 			cli_fatal(&err);
 		return;
 	}
-	struct afile af;
+	struct outfile af;
 	FILE *fp = stdout;
 	if (o->output) {
-		if (afile_open(&af, o->output, &err))
+		if (outfile_open(&af, o->output, &err))
 			cli_fatal(&err);
 		fp = af.fp;
 	}
@@ -158,10 +158,10 @@ static void write_report(const struct options *o, const struct gp_report *r)
 		return;
 	}
 	if (rc) {
-		afile_abort(&af);
+		outfile_abort(&af);
 		cli_die("%s: write error", o->output);
 	}
-	if (afile_commit(&af, &err))
+	if (outfile_commit(&af, &err))
 		cli_fatal(&err);
 }
 

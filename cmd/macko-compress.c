@@ -6,15 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "csr.h"
-#include "graph_load.h"
-#include "half.h"
-#include "macko.h"
-#include "macko_npz.h"
-#include "npy.h"
-#include "randmat.h"
-#include "timer.h"
+#include "common/cli.h"
+#include "sparse/csr.h"
+#include "sparse/graph_load.h"
+#include "core/half.h"
+#include "macko/macko.h"
+#include "macko/macko_npz.h"
+#include "formats/npy.h"
+#include "macko/randmat.h"
+#include "core/timer.h"
 
 static const char usage[] =
 	"Usage: macko-compress [OPTION]... INPUT -o OUTPUT.npz\n"

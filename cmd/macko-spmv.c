@@ -7,16 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "csvw.h"
-#include "gpu.h"
-#include "half.h"
-#include "macko.h"
-#include "macko_exec.h"
-#include "macko_npz.h"
-#include "npy.h"
-#include "randmat.h"
-#include "timer.h"
+#include "common/cli.h"
+#include "formats/csv_writer.h"
+#include "core/gpu.h"
+#include "core/half.h"
+#include "macko/macko.h"
+#include "macko/macko_dispatch.h"
+#include "macko/macko_npz.h"
+#include "formats/npy.h"
+#include "macko/randmat.h"
+#include "core/timer.h"
 
 static const char usage[] =
 	"Usage: macko-spmv [OPTION]... MATRIX.npz X.npy -o Y.npy\n"
@@ -63,7 +63,7 @@ struct options {
 	const char *matrix, *x, *output, *y_in, *kernels_text;
 	double alpha, beta;
 	enum macko_out out;
-	enum cli_device device;
+	enum gpu_device_choice device;
 	int check_finite;
 	/* bench */
 	int bench, append, nvec, reps, warmup, flush;
@@ -266,9 +266,7 @@ static int multiply(const struct options *o)
 			cli_die("%s: element %lld is not finite (--check-finite)", o->y_in,
 				(long long)bad);
 	}
-	int use_gpu;
-	if (gpu_resolve(o->device, &use_gpu, &err))
-		cli_fatal(&err);
+	int use_gpu = cli_use_gpu(o->device);
 	cli_log(2, "read inputs: %.3f s; computing on the %s", timer_now() - t0,
 		use_gpu ? "GPU" : "CPU");
 	struct npy_array y = {o->out == MACKO_OUT_F16 ? NPY_F2 : NPY_F4,
@@ -347,37 +345,37 @@ static int bench(const struct options *o)
 		"max_us", "reps", "flush", "bytes", "gbs", "copy_gbs", "pct_of_copy", "speedup_vs_cublas",
 		"rel_err"};
 	enum { NCOLS = sizeof columns / sizeof *columns };
-	struct csvw w;
+	struct csv_writer w;
 	const char *path = o->output ? o->output : "-";
-	if ((o->append ? csvw_open_append(&w, path, columns, NCOLS, &err)
-		       : csvw_open(&w, path, columns, NCOLS, &err)))
+	if ((o->append ? csv_writer_open_append(&w, path, columns, NCOLS, &err)
+		       : csv_writer_open(&w, path, columns, NCOLS, &err)))
 		cli_fatal(&err);
 	for (int i = 0; i < count; i++) {
 		const struct macko_bench_result *r = &res[i];
-		csvw_str(&w, info.name);
-		csvw_int(&w, m.rows);
-		csvw_int(&w, m.cols);
-		csvw_double(&w, density, 4);
-		csvw_int(&w, o->nvec);
-		csvw_str(&w, r->kernel);
-		csvw_double(&w, r->t.median_ms * 1e3, 5);
-		csvw_double(&w, r->t.min_ms * 1e3, 5);
-		csvw_double(&w, r->t.max_ms * 1e3, 5);
-		csvw_int(&w, r->t.reps);
-		csvw_int(&w, o->flush);
-		csvw_double(&w, r->bytes, 10);
-		csvw_double(&w, r->gbs, 5);
-		csvw_double(&w, copy_gbs, 5);
-		csvw_double(&w, 100 * r->gbs / copy_gbs, 4);
+		csv_writer_str(&w, info.name);
+		csv_writer_int(&w, m.rows);
+		csv_writer_int(&w, m.cols);
+		csv_writer_double(&w, density, 4);
+		csv_writer_int(&w, o->nvec);
+		csv_writer_str(&w, r->kernel);
+		csv_writer_double(&w, r->t.median_ms * 1e3, 5);
+		csv_writer_double(&w, r->t.min_ms * 1e3, 5);
+		csv_writer_double(&w, r->t.max_ms * 1e3, 5);
+		csv_writer_int(&w, r->t.reps);
+		csv_writer_int(&w, o->flush);
+		csv_writer_double(&w, r->bytes, 10);
+		csv_writer_double(&w, r->gbs, 5);
+		csv_writer_double(&w, copy_gbs, 5);
+		csv_writer_double(&w, 100 * r->gbs / copy_gbs, 4);
 		if (cublas_ms > 0)
-			csvw_double(&w, cublas_ms / r->t.median_ms, 4);
+			csv_writer_double(&w, cublas_ms / r->t.median_ms, 4);
 		else
-			csvw_str(&w, "");
-		csvw_double(&w, r->rel_err, 3);
-		if (csvw_end_row(&w, &err))
+			csv_writer_str(&w, "");
+		csv_writer_double(&w, r->rel_err, 3);
+		if (csv_writer_end_row(&w, &err))
 			cli_fatal(&err);
 	}
-	if (csvw_commit(&w, &err))
+	if (csv_writer_commit(&w, &err))
 		cli_fatal(&err);
 	macko_free(&m);
 	return 0;

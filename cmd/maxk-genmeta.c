@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "csr.h"
-#include "csr_npz.h"
-#include "graph_gen.h"
-#include "graph_load.h"
-#include "jsonw.h"
-#include "timer.h"
-#include "warp4.h"
+#include "common/cli.h"
+#include "sparse/csr.h"
+#include "sparse/csr_npz.h"
+#include "sparse/graph_gen.h"
+#include "sparse/graph_load.h"
+#include "formats/json_writer.h"
+#include "core/timer.h"
+#include "maxk/warp4.h"
 
 static const char usage[] =
 	"Usage: maxk-genmeta [OPTION]... GRAPH\n"
@@ -106,7 +106,7 @@ static void print_stats(const struct options *o, const char *name, const struct 
 		return;
 	if (o->json) {
 		printf("{\"graph\": ");
-		jsonw_string(stdout, name);
+		json_writer_string(stdout, name);
 		printf(", \"rows\": %lld, \"edges\": %lld, \"records\": %lld, "
 		       "\"warp_max_nz\": %d, \"max_degree\": %lld, \"mean_degree\": %.4f, "
 		       "\"records_per_row\": %.4f, \"empty_rows\": %lld, \"fill\": %.4f, "
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 	}
 	int32_t *records = NULL;
 	int64_t count = 0;
-	struct afile out;
+	struct outfile out;
 	if (o.output) {
 		double t0 = timer_now();
 		count = warp4_count(indptr, nrows, o.warp_max_nz);
@@ -192,13 +192,13 @@ int main(int argc, char **argv)
 		if (!records)
 			cli_die("%s: out of memory for %lld records", o.output, (long long)count);
 		if (warp4_build(indptr, nrows, o.warp_max_nz, records, name, &err) ||
-		    afile_open(&out, o.output, &err) || warp4_write(&out, records, count, &err))
+		    outfile_open(&out, o.output, &err) || warp4_write(&out, records, count, &err))
 			cli_fatal(&err); /* cli_die removes the records' temporary */
 		free(records);
 		cli_log(2, "build and write records: %.3f s", timer_now() - t0);
 	}
 	if ((o.graph_out && csr_npz_save(o.graph_out, &g, o.compress, &err)) ||
-	    (o.output && afile_commit(&out, &err)))
+	    (o.output && outfile_commit(&out, &err)))
 		cli_fatal(&err);
 	struct warp4_stats s;
 	warp4_stats(indptr, nrows, o.warp_max_nz, &s);

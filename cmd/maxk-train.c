@@ -9,17 +9,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "csr.h"
-#include "csvw.h"
-#include "gnn_data.h"
-#include "gnn_train.h"
-#include "gpu.h"
-#include "graph_gen.h"
-#include "graph_load.h"
-#include "maxk_exec.h"
-#include "maxk_gpu.h"
-#include "npy.h"
+#include "common/cli.h"
+#include "sparse/csr.h"
+#include "formats/csv_writer.h"
+#include "gnn/gnn_data.h"
+#include "gnn/gnn_train.h"
+#include "core/gpu.h"
+#include "sparse/graph_gen.h"
+#include "sparse/graph_load.h"
+#include "maxk/maxk_dispatch.h"
+#include "maxk/maxk_gpu.h"
+#include "formats/npy.h"
 
 static const char usage[] =
 	"Usage: maxk-train [OPTION]... DATASET\n"
@@ -118,7 +118,7 @@ struct options {
 	struct gnn_train_opts train;
 	int metric; /* enum gnn_metric or METRIC_AUTO */
 	enum kernel_mode kernel_mode;
-	enum cli_device device;
+	enum gpu_device_choice device;
 	int selfloop, tf32, validate, profile, threshold_given;
 	double threshold;
 	const char *save_model, *predict, *resume;
@@ -363,10 +363,10 @@ static void bench(const struct options *o)
 					      "median_ms", "min_ms", "max_ms", "reps", "gbs",
 					      "speedup_vs_cusparse", "max_err"};
 	enum { NCOLS = sizeof columns / sizeof *columns };
-	struct csvw w;
+	struct csv_writer w;
 	const char *path = o->output ? o->output : "-";
-	if (o->append ? csvw_open_append(&w, path, columns, NCOLS, &err)
-		      : csvw_open(&w, path, columns, NCOLS, &err))
+	if (o->append ? csv_writer_open_append(&w, path, columns, NCOLS, &err)
+		      : csv_writer_open(&w, path, columns, NCOLS, &err))
 		cli_fatal(&err);
 	for (int i = 0; i < o->nhidden; i++) {
 		for (int j = 0; j < o->nmaxk; j++) {
@@ -376,29 +376,29 @@ static void bench(const struct options *o)
 			cli_log(2, "H = %lld, k = %lld", (long long)o->hidden[i],
 				(long long)o->maxk[j]);
 			if (maxk_run_bench(&g, &bo, res, &err)) {
-				csvw_abort(&w);
+				csv_writer_abort(&w);
 				cli_fatal(&err);
 			}
 			for (int r = 0; r < MAXK_BENCH_KERNELS; r++) {
-				csvw_str(&w, name);
-				csvw_int(&w, g.nrows);
-				csvw_int(&w, g.nnz);
-				csvw_int(&w, o->hidden[i]);
-				csvw_int(&w, o->maxk[j]);
-				csvw_str(&w, res[r].kernel);
-				csvw_double(&w, res[r].t.median_ms, 5);
-				csvw_double(&w, res[r].t.min_ms, 5);
-				csvw_double(&w, res[r].t.max_ms, 5);
-				csvw_int(&w, res[r].t.reps);
-				csvw_double(&w, res[r].gbs, 5);
-				csvw_double(&w, res[0].t.median_ms / res[r].t.median_ms, 4);
-				csvw_double(&w, res[r].max_err, 3);
-				if (csvw_end_row(&w, &err))
+				csv_writer_str(&w, name);
+				csv_writer_int(&w, g.nrows);
+				csv_writer_int(&w, g.nnz);
+				csv_writer_int(&w, o->hidden[i]);
+				csv_writer_int(&w, o->maxk[j]);
+				csv_writer_str(&w, res[r].kernel);
+				csv_writer_double(&w, res[r].t.median_ms, 5);
+				csv_writer_double(&w, res[r].t.min_ms, 5);
+				csv_writer_double(&w, res[r].t.max_ms, 5);
+				csv_writer_int(&w, res[r].t.reps);
+				csv_writer_double(&w, res[r].gbs, 5);
+				csv_writer_double(&w, res[0].t.median_ms / res[r].t.median_ms, 4);
+				csv_writer_double(&w, res[r].max_err, 3);
+				if (csv_writer_end_row(&w, &err))
 					cli_fatal(&err);
 			}
 		}
 	}
-	if (csvw_commit(&w, &err))
+	if (csv_writer_commit(&w, &err))
 		cli_fatal(&err);
 	csr_free(&g);
 }
@@ -479,10 +479,10 @@ static struct gnn_backend *open_backend(const struct options *o)
 {
 	struct sp_err err;
 	int use_gpu = 0;
-	enum cli_device want = o->kernel_mode == KM_CPU ? DEVICE_CPU
+	enum gpu_device_choice want = o->kernel_mode == KM_CPU ? DEVICE_CPU
 			       : o->kernel_mode == KM_AUTO ? o->device : DEVICE_CUDA;
 	if (gpu_resolve(want, &use_gpu, &err))
-		cli_die("--kernel-mode/--device: %s", err.msg);
+		cli_die("--kernel-mode/--device: --device cuda: %s", err.msg);
 	struct gnn_backend *b;
 	if (use_gpu ? gnn_cuda_backend(&b, &err) : gnn_cpu_backend(&b, &err))
 		cli_fatal(&err);

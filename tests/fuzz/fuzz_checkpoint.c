@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gnn_train.h"
-#include "zipfile.h"
+#include "gnn/gnn_train.h"
+#include "formats/zipfile.h"
 
 #define SEPARATOR "@@@@"
 

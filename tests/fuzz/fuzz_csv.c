@@ -1,10 +1,10 @@
-/* libFuzzer target for the CSV reader (csvr.h, table.h), with the writer
- * (csvw.h) checked against it on every input that reads. Properties:
+/* libFuzzer target for the CSV reader (csv_reader.h, table.h), with the writer
+ * (csv_writer.h) checked against it on every input that reads. Properties:
  * - no crash, leak or hang; every error is one line naming the file;
  * - the typed getters either convert a cell or say why, in one line;
  * - the complete records a partial-tail scan reports read back strictly,
- *   the same records (what csvw_open_append keeps of a killed sweep);
- * - a table written out by csvw reads back cell for cell. */
+ *   the same records (what csv_writer_open_append keeps of a killed sweep);
+ * - a table written out by csv_writer reads back cell for cell. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "csvr.h"
-#include "csvw.h"
-#include "err.h"
-#include "table.h"
+#include "formats/csv_reader.h"
+#include "formats/csv_writer.h"
+#include "core/err.h"
+#include "sweep/table.h"
 
 #define NAME "fuzz.csv"
 
@@ -25,7 +25,7 @@ static void check_message(const struct sp_err *e)
 		abort();
 }
 
-static int check_row(void *ctx, const struct csvr_row *row, struct sp_err *err)
+static int check_row(void *ctx, const struct csv_reader_row *row, struct sp_err *err)
 {
 	size_t *count = ctx;
 	if (row->index != *count || row->nfields == 0)
@@ -39,10 +39,10 @@ static int check_row(void *ctx, const struct csvr_row *row, struct sp_err *err)
 
 static void check_partial_tail(const uint8_t *data, size_t size)
 {
-	struct csvr_result a, b;
+	struct csv_reader_result a, b;
 	struct sp_err e;
 	size_t na = 0, nb = 0;
-	if (csvr_scan_buffer(data, size, NAME, CSVR_PARTIAL_TAIL, check_row, &na, &a, &e)) {
+	if (csv_reader_scan_buffer(data, size, NAME, CSVR_PARTIAL_TAIL, check_row, &na, &a, &e)) {
 		check_message(&e);
 		return;
 	}
@@ -50,7 +50,7 @@ static void check_partial_tail(const uint8_t *data, size_t size)
 	if (a.complete_bytes > size || a.records != na ||
 	    !a.partial_tail != !(a.complete_bytes < size))
 		abort();
-	if (csvr_scan_buffer(data, a.complete_bytes, NAME, 0, check_row, &nb, &b, &e) ||
+	if (csv_reader_scan_buffer(data, a.complete_bytes, NAME, 0, check_row, &nb, &b, &e) ||
 	    b.records != a.records || b.partial_tail)
 		abort();
 }
@@ -101,18 +101,18 @@ static void check_round_trip(const struct table *t)
 	const char **cols = malloc(t->ncols * sizeof *cols);
 	for (size_t c = 0; c < t->ncols; c++)
 		cols[c] = table_header(t, c);
-	struct csvw w;
+	struct csv_writer w;
 	struct sp_err e;
-	if (csvw_open(&w, path, cols, t->ncols, &e))
+	if (csv_writer_open(&w, path, cols, t->ncols, &e))
 		abort();
 	free(cols);
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (size_t c = 0; c < t->ncols; c++)
-			csvw_str(&w, table_cell(t, r, c));
-		if (csvw_end_row(&w, &e))
+			csv_writer_str(&w, table_cell(t, r, c));
+		if (csv_writer_end_row(&w, &e))
 			abort();
 	}
-	if (csvw_commit(&w, &e))
+	if (csv_writer_commit(&w, &e))
 		abort();
 	struct table back;
 	if (table_read(path, &back, &e))

@@ -4,7 +4,7 @@
 #ifndef SPKIT_FUZZ_DATASET_H
 #define SPKIT_FUZZ_DATASET_H
 
-#include "gnn_data.h"
+#include "gnn/gnn_data.h"
 
 static void fuzz_load_dataset(void)
 {

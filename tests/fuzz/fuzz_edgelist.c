@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "edgelist.h"
+#include "sparse/edgelist.h"
 
 /* Without a fixed node count, the largest id sets the row count, and an id
  * of two billion rightly asks for a 16 GB indptr, which libFuzzer's memory

@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "csr_npz.h"
+#include "sparse/csr_npz.h"
 #include "fuzz_dataset.h"
-#include "gnn_data.h"
-#include "npy.h"
+#include "gnn/gnn_data.h"
+#include "formats/npy.h"
 
 /* tests/unit/test_gnn_data.c's sample: 5 nodes, 3 features, labels
  * 0 2 1 2 0, train {0, 1}, val {2}, test {3}. */

@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hardware.h"
-#include "model_yaml.h"
-#include "partition.h"
+#include "partition/hardware.h"
+#include "partition/model_yaml.h"
+#include "partition/partition.h"
 
 /* tests/fuzz/corpus/model_yaml/mlp.yaml, without its comments. */
 static const char model[] =

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "fuzz_npz_stream.h"
-#include "macko.h"
-#include "macko_aligned.h"
-#include "macko_npz.h"
+#include "macko/macko.h"
+#include "macko/macko_layout.h"
+#include "macko/macko_npz.h"
 
 /* Dense forms past this many entries are left to the unit tests: a valid
  * file may rightly claim a 2^31 x 2^31 matrix of no elements. */
@@ -22,10 +22,10 @@ static void run_consumers(const struct macko *m)
 {
 	struct macko_stats s;
 	macko_stats(m, &s);
-	struct macko_aligned a;
+	struct macko_layout a;
 	struct sp_err err;
 	if (macko_align(m, &a, "fuzz.npz", &err) == 0)
-		macko_aligned_free(&a);
+		macko_layout_free(&a);
 	if (m->rows * m->cols > MAX_DENSE || m->rows * 2 > MAX_DENSE || m->cols * 2 > MAX_DENSE)
 		return;
 	uint16_t *dense = malloc((size_t)(m->rows * m->cols + 1) * sizeof *dense);

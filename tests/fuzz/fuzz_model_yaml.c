@@ -1,12 +1,12 @@
-/* libFuzzer target for YAML models: ydoc's parser, the model format's
+/* libFuzzer target for YAML models: yaml_doc's parser, the model format's
  * reader with its repeated blocks and substitutions, then graph-partition's
  * analysis of what loads and its table report. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "model_yaml.h"
-#include "partition.h"
+#include "partition/model_yaml.h"
+#include "partition/partition.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

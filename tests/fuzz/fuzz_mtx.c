@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "mtx.h"
+#include "sparse/mtx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

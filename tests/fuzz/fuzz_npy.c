@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npy.h"
+#include "formats/npy.h"
 
 static void convert_all(const struct npy_array *a)
 {

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "csr_npz.h"
+#include "sparse/csr_npz.h"
 #include "fuzz_npz_stream.h"
-#include "npz.h"
+#include "formats/npz.h"
 
 /* A valid COO matrix needs an indptr of nrows + 1 entries whatever its
  * file size (up to 16 GiB for 2^31 rows): legal, but past the fuzzer's

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "npz.h"
+#include "formats/npz.h"
 
 /* Calls fn on the archive when the input opens as one. */
 static void fuzz_npz_stream(const uint8_t *data, size_t size, void (*fn)(struct npz *z))

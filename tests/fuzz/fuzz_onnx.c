@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "partition.h"
+#include "partition/partition.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

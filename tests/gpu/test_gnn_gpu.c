@@ -22,13 +22,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "gnn_backend.h"
-#include "gnn_data.h"
-#include "graph_gen.h"
-#include "rng.h"
+#include "gnn/gnn_backend.h"
+#include "gnn/gnn_data.h"
+#include "sparse/graph_gen.h"
+#include "core/rng.h"
 #include "../unit/testutil.h"
-#include "maxk_gpu.h"
-#include "warp4.h"
+#include "maxk/maxk_gpu.h"
+#include "maxk/warp4.h"
 
 /* be[0] is the CPU backend (the reference), be[1] the CUDA backend. */
 static struct gnn_backend *be[2];

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gnn_train.h"
-#include "gpu.h"
+#include "gnn/gnn_train.h"
+#include "core/gpu.h"
 
 enum { EPOCHS = 20 };
 

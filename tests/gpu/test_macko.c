@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
-#include "half.h"
-#include "macko.h"
-#include "macko_aligned.h"
-#include "macko_gpu.h"
-#include "macko_order.h"
-#include "rng.h"
+#include "core/gpu.h"
+#include "core/half.h"
+#include "macko/macko.h"
+#include "macko/macko_layout.h"
+#include "macko/macko_gpu.h"
+#include "macko/macko_order.h"
+#include "core/rng.h"
 #include "../unit/testutil.h"
 
 static uint64_t seed_counter = 1000;
@@ -283,14 +283,14 @@ static void test_nonfinite_x(void **state)
  * any one bank group (column mod 8) holds; every column is distinct. The
  * rotation of the chunk from element q is in byte q / 8, or in the high
  * nibble of byte q / 8 - 32 for the second half of a step. */
-static double gather_wavefronts(const struct macko_aligned *a, int64_t rows, const uint8_t *order,
+static double gather_wavefronts(const struct macko_layout *a, int64_t rows, const uint8_t *order,
 				int rotated)
 {
 	double total = 0;
 	int64_t gathers = 0;
 	int32_t *col = malloc((size_t)(a->elements + 8) * 4);
 	for (int64_t r = 0; r < rows; r++) {
-		const int64_t s = macko_aligned_start(a, r), e = a->ends[r + 1];
+		const int64_t s = macko_layout_start(a, r), e = a->ends[r + 1];
 		int32_t c = -1;
 		for (int64_t i = s; i < e; i++) {
 			c += ((a->deltas[i / 2] >> (4 * (i & 1))) & 15) + 1;
@@ -321,11 +321,11 @@ static double gather_wavefronts(const struct macko_aligned *a, int64_t rows, con
  * holds it, and its size in *n. */
 static uint8_t *download_order(const struct macko *m, const struct macko_dev *d, size_t *n)
 {
-	struct macko_aligned a;
+	struct macko_layout a;
 	struct sp_err e;
 	assert_int_equal(macko_align(m, &a, "test", &e), 0);
 	*n = macko_order_bytes(a.elements);
-	macko_aligned_free(&a);
+	macko_layout_free(&a);
 	uint8_t *order = malloc(*n);
 	assert_int_equal(gpu_download(order, d->order, *n, &e), 0);
 	return order;
@@ -344,7 +344,7 @@ static void test_gather_order(void **state)
 		const int64_t rows = 1000, cols = 8192;
 		uint16_t *dense = random_dense(rows, cols, ds[t], &r);
 		struct macko m;
-		struct macko_aligned a;
+		struct macko_layout a;
 		struct macko_dev d;
 		struct sp_err e;
 		assert_int_equal(macko_compress_dense(dense, rows, cols, &m, "test", &e), 0);
@@ -361,7 +361,7 @@ static void test_gather_order(void **state)
 		assert_true(chosen < 0.85 * plain);
 		free(order);
 		macko_dev_free(&d);
-		macko_aligned_free(&a);
+		macko_layout_free(&a);
 		macko_free(&m);
 		free(dense);
 	}

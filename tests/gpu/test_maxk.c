@@ -15,14 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csr.h"
-#include "gpu.h"
-#include "graph_gen.h"
-#include "maxk_gpu.h"
-#include "maxk_ref.h"
-#include "rng.h"
+#include "sparse/csr.h"
+#include "core/gpu.h"
+#include "sparse/graph_gen.h"
+#include "maxk/maxk_gpu.h"
+#include "maxk/maxk_ref.h"
+#include "core/rng.h"
 #include "../unit/testutil.h"
-#include "warp4.h"
+#include "maxk/warp4.h"
 
 static float *random_features(int64_t n, int h, uint64_t seed)
 {

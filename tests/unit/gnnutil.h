@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csr.h"
-#include "gnn_data.h"
-#include "rng.h"
+#include "sparse/csr.h"
+#include "gnn/gnn_data.h"
+#include "core/rng.h"
 
 static inline void gu_dataset(struct gnn_dataset *d, int64_t n, int nfeat, int nclass,
 			      int multilabel, uint64_t seed)

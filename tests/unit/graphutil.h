@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "onnx_model.h"
-#include "shape_infer.h"
+#include "partition/onnx_model.h"
+#include "partition/shape_infer.h"
 
 static inline void gu_init(struct om_graph *g)
 {

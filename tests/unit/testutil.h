@@ -15,8 +15,8 @@
 
 #include <zlib.h>
 
-#include "csr.h"
-#include "err.h"
+#include "sparse/csr.h"
+#include "core/err.h"
 
 static char test_dir[] __attribute__((unused)) = "/tmp/spkit-test-XXXXXX";
 
@@ -70,7 +70,7 @@ static inline void test_spit(const char *path, const void *buf, size_t n)
 	fclose(fp);
 }
 
-/* Is an unfinished output (afile's NAME.tmp.XXXXXX) left in test_dir? */
+/* Is an unfinished output (outfile's NAME.tmp.XXXXXX) left in test_dir? */
 static inline int test_dir_has_temporaries(void)
 {
 	char cmd[300];

@@ -1,0 +1,72 @@
+#include "core/err.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int sp_fail(struct sp_err *err, const char *fmt, ...)
+{
+	if (!err)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int sp_fail_errno(struct sp_err *err, const char *fmt, ...)
+{
+	int saved = errno;
+	if (!err)
+		return -1;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof err->msg)
+		snprintf(err->msg + n, sizeof err->msg - n, ": %s", strerror(saved));
+	return -1;
+}
+
+int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
+{
+	if (!err)
+		return -1;
+	char old[SP_ERR_MAX];
+	memcpy(old, err->msg, sizeof old);
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < sizeof err->msg)
+		snprintf(err->msg + n, sizeof err->msg - n, ": %s", old);
+	return -1;
+}
+
+const char *sp_quote(char *buf, size_t size, const char *text)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (size < 4)
+		return size ? (buf[0] = '\0', buf) : buf;
+	size_t n = 0, cut = 0; /* cut: where "..." goes if the rest does not fit */
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
+		size_t k = 4;
+		if (*p >= 0x20 && *p != 0x7f)
+			esc[0] = (char)*p, k = 1;
+		else if (*p == '\n' || *p == '\r' || *p == '\t')
+			esc[1] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't', k = 2;
+		if (n + k > size - 1) {
+			memcpy(buf + cut, "...", 4);
+			return buf;
+		}
+		memcpy(buf + n, esc, k);
+		n += k;
+		if (n + 3 <= size - 1)
+			cut = n;
+	}
+	buf[n] = '\0';
+	return buf;
+}

@@ -1,0 +1,322 @@
+#include "formats/csv_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/num.h"
+
+enum { MODE_FILE, MODE_STDOUT, MODE_APPEND };
+
+static int start(struct csv_writer *w, const char *path, size_t ncols, int mode, struct sp_err *err)
+{
+	memset(w, 0, sizeof *w);
+	w->fd = -1;
+	w->mode = mode;
+	w->ncols = ncols;
+	if (ncols == 0)
+		return sp_fail(err, "%s: no columns to write", path);
+	w->path = strdup(mode == MODE_STDOUT ? "stdout" : path);
+	w->starts = calloc(ncols, sizeof *w->starts);
+	if (!w->path || !w->starts) {
+		free(w->path);
+		free(w->starts);
+		return sp_fail(err, "%s: out of memory", path);
+	}
+	return 0;
+}
+
+static void release(struct csv_writer *w)
+{
+	free(w->path);
+	free(w->starts);
+	buf_free(&w->fields);
+	buf_free(&w->line);
+	w->path = NULL;
+	w->starts = NULL;
+}
+
+static void add_field(struct csv_writer *w, const char *text, size_t len)
+{
+	if (w->nfields < w->ncols) {
+		w->starts[w->nfields] = w->fields.len;
+		if (buf_add(&w->fields, text, len) || buf_addc(&w->fields, '\0'))
+			w->out_of_memory = 1;
+	}
+	w->nfields++;
+}
+
+void csv_writer_str(struct csv_writer *w, const char *s)
+{
+	add_field(w, s, strlen(s));
+}
+
+void csv_writer_int(struct csv_writer *w, int64_t v)
+{
+	char b[24];
+	add_field(w, b, (size_t)snprintf(b, sizeof b, "%" PRId64, v));
+}
+
+void csv_writer_double(struct csv_writer *w, double v, int digits)
+{
+	char b[NUM_DOUBLE_MAX];
+	csv_writer_str(w, num_format_double(b, v, digits));
+}
+
+const char *csv_writer_field(const struct csv_writer *w, size_t i)
+{
+	return i < w->nfields && i < w->ncols ? w->fields.data + w->starts[i] : NULL;
+}
+
+static int needs_quotes(const char *s, size_t len, size_t ncols)
+{
+	if (len == 0)
+		return ncols == 1; /* else the row would be a blank line, which readers skip */
+	if (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t')
+		return 1;
+	/* Readers drop a BOM at the start of a file: first in a header, it would vanish. */
+	if (len >= 3 && !memcmp(s, "\xef\xbb\xbf", 3))
+		return 1;
+	return strcspn(s, ",\"\r\n") < len;
+}
+
+static int add_quoted(struct buf *b, const char *s, size_t len)
+{
+	if (buf_addc(b, '"'))
+		return -1;
+	for (const char *q; (q = memchr(s, '"', len)); len -= (size_t)(q + 1 - s), s = q + 1)
+		if (buf_add(b, s, (size_t)(q + 1 - s)) || buf_addc(b, '"'))
+			return -1;
+	return buf_add(b, s, len) || buf_addc(b, '"');
+}
+
+/* The row in progress as CSV text in w->line. */
+static int format_row(struct csv_writer *w)
+{
+	w->line.len = 0;
+	for (size_t i = 0; i < w->ncols; i++) {
+		const char *s = w->fields.data + w->starts[i];
+		size_t len = strlen(s);
+		if (i && buf_addc(&w->line, ','))
+			return -1;
+		if (needs_quotes(s, len, w->ncols) ? add_quoted(&w->line, s, len)
+						   : buf_add(&w->line, s, len))
+			return -1;
+	}
+	return buf_addc(&w->line, '\n');
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int emit(struct csv_writer *w, const char *p, size_t n, struct sp_err *err)
+{
+	switch (w->mode) {
+	case MODE_FILE:
+		return outfile_write(&w->af, p, n, err);
+	case MODE_STDOUT:
+		if (fwrite(p, 1, n, stdout) != n)
+			return sp_fail_errno(err, "stdout: write failed");
+		return 0;
+	default:
+		if (write_all(w->fd, p, n))
+			return sp_fail_errno(err, "%s: write failed", w->path);
+		if (w->fsync_rows && fsync(w->fd))
+			return sp_fail_errno(err, "%s: fsync failed", w->path);
+		return 0;
+	}
+}
+
+int csv_writer_end_row(struct csv_writer *w, struct sp_err *err)
+{
+	int rc;
+	if (w->nfields != w->ncols)
+		rc = sp_fail(err, "%s: row has %zu fields, the header %zu", w->path, w->nfields,
+			     w->ncols);
+	else if (w->out_of_memory || format_row(w))
+		rc = sp_fail(err, "%s: out of memory", w->path);
+	else
+		rc = emit(w, w->line.data, w->line.len, err);
+	w->nfields = 0;
+	w->fields.len = 0;
+	w->out_of_memory = 0;
+	return rc;
+}
+
+static int write_header(struct csv_writer *w, const char *const *columns, struct sp_err *err)
+{
+	for (size_t i = 0; i < w->ncols; i++)
+		csv_writer_str(w, columns[i]);
+	return csv_writer_end_row(w, err);
+}
+
+int csv_writer_open(struct csv_writer *w, const char *path, const char *const *columns, size_t ncols,
+	      struct sp_err *err)
+{
+	int to_stdout = !strcmp(path, "-");
+	if (start(w, path, ncols, to_stdout ? MODE_STDOUT : MODE_FILE, err))
+		return -1;
+	if (!to_stdout && outfile_open(&w->af, path, err)) {
+		release(w);
+		return -1;
+	}
+	if (write_header(w, columns, err)) {
+		csv_writer_abort(w);
+		return -1;
+	}
+	return 0;
+}
+
+/* What the append scan needs to see each record of the existing file. */
+struct existing {
+	struct csv_writer *w;
+	const char *const *columns;
+	csv_reader_row_fn fn;
+	void *ctx;
+};
+
+static int join(struct buf *b, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((i && buf_addc(b, ',')) || buf_add(b, names[i], strlen(names[i])))
+			return -1;
+	return buf_addc(b, '\0');
+}
+
+static int check_header(struct existing *x, const struct csv_reader_row *row, struct sp_err *err)
+{
+	struct csv_writer *w = x->w;
+	int same = row->nfields == w->ncols;
+	for (size_t i = 0; same && i < w->ncols; i++)
+		same = !strcmp(row->fields[i], x->columns[i]);
+	if (same)
+		return 0;
+	struct buf have = {0}, want = {0};
+	char q1[200], q2[200];
+	if (join(&have, row->fields, row->nfields) || join(&want, x->columns, w->ncols))
+		sp_fail(err, "%s: out of memory", w->path);
+	else
+		sp_fail(err, "%s: header has columns %s but this run writes %s", w->path,
+			sp_quote(q1, sizeof q1, have.data), sp_quote(q2, sizeof q2, want.data));
+	buf_free(&have);
+	buf_free(&want);
+	return -1;
+}
+
+static int on_existing(void *ctx, const struct csv_reader_row *row, struct sp_err *err)
+{
+	struct existing *x = ctx;
+	if (row->index == 0)
+		return check_header(x, row, err);
+	return x->fn ? x->fn(x->ctx, row, err) : 0;
+}
+
+/* Reads what the file holds, cuts off an unfinished last row, and writes
+ * the header if there is none. */
+static int prepare_append(struct csv_writer *w, const char *const *columns, csv_reader_row_fn fn, void *ctx,
+			  struct sp_err *err)
+{
+	struct existing x = {.w = w, .columns = columns, .fn = fn, .ctx = ctx};
+	struct csv_reader_result res;
+	if (csv_reader_scan_fd(w->fd, w->path, CSVR_PARTIAL_TAIL, on_existing, &x, &res, err))
+		return -1;
+	struct stat st;
+	if (fstat(w->fd, &st))
+		return sp_fail_errno(err, "%s: cannot stat", w->path);
+	off_t keep = res.records ? (off_t)res.complete_bytes : 0;
+	if (st.st_size > keep && ftruncate(w->fd, keep))
+		return sp_fail_errno(err, "%s: cannot cut off the unfinished last row", w->path);
+	return res.records ? 0 : write_header(w, columns, err);
+}
+
+int csv_writer_open_append_scan(struct csv_writer *w, const char *path, const char *const *columns,
+			  size_t ncols, csv_reader_row_fn fn, void *ctx, struct sp_err *err)
+{
+	if (!strcmp(path, "-"))
+		return sp_fail(err, "-: appending needs a file, not standard output");
+	if (start(w, path, ncols, MODE_APPEND, err))
+		return -1;
+	w->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	if (w->fd < 0) {
+		sp_fail_errno(err, "%s: cannot open for appending", path);
+		release(w);
+		return -1;
+	}
+	/* Filesystems without flock answer other errors; appending unlocked
+	 * there is still better than refusing. */
+	if (flock(w->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+		sp_fail(err, "%s: another process is appending to this file", path);
+		csv_writer_abort(w);
+		return -1;
+	}
+	if (prepare_append(w, columns, fn, ctx, err)) {
+		csv_writer_abort(w);
+		return -1;
+	}
+	return 0;
+}
+
+int csv_writer_open_append(struct csv_writer *w, const char *path, const char *const *columns, size_t ncols,
+		     struct sp_err *err)
+{
+	return csv_writer_open_append_scan(w, path, columns, ncols, NULL, NULL, err);
+}
+
+void csv_writer_set_fsync(struct csv_writer *w, int on)
+{
+	w->fsync_rows = on;
+}
+
+int csv_writer_commit(struct csv_writer *w, struct sp_err *err)
+{
+	int rc = 0;
+	if (w->nfields) {
+		rc = sp_fail(err, "%s: a row was started but not ended", w->path);
+		csv_writer_abort(w);
+		return rc;
+	}
+	switch (w->mode) {
+	case MODE_FILE:
+		rc = outfile_commit(&w->af, err);
+		break;
+	case MODE_STDOUT:
+		if (fflush(stdout) || ferror(stdout))
+			rc = sp_fail_errno(err, "stdout: write failed");
+		break;
+	default:
+		if (w->fsync_rows && fsync(w->fd))
+			rc = sp_fail_errno(err, "%s: fsync failed", w->path);
+		if (close(w->fd) && !rc)
+			rc = sp_fail_errno(err, "%s: close failed", w->path);
+		w->fd = -1;
+	}
+	release(w);
+	return rc;
+}
+
+void csv_writer_abort(struct csv_writer *w)
+{
+	if (w->mode == MODE_FILE)
+		outfile_abort(&w->af);
+	else if (w->mode == MODE_APPEND && w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	release(w);
+}

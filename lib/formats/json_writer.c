@@ -1,0 +1,21 @@
+#include "formats/json_writer.h"
+
+void json_writer_string(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", fp); break;
+		case '\\': fputs("\\\\", fp); break;
+		case '\n': fputs("\\n", fp); break;
+		case '\r': fputs("\\r", fp); break;
+		case '\t': fputs("\\t", fp); break;
+		default:
+			if (*p < 0x20)
+				fprintf(fp, "\\u%04x", *p);
+			else
+				fputc(*p, fp);
+		}
+	}
+	fputc('"', fp);
+}

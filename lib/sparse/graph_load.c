@@ -1,0 +1,74 @@
+#include "sparse/graph_load.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "sparse/csr_npz.h"
+#include "core/infile.h"
+#include "sparse/mtx.h"
+
+enum graph_format { FORMAT_UNKNOWN, FORMAT_NPZ, FORMAT_MTX, FORMAT_EDGELIST };
+
+static enum graph_format format_of(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	const char *slash = strrchr(path, '/');
+	if (!dot || (slash && dot < slash))
+		return FORMAT_UNKNOWN;
+	if (!strcasecmp(dot, ".npz"))
+		return FORMAT_NPZ;
+	if (!strcasecmp(dot, ".mtx"))
+		return FORMAT_MTX;
+	static const char *const edge_lists[] = {".csv", ".tsv", ".txt", ".el", ".edges"};
+	for (size_t i = 0; i < sizeof edge_lists / sizeof *edge_lists; i++)
+		if (!strcasecmp(dot, edge_lists[i]))
+			return FORMAT_EDGELIST;
+	return FORMAT_UNKNOWN;
+}
+
+/* A missing file or a folder is reported as such, before its name's format. */
+static int check_input(const char *path, struct sp_err *err)
+{
+	FILE *fp;
+	if (infile_open(path, &fp, NULL, err))
+		return -1;
+	fclose(fp);
+	return 0;
+}
+
+int graph_load(const char *path, const struct graph_load_opts *opts, struct csr *g,
+	       struct sp_err *err)
+{
+	if (check_input(path, err))
+		return -1;
+	switch (format_of(path)) {
+	case FORMAT_NPZ:
+		return csr_npz_load(path, g, err);
+	case FORMAT_MTX:
+		return mtx_read(path, g, err);
+	case FORMAT_EDGELIST:
+		return edgelist_read(path, opts ? &opts->edgelist : NULL, g, err);
+	default:
+		return sp_fail(err, "%s: unknown graph format (expected .npz, .mtx, .csv, .tsv, .txt, "
+				    ".el or .edges)", path);
+	}
+}
+
+int graph_load_indptr(const char *path, const struct graph_load_opts *opts, int64_t **indptr,
+		      int64_t *nrows, struct sp_err *err)
+{
+	if (check_input(path, err))
+		return -1;
+	if (format_of(path) == FORMAT_NPZ) {
+		int64_t ncols, nnz;
+		return csr_npz_load_indptr(path, indptr, nrows, &ncols, &nnz, err);
+	}
+	struct csr g;
+	if (graph_load(path, opts, &g, err))
+		return -1;
+	*indptr = g.indptr;
+	*nrows = g.nrows;
+	g.indptr = NULL;
+	csr_free(&g);
+	return 0;
+}

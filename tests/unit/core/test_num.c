@@ -1,0 +1,172 @@
+/* The small helpers under the CSV and YAML code: numbers as text (num.h),
+ * growable buffers (buf.h), the string hash map (strmap.h) and file text
+ * quoted for one-line messages (sp_quote in err.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/num.h"
+#include "core/strmap.h"
+
+static void test_parse_int(void **state)
+{
+	int64_t v;
+	assert_int_equal(num_parse_int("42", &v), NUM_OK);
+	assert_int_equal(v, 42);
+	assert_int_equal(num_parse_int(" -7\t", &v), NUM_OK);
+	assert_int_equal(v, -7);
+	assert_int_equal(num_parse_int("+0", &v), NUM_OK);
+	assert_int_equal(num_parse_int("9223372036854775807", &v), NUM_OK);
+	assert_true(v == INT64_MAX);
+	assert_int_equal(num_parse_int("-9223372036854775808", &v), NUM_OK);
+	assert_true(v == INT64_MIN);
+	assert_int_equal(num_parse_int("9223372036854775808", &v), NUM_RANGE);
+	const char *bad[] = {"", " ", "-", "1.5", "1e3", "0x10", "12abc", "1 2", "abc", "--1"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		assert_int_equal(num_parse_int(bad[i], &v), NUM_SYNTAX);
+}
+
+static void test_parse_double(void **state)
+{
+	double v;
+	assert_int_equal(num_parse_double("1e-3", 0, &v), NUM_OK);
+	assert_true(v == 1e-3);
+	assert_int_equal(num_parse_double(".5", 0, &v), NUM_OK);
+	assert_true(v == 0.5);
+	assert_int_equal(num_parse_double("-2.", 0, &v), NUM_OK);
+	assert_true(v == -2.0);
+	assert_int_equal(num_parse_double(" 3 ", 0, &v), NUM_OK);
+	assert_int_equal(num_parse_double("1e999", 0, &v), NUM_RANGE);
+	assert_int_equal(num_parse_double("1e-400", 0, &v), NUM_OK); /* underflow rounds */
+	const char *bad[] = {"", ".", "e5", "1e", "1e+", "0x1p3", "1.2.3", "abc", "1,5", "- 1"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		assert_int_equal(num_parse_double(bad[i], 1, &v), NUM_SYNTAX);
+	/* Non-finite values only when asked, in C's and YAML's spellings. */
+	const char *nonfinite[] = {"nan",  "NaN",  ".nan",  ".NaN",  "inf",
+				   "-inf", ".inf", "-.Inf", "+.INF", "Infinity"};
+	for (size_t i = 0; i < sizeof nonfinite / sizeof *nonfinite; i++) {
+		assert_int_equal(num_parse_double(nonfinite[i], 0, &v), NUM_SYNTAX);
+		assert_int_equal(num_parse_double(nonfinite[i], 1, &v), NUM_OK);
+		assert_false(isfinite(v));
+	}
+	assert_int_equal(num_parse_double("-.inf", 1, &v), NUM_OK);
+	assert_true(isinf(v) && v < 0);
+	assert_int_equal(num_parse_double("nanx", 1, &v), NUM_SYNTAX);
+	assert_int_equal(num_parse_double("in", 1, &v), NUM_SYNTAX);
+}
+
+static void test_format_double(void **state)
+{
+	char b[NUM_DOUBLE_MAX];
+	assert_string_equal(num_format_double(b, 0.1, 0), "0.1");
+	assert_string_equal(num_format_double(b, 3.0, 0), "3");
+	assert_string_equal(num_format_double(b, 1.0 / 3, 0), "0.3333333333333333");
+	assert_string_equal(num_format_double(b, 0.1 + 0.2, 0), "0.30000000000000004");
+	assert_string_equal(num_format_double(b, 1e300, 0), "1e+300");
+	assert_string_equal(num_format_double(b, NAN, 0), "nan");
+	assert_string_equal(num_format_double(b, -NAN, 6), "nan");
+	assert_string_equal(num_format_double(b, -INFINITY, 0), "-inf");
+	assert_string_equal(num_format_double(b, 1.0 / 3, 6), "0.333333");
+	assert_string_equal(num_format_double(b, 12345678.0, 6), "1.23457e+07");
+	/* Shortest round trip: every value reads back exactly. */
+	double probes[] = {5e-324,
+			   2.2250738585072014e-308,
+			   1.7976931348623157e308,
+			   -0.0,
+			   123456.789,
+			   9007199254740993.0,
+			   0.1 * 3};
+	for (size_t i = 0; i < sizeof probes / sizeof *probes; i++) {
+		double back;
+		assert_int_equal(num_parse_double(num_format_double(b, probes[i], 0), 0, &back),
+				 NUM_OK);
+		assert_memory_equal(&back, &probes[i], sizeof back);
+	}
+}
+
+static void test_buf(void **state)
+{
+	struct buf b = {0};
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(buf_addc(&b, (char)('a' + i % 26)), 0);
+	assert_int_equal(buf_add(&b, "xyz", 3), 0);
+	assert_int_equal(b.len, 1003);
+	assert_memory_equal(b.data + 1000, "xyz", 3);
+	assert_true(b.cap >= b.len);
+	size_t cap = 0;
+	assert_null(buf_grow_array(NULL, &cap, SIZE_MAX / 2, 16)); /* overflow is refused */
+	assert_int_equal(cap, 0);
+	buf_free(&b);
+	assert_null(b.data);
+}
+
+static void test_strmap(void **state)
+{
+	struct strmap m = {0};
+	int added;
+	assert_null(strmap_find(&m, "a", 1));
+	*strmap_insert(&m, "a", 1, &added) = 10;
+	assert_true(added);
+	*strmap_insert(&m, "a\0b", 3, &added) = 11; /* embedded NUL: lengths matter */
+	assert_true(added);
+	*strmap_insert(&m, "", 0, &added) = 12;
+	assert_true(added);
+	size_t *v = strmap_insert(&m, "a", 1, &added);
+	assert_false(added);
+	assert_int_equal(*v, 10);
+	assert_int_equal(*strmap_find(&m, "a\0b", 3), 11);
+	assert_int_equal(*strmap_find(&m, "", 0), 12);
+	assert_null(strmap_find(&m, "a\0c", 3));
+	assert_int_equal(m.count, 3);
+	/* Many keys, through several rehashes. */
+	char k[32];
+	for (size_t i = 0; i < 50000; i++) {
+		int n = snprintf(k, sizeof k, "key-%zu", i);
+		*strmap_insert(&m, k, (size_t)n, &added) = i;
+		assert_true(added);
+	}
+	for (size_t i = 0; i < 50000; i++) {
+		int n = snprintf(k, sizeof k, "key-%zu", i);
+		assert_int_equal(*strmap_find(&m, k, (size_t)n), i);
+	}
+	assert_null(strmap_find(&m, "key-50000", 9));
+	assert_int_equal(m.count, 50003);
+	strmap_free(&m);
+	assert_int_equal(m.count, 0);
+	assert_null(strmap_find(&m, "a", 1));
+}
+
+static void test_quote(void **state)
+{
+	char b[16];
+	assert_string_equal(sp_quote(b, sizeof b, "plain"), "plain");
+	assert_string_equal(sp_quote(b, sizeof b, "a\nb\tc\r\x01"), "a\\nb\\tc\\r\\x01");
+	assert_string_equal(sp_quote(b, sizeof b, "exactly 15 byte"), "exactly 15 byte");
+	assert_string_equal(sp_quote(b, sizeof b, "sixteen bytes!!!"), "sixteen byte...");
+	/* An escape is never cut in half. */
+	assert_string_equal(sp_quote(b, sizeof b, "0123456789\n\n\n"), "0123456789\\n...");
+	assert_string_equal(sp_quote(b, sizeof b, "\x7f\x7f\x7f\x7f"), "\\x7f\\x7f\\x7f...");
+	assert_string_equal(sp_quote(b, sizeof b, "caf\xc3\xa9"), "caf\xc3\xa9"); /* UTF-8 kept */
+	assert_string_equal(sp_quote(b, 4, "abcdef"), "...");
+	assert_string_equal(sp_quote(b, 1, "abcdef"), "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_int),     cmocka_unit_test(test_parse_double),
+		cmocka_unit_test(test_format_double), cmocka_unit_test(test_buf),
+		cmocka_unit_test(test_strmap),
+		cmocka_unit_test(test_quote),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
