@@ -150,7 +150,7 @@ static void test_time_large_copy(void **state)
 
 /* A copy whose source and destination together fill half the L2: repeated
  * without a flush it runs from the cache, with one from device memory.
- * Up to three tries: once on an H100 (session 14) the copy without the
+ * Up to three tries: once on an H100 (2026-11-25) the copy without the
  * flush took 3.3 times its usual time, in a run where every other timing
  * was as usual, so one slow stretch of the GPU does not fail the test;
  * a flush that never slows the copy still does. */

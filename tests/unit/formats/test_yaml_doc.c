@@ -505,7 +505,7 @@ static void free_sampling(struct sampling *c)
 	free(c->warmup_shapes);
 }
 
-/* seed 004's collect/flash_atten.yml, as users have it: JSON-like flow
+/* estimate-train-time's collect/flash_atten.yml, as users have it: JSON-like flow
  * style with comments. */
 static const char seed_config[] =
 	"{\n"

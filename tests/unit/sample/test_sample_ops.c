@@ -109,6 +109,9 @@ static void test_checks(void **unused)
 	struct sp_err e;
 	assert_int_equal(sample_cpu_op("linear_final")->check((int64_t[]){3, 1, 1, 7}, &e), 0);
 	assert_int_equal(sample_cpu_op("fillmask")->check((int64_t[]){2, 4, 16, 1024, 2048}, &e), 0);
+	/* The largest collect shapes pass. */
+	assert_int_equal(sample_cpu_op("linear1")->check((int64_t[]){16, 8, 5120, 8192}, &e), 0);
+	assert_int_equal(sample_cpu_op("bmm")->check((int64_t[]){1, 8, 64, 5120, 8192}, &e), 0);
 }
 
 static void test_vocab_and_layouts(void **unused)
