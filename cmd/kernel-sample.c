@@ -305,7 +305,11 @@ int main(int argc, char **argv)
 		{NULL, NULL},
 	};
 	cli_init("kernel-sample");
+	/* A copy: getopt_long reorders argv as it parses. */
 	full_argc = argc;
-	full_argv = argv;
+	full_argv = malloc(((size_t)argc + 1) * sizeof *full_argv);
+	if (!full_argv)
+		cli_die("out of memory");
+	memcpy(full_argv, argv, ((size_t)argc + 1) * sizeof *argv);
 	cli_run_command(argc, argv, commands, run_main, usage);
 }
