@@ -207,6 +207,12 @@ install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/share/spkit/hardware $(DESTDIR)$(PREFIX)/share/spkit/models
 	install -m 644 $(wildcard configs/hardware/*.yaml) $(DESTDIR)$(PREFIX)/share/spkit/hardware/
 	install -m 644 $(wildcard configs/models/*.yaml) $(DESTDIR)$(PREFIX)/share/spkit/models/
+	install -d $(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/collect \
+		$(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/test
+	install -m 644 $(wildcard configs/kernel_sampling/collect/*.yml) \
+		$(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/collect/
+	install -m 644 $(wildcard configs/kernel_sampling/test/*.yml) \
+		$(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/test/
 
 clean:
 	rm -rf build bin
