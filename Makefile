@@ -87,7 +87,7 @@ ifneq ($(NVCC),)
   CPPFLAGS   += -DSPKIT_CUDA=1 -I$(CUDA_HOME)/include
   # --as-needed: programs that never call cuBLAS/cuSPARSE (maxk-genmeta) do not
   # depend on them, so they also run on login nodes without the CUDA libraries.
-  CUDA_LIBS  := -Wl,--as-needed -L$(CUDA_HOME)/lib64 -lcublas -lcusparse -lcudart_static -ldl -lrt -lstdc++
+  CUDA_LIBS  := -Wl,--as-needed -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcusparse -lcudart_static -ldl -lrt -lstdc++
   NVCC_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode=arch=compute_$(a),code=sm_$(a)) \
                   -gencode=arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
   NVCCFLAGS  ?= -O3 -g -lineinfo
