@@ -7,8 +7,8 @@
  * Parts (--parts N --part I) deal the shapes round-robin by their 1-based
  * position n in the walk, as the original's sampling_controller does: part
  * I takes the shapes with n mod N = I - 1 (so of 4 parts, part 1 takes the
- * 4th, 8th, ... shapes and part 2 the 1st, 5th, ...), and a part file made
- * by the original resumes here. */
+ * 4th, 8th, ... shapes and part 2 the 1st, 5th, ...), so a part here times
+ * the shapes of the original's part of the same number. */
 #ifndef SPKIT_SAMPLE_GRID_H
 #define SPKIT_SAMPLE_GRID_H
 

@@ -115,6 +115,22 @@ static int check_same(const char *const *inputs, size_t n, const struct table *t
 	return 0;
 }
 
+/* A shape cell: a whole number, written as kernel-sample writes it ("1024")
+ * or as the original does (its rows are NumPy floats: "1024.0"). */
+static int shape_cell(const struct table *t, size_t row, size_t col, int64_t *out,
+		      struct sp_err *err)
+{
+	double v;
+	if (table_double(t, row, col, &v, err))
+		return -1;
+	if (!(v >= 0 && v <= (double)SAMPLE_MAX_VALUE) || v != (double)(int64_t)v)
+		return sp_fail(err, "%s:%zu: column '%s': expected a whole number, found '%s'",
+			       t->name, table_line(t, row), table_header(t, col),
+			       table_cell(t, row, col));
+	*out = (int64_t)v;
+	return 0;
+}
+
 /* Every row's shape as integers and durations as numbers. */
 static int collect_rows(const struct table *t, size_t n, struct row *rows, struct sp_err *err)
 {
@@ -124,7 +140,7 @@ static int collect_rows(const struct table *t, size_t n, struct row *rows, struc
 			rows[k] = (struct row){.file = f, .row = r, .order = k};
 			double d;
 			for (size_t c = 0; c < nshape; c++)
-				if (table_int(&t[f], r, c, &rows[k].key[c], err))
+				if (shape_cell(&t[f], r, c, &rows[k].key[c], err))
 					return -1;
 			if (table_double(&t[f], r, nshape, &d, err) ||
 			    table_double(&t[f], r, nshape + 1, &d, err))

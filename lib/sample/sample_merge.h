@@ -6,7 +6,8 @@
  * {part}.csv" (a part) or "{device}_{op}_{precision}.csv" (merged already);
  * every input must name the same device, operator and precision, and have
  * the same header, whose last two columns are the durations and the others
- * the shape. Rows are sorted by the shape, numerically, first column first;
+ * the shape (whole numbers: "1024", or "1024.0" as the original's NumPy rows
+ * write them). Rows are sorted by the shape, numerically, first column first;
  * a shape in several rows keeps the first (in the order of the inputs). The
  * output is written whole or not at all (outfile.h); "-" is stdout. */
 #ifndef SPKIT_SAMPLE_MERGE_H

@@ -67,6 +67,16 @@ static void test_merge_parts(void **state)
 	assert_string_equal(text, "mp,b,F_dur(us),B_dur(us)\n"
 				  "1,4,1.25,2.5\n1,8,2,4\n1,16,3,6\n2,8,5.5,11\n10,1,7,7\n");
 	free(text);
+	/* the original's rows (NumPy floats) merge with ours, shape by shape */
+	const char *orig = test_write("GPU_bmm_fp16_4_1.csv", "mp,b,F_dur(us),B_dur(us)\n"
+							       "1.0,8.0,99.0,99.0\n3.0,2.0,1.0,2.0\n");
+	if (merge(test_path("GPU_bmm_fp16_9_9.csv"), 2, (const char *[]){out, orig}, &r, &e))
+		fail_msg("%s", e.msg);
+	text = test_read(test_path("GPU_bmm_fp16_9_9.csv"));
+	assert_string_equal(text, "mp,b,F_dur(us),B_dur(us)\n"
+				  "1,4,1.25,2.5\n1,8,2,4\n1,16,3,6\n2,8,5.5,11\n3.0,2.0,1.0,2.0\n"
+				  "10,1,7,7\n");
+	free(text);
 	/* a merged file merges again, to the same */
 	const char *again = test_path("GPU_bmm_fp16_1_1.csv");
 	if (merge(again, 2, (const char *[]){out, b}, &r, &e))
@@ -98,7 +108,7 @@ static void test_refusals(void **state)
 		"GPU_gelu_fp32_2_2.csv: other columns than");
 	refused("GPU_gelu_fp32_2_2.csv", "mp,b,F_dur(us)\n1,4,3\n", "other columns than");
 	refused("GPU_gelu_fp32_2_2.csv", "mp,b,F_dur(us),B_dur(us)\n1,4,3,4\n1.5,4,3,4\n",
-		"GPU_gelu_fp32_2_2.csv:3: column 'mp'");
+		"GPU_gelu_fp32_2_2.csv:3: column 'mp': expected a whole number, found '1.5'");
 	refused("GPU_gelu_fp32_2_2.csv", "mp,b,F_dur(us),B_dur(us)\n1,4,3,x\n",
 		"GPU_gelu_fp32_2_2.csv:2: column 'B_dur(us)'");
 	refused("gelu.csv", ok, "gelu.csv: not a kernel-sample file name");
