@@ -204,9 +204,9 @@ EOF
 @test "get_profiler runs once in the NVTX range and prints the ncu command; run_function runs once" {
 	small
 	cd "$T"
-	run "$BIN/$K" ln.yml --device cpu --run get_profiler --precision fp32 --seed 7
+	run "$BIN/$K" ln.yml --device cpu --run get_profiler --precision fp32 --seed=7
 	[ "$status" -eq 0 ]
-	[ "$output" = "ncu --nvtx --nvtx-include layernorm_fp32_2_8_16/ $BIN/$K ln.yml --device cpu --run get_profiler --precision fp32 --seed 7" ]
+	[ "$output" = "ncu --nvtx --nvtx-include layernorm_fp32_2_8_16/ $BIN/$K ln.yml --device cpu --run get_profiler --precision fp32 --seed=7" ]
 	run "$BIN/$K" run --config "ln.yml" --device cpu --run get_profiler --shape 1,4,8 --output-dir "a b"
 	[ "$output" = "ncu --nvtx --nvtx-include layernorm_fp16_1_4_8/ $BIN/$K run --config ln.yml --device cpu --run get_profiler --shape 1,4,8 --output-dir 'a b'" ]
 	run "$BIN/$K" ln.yml --device cpu --run run_function
@@ -232,7 +232,7 @@ EOF
 @test "--seed: any non-negative integer; others are usage errors" {
 	small
 	cd "$T"
-	"$BIN/$K" -q ln.yml --device cpu --seed 123456789
+	"$BIN/$K" -q ln.yml --device cpu --seed=123456789
 	run "$BIN/$K" ln.yml --device cpu --seed -1
 	assert_error 2 $K "--seed"
 	run "$BIN/$K" ln.yml --device cpu --seed x
