@@ -73,8 +73,11 @@ GEN      := $(BUILD)/gen
 ONNX_GEN_C := $(GEN)/onnx/onnx.pb-c.c
 ONNX_GEN_H := $(GEN)/onnx/onnx.pb-c.h
 CPPFLAGS += -I$(GEN)
+# ksmm-tune's default tuning space, built into libspkit.a from its YAML file.
+KSMM_SPACE_C := $(GEN)/ksmm/ksmm_space_default.c
+GEN_C    := $(ONNX_GEN_C) $(KSMM_SPACE_C)
 
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(ONNX_GEN_C:.c=.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_C:.c=.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 GPU_C_OBJ := $(GPU_C_SRC:%.c=$(BUILD)/%.o)
 CU_OBJ   := $(CU_SRC:%.cu=$(BUILD)/%.o)
@@ -92,7 +95,11 @@ ifneq ($(NVCC),)
   CPPFLAGS   += -DSPKIT_CUDA=1 -I$(CUDA_HOME)/include
   # --as-needed: programs that never call cuBLAS/cuSPARSE (maxk-genmeta) do not
   # depend on them, so they also run on login nodes without the CUDA libraries.
-  CUDA_LIBS  := -Wl,--as-needed -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcusparse -lcudart_static -ldl -lrt -lstdc++
+  # -lnvrtc: ksmm-tune compiles its kernel's configurations at run time.
+  # -lcublasLt: kernel-sample's GEMM operators.
+  CUDA_LIBS  := -Wl,--as-needed -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcusparse -lnvrtc -lcudart_static -ldl -lrt -lstdc++
+  # The KSMM kernel's source travels inside the binary as a C string.
+  CU_OBJ     += $(GEN)/ksmm/ksmm_kernel_src.o
   NVCC_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode=arch=compute_$(a),code=sm_$(a)) \
                   -gencode=arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
   NVCCFLAGS  ?= -O3 -g -lineinfo
@@ -122,8 +129,23 @@ $(ONNX_GEN_C) $(ONNX_GEN_H) &: $(ONNX_PROTO)
 	@mkdir -p $(GEN)
 	protoc-c --c_out=$(GEN) --proto_path=/usr/include onnx/onnx.proto
 
+$(KSMM_SPACE_C): configs/ksmm/space.yaml
+	@mkdir -p $(@D)
+	{ echo '/* Generated from $< by the Makefile. */'; \
+	  echo 'const char ksmm_space_default_yaml[] = {'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0};'; } > $@
+
 $(GEN)/%.o: $(GEN)/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# kernels/ksmm/ksmm_kernel.cuh as `const char ksmm_kernel_src[]`, for NVRTC
+# (backslashes and quotes escaped, one string literal a line).
+$(GEN)/ksmm/ksmm_kernel_src.c: kernels/ksmm/ksmm_kernel.cuh
+	@mkdir -p $(@D)
+	awk 'BEGIN { print "/* Generated from $< by the Makefile. */"; \
+	             print "const char ksmm_kernel_src[] =" } \
+	     { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "\t\"" $$0 "\\n\"" } \
+	     END { print "\t;" }' $< > $@
 
 # The generated header must exist before any object that may include it compiles.
 $(LIB_OBJ) $(CLI_OBJ) $(GPU_C_OBJ) $(CMD_SRC:%.c=$(BUILD)/%.o) $(UNIT_SRC:%.c=$(BUILD)/%.o): | $(ONNX_GEN_H)
@@ -212,10 +234,10 @@ $(BUILD)/dev/%: dev/cuda/%.cu $(DEV_HDR) $(LIBGPU) $(LIBSPKIT)
 # otherwise it prints and carries on, and undefined behaviour passes the run.
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -std=c11 -pthread
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC) $(ONNX_GEN_C)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC) $(GEN_C)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) -Ilib -Ikernels -Icmd -I$(GEN) -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64 -DSPKIT_VERSION='"$(VERSION)"' \
-	    $< $(LIB_SRC) $(ONNX_GEN_C) $(STATIC_LIBS) -lm -o $@
+	    $< $(LIB_SRC) $(GEN_C) $(STATIC_LIBS) -lm -o $@
 
 fuzz: $(FUZZ_BIN)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BIN)

@@ -2,14 +2,14 @@
  * (a kernel): FLOPs, bytes, intensity, parallelism, stage, roofline time
  * and bottleneck on a GPU, and the model's totals, concurrency, critical
  * paths and fusion candidates. Options are parsed here; the work is
- * lib/partition.c and the modules it calls. */
+ * lib/partition/ (partition.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/outfile.h"
 #include "common/cli.h"
+#include "partition/dims_text.h"
 #include "partition/partition.h"
 #include "core/timer.h"
 
@@ -36,10 +36,12 @@ static const char usage[] =
 	"                           (default: a built-in H200 with that file's numbers)\n"
 	"      --thresholds KIND    ridge (default: compute_bound, memory_bound or\n"
 	"                           latency_bound against the GPU's ridge point) or\n"
-	"                           seed (seed 003's fixed intensity cut-offs)\n"
+	"                           fixed (the fixed intensity cut-offs of the graphs\n"
+	"                           project's GraphPartitioner; seed is another name)\n"
 	"      --allow-unknown      count an op without a shape rule as zero (a\n"
 	"                           warning) instead of failing\n"
 	"  -o, --output FILE        write the report to FILE instead of standard output\n"
+	"                           (- is standard output)\n"
 	"  -q, --quiet              no warnings\n"
 	"  -v, --verbose            timings and peak memory on stderr\n"
 	"  -h, --help               show this help and exit\n"
@@ -49,32 +51,36 @@ static const char usage[] =
 	"  graph-partition resnet18.onnx --batch 8 --format json -o resnet18.json\n"
 	"  graph-partition configs/models/mlp.yaml --hardware configs/hardware/a100.yaml\n";
 
-enum format { FMT_TABLE, FMT_JSON, FMT_CSV, FMT_DOT };
-
 struct options {
 	const char *model, *output, *hardware;
-	enum format format;
-	struct gp_options gp;
-	struct si_override *overrides;
+	enum partition_format format;
+	struct partition_options analysis;
+	struct shape_infer_override *overrides;
 };
+
+/* --thresholds; "seed" is the older name of fixed, kept working. */
+static const char *const threshold_names[] = {"ridge", "fixed", "seed", NULL};
+static const enum roofline_thresholds thresholds_named[] = {ROOFLINE_RIDGE, ROOFLINE_FIXED,
+							    ROOFLINE_FIXED};
 
 static void add_override(struct options *o, const char *text)
 {
 	const char *eq = strchr(text, '=');
 	if (!eq || eq == text)
 		cli_usage_error("--input-shape: '%s' is not NAME=DIMS (like input=1x3x224x224)", text);
-	struct si_override *ov = realloc(o->overrides, (o->gp.si.noverrides + 1) * sizeof *ov);
+	struct shape_infer_opts *si = &o->analysis.si;
+	struct shape_infer_override *ov = realloc(o->overrides, (si->noverrides + 1) * sizeof *ov);
 	if (!ov)
 		cli_die("out of memory");
 	o->overrides = ov;
-	ov = &ov[o->gp.si.noverrides++];
+	ov = &ov[si->noverrides++];
 	struct sp_err err;
-	if (si_parse_dims(eq + 1, "--input-shape", &ov->ndim, ov->dims, &err))
+	if (dims_text_parse(eq + 1, "--input-shape", &ov->ndim, ov->dims, &err))
 		cli_usage_error("%s", err.msg);
 	ov->name = strndup(text, (size_t)(eq - text));
 	if (!ov->name)
 		cli_die("out of memory");
-	o->gp.si.overrides = o->overrides;
+	si->overrides = o->overrides;
 }
 
 static struct options parse_options(int argc, char **argv)
@@ -91,37 +97,28 @@ static struct options parse_options(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		CLI_COMMON_LONGOPTS,
 	};
-	static const char *const formats[] = {"table", "json", "csv", "dot"};
-	struct options o = {.gp = {.dtype = HW_FP32, .thresholds = RL_RIDGE}};
-	int c, d;
+	struct options o = {.output = "-", .format = PARTITION_TABLE,
+			    .analysis = {.dtype = HARDWARE_FP32, .thresholds = ROOFLINE_RIDGE}};
+	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:b:o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			for (d = 0; d < 4 && strcmp(optarg, formats[d]); d++)
-				;
-			if (d == 4)
-				cli_usage_error("--format: '%s' is not table, json, csv or dot", optarg);
-			o.format = (enum format)d;
+			o.format = (enum partition_format)cli_choice("--format", optarg,
+								     partition_format_names);
 			break;
-		case 'b': o.gp.si.batch = cli_int("--batch", optarg, 1, INT64_C(1) << 31); break;
+		case 'b': o.analysis.si.batch = cli_int("--batch", optarg, 1, INT64_C(1) << 31); break;
 		case OPT_INPUT_SHAPE: add_override(&o, optarg); break;
 		case OPT_DTYPE:
-			if ((d = hw_dtype_parse(optarg)) < 0)
-				cli_usage_error("--dtype: '%s' is not fp32, tf32, fp16, bf16 or int8",
-						optarg);
-			o.gp.dtype = (enum hw_dtype)d;
+			o.analysis.dtype = (enum hardware_dtype)cli_choice("--dtype", optarg,
+									   hardware_dtype_names);
 			break;
 		case OPT_HARDWARE: o.hardware = optarg; break;
 		case OPT_THRESHOLDS:
-			if (!strcmp(optarg, "ridge"))
-				o.gp.thresholds = RL_RIDGE;
-			else if (!strcmp(optarg, "seed"))
-				o.gp.thresholds = RL_SEED;
-			else
-				cli_usage_error("--thresholds: '%s' is not ridge or seed", optarg);
+			o.analysis.thresholds =
+				thresholds_named[cli_choice("--thresholds", optarg, threshold_names)];
 			break;
-		case OPT_ALLOW_UNKNOWN: o.gp.si.allow_unknown = 1; break;
+		case OPT_ALLOW_UNKNOWN: o.analysis.si.allow_unknown = 1; break;
 		case 'o': o.output = optarg; break;
 		default: cli_common_option(c, usage, argv);
 		}
@@ -135,61 +132,33 @@ static struct options parse_options(int argc, char **argv)
 	return o;
 }
 
-static void write_report(const struct options *o, const struct gp_report *r)
-{
-	struct sp_err err;
-	if (o->format == FMT_CSV) {
-		if (gp_write_csv(o->output ? o->output : "-", r, &err))
-			cli_fatal(&err);
-		return;
-	}
-	struct outfile af;
-	FILE *fp = stdout;
-	if (o->output) {
-		if (outfile_open(&af, o->output, &err))
-			cli_fatal(&err);
-		fp = af.fp;
-	}
-	int rc = o->format == FMT_JSON ? gp_write_json(fp, r)
-		 : o->format == FMT_DOT ? gp_write_dot(fp, r) : gp_write_table(fp, r);
-	if (!o->output) {
-		if (rc)
-			cli_die("stdout: write error");
-		return;
-	}
-	if (rc) {
-		outfile_abort(&af);
-		cli_die("%s: write error", o->output);
-	}
-	if (outfile_commit(&af, &err))
-		cli_fatal(&err);
-}
-
 int main(int argc, char **argv)
 {
 	cli_init(argv[0]);
 	struct options o = parse_options(argc, argv);
-	struct gp_report r = {0};
+	struct partition_report r = {0};
 	struct sp_err err;
-	if (o.hardware ? hw_load(o.hardware, &o.gp.hw, &err) : (hw_default(&o.gp.hw), 0))
+	if (o.hardware ? hardware_load(o.hardware, &o.analysis.hw, &err)
+		       : (hardware_default(&o.analysis.hw), 0))
 		cli_fatal(&err);
 	double t0 = timer_now();
-	if (gp_load(o.model, &r.g, &err))
+	if (partition_load(o.model, &r.g, &err))
 		cli_fatal(&err);
 	double t1 = timer_now();
-	if (gp_analyse(&r, &o.gp, &err))
+	if (partition_analyse(&r, &o.analysis, &err))
 		cli_fatal(&err);
 	double t2 = timer_now();
 	for (size_t i = 0; i < r.g.nnodes && cli_verbosity > 0; i++)
 		if (r.ops[r.order[i]].unknown)
 			cli_warn("%s: node '%s' (%s): no shape rule; counted as zero", o.model,
 				 r.g.nodes[r.order[i]].name, r.g.nodes[r.order[i]].op);
-	write_report(&o, &r);
+	if (partition_write(o.output, o.format, &r, &err))
+		cli_fatal(&err);
 	cli_log(2, "load: %.3f s (%llu bytes of tensor data left unread), analysis: %.3f s, "
 		   "report: %.3f s, peak RSS %.1f MiB", t1 - t0, (unsigned long long)r.g.dropped_bytes,
 		t2 - t1, timer_now() - t2, timer_peak_rss() / (1 << 20));
-	gp_free(&r);
-	for (size_t i = 0; i < o.gp.si.noverrides; i++)
+	partition_free(&r);
+	for (size_t i = 0; i < o.analysis.si.noverrides; i++)
 		free((char *)o.overrides[i].name);
 	free(o.overrides);
 	return 0;

@@ -1,22 +1,21 @@
 /* macko-spmv: y = alpha A x + beta y for a MACKO matrix and 1..16 vectors,
  * and `macko-spmv bench`, MACKO against cuBLAS and cuSPARSE. Options are
- * parsed here; the work is lib/macko*.c and kernels/macko_*.cu. */
+ * parsed here; the work is lib/macko/ (the operands read and checked, the
+ * random matrix) and kernels/macko/ (the product and the benchmark). */
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/cli.h"
-#include "formats/csv_writer.h"
 #include "core/gpu.h"
-#include "core/half.h"
+#include "core/timer.h"
+#include "formats/csv_writer.h"
+#include "formats/npy.h"
 #include "macko/macko.h"
 #include "macko/macko_dispatch.h"
+#include "macko/macko_input.h"
 #include "macko/macko_npz.h"
-#include "formats/npy.h"
-#include "macko/randmat.h"
-#include "core/timer.h"
+#include "macko/macko_operands.h"
 
 static const char usage[] =
 	"Usage: macko-spmv [OPTION]... MATRIX.npz X.npy -o Y.npy\n"
@@ -59,133 +58,99 @@ static const char usage[] =
 	"  macko-spmv w.npz x.npy -o y.npy --out-dtype f16\n"
 	"  macko-spmv bench --rows 28672 --cols 8192 --density 0.1 --vectors 8\n";
 
-struct options {
-	const char *matrix, *x, *output, *y_in, *kernels_text;
+enum {
+	OPT_ALPHA = 256, OPT_BETA, OPT_Y_IN, OPT_OUT_DTYPE, OPT_DEVICE, OPT_CHECK_FINITE,
+	OPT_ROWS, OPT_COLS, OPT_DENSITY, OPT_MATRIX, OPT_VECTORS, OPT_KERNELS, OPT_REPS,
+	OPT_WARMUP, OPT_FLUSH, OPT_NO_FLUSH, OPT_SEED, OPT_APPEND,
+	OPT_OTHER_FORM, /* an option of the other form: a usage error that names it */
+};
+
+/* The options only the multiply form takes, and only bench; -o and the
+ * common options are both forms'. */
+static const struct option multiply_only[] = {
+	{"alpha", required_argument, NULL, OPT_ALPHA},
+	{"beta", required_argument, NULL, OPT_BETA},
+	{"y-in", required_argument, NULL, OPT_Y_IN},
+	{"out-dtype", required_argument, NULL, OPT_OUT_DTYPE},
+	{"device", required_argument, NULL, OPT_DEVICE},
+	{"check-finite", no_argument, NULL, OPT_CHECK_FINITE},
+	{0},
+};
+static const struct option bench_only[] = {
+	{"rows", required_argument, NULL, OPT_ROWS},
+	{"cols", required_argument, NULL, OPT_COLS},
+	{"density", required_argument, NULL, OPT_DENSITY},
+	{"matrix", required_argument, NULL, OPT_MATRIX},
+	{"vectors", required_argument, NULL, OPT_VECTORS},
+	{"kernels", required_argument, NULL, OPT_KERNELS},
+	{"reps", required_argument, NULL, OPT_REPS},
+	{"warmup", required_argument, NULL, OPT_WARMUP},
+	{"flush", no_argument, NULL, OPT_FLUSH},
+	{"no-flush", no_argument, NULL, OPT_NO_FLUSH},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"append", no_argument, NULL, OPT_APPEND},
+	{0},
+};
+static const struct option both_forms[] = {
+	{"output", required_argument, NULL, 'o'},
+	CLI_COMMON_LONGOPTS,
+};
+
+/* A form's getopt table: its own options, the other form's as
+ * OPT_OTHER_FORM (so that they are named as the other form's, not as
+ * unknown), and both forms'. */
+static const struct option *form_options(const struct option *own, const struct option *other)
+{
+	static struct option table[32];
+	int n = 0;
+	for (const struct option *o = own; o->name; o++)
+		table[n++] = *o;
+	for (const struct option *o = other; o->name; o++) {
+		table[n] = *o;
+		table[n++].val = OPT_OTHER_FORM;
+	}
+	for (const struct option *o = both_forms; o->name; o++)
+		table[n++] = *o;
+	table[n] = (struct option){0};
+	return table;
+}
+
+struct multiply_options {
+	const char *matrix, *x, *output, *y_in;
 	double alpha, beta;
 	enum macko_out out;
 	enum gpu_device_choice device;
 	int check_finite;
-	/* bench */
-	int bench, append, nvec, reps, warmup, flush;
-	int64_t rows, cols;
-	double density;
-	uint64_t seed;
-	unsigned kernels;
 };
 
-static unsigned parse_kernels(const char *text)
+static struct multiply_options parse_multiply(int argc, char **argv)
 {
-	unsigned bits = 0;
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", text);
-	for (char *save = NULL, *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(k, "macko"))
-			bits |= MACKO_KERNEL_MACKO;
-		else if (!strcmp(k, "cublas"))
-			bits |= MACKO_KERNEL_CUBLAS;
-		else if (!strcmp(k, "cusparse"))
-			bits |= MACKO_KERNEL_CUSPARSE;
-		else
-			cli_usage_error("--kernels: unknown kernel '%s' (macko, cublas, cusparse)", k);
-	}
-	if (!bits)
-		cli_usage_error("--kernels: empty list");
-	return bits;
-}
-
-static struct options parse_options(int argc, char **argv)
-{
-	/* The multiply options OPT_ALPHA..OPT_CHECK_FINITE, then the bench
-	 * options OPT_ROWS..OPT_APPEND: each mode refuses the other's by range. */
-	enum { OPT_ALPHA = 256, OPT_BETA, OPT_Y_IN, OPT_OUT_DTYPE, OPT_DEVICE, OPT_CHECK_FINITE,
-	       OPT_ROWS, OPT_COLS, OPT_DENSITY, OPT_MATRIX, OPT_VECTORS, OPT_KERNELS, OPT_REPS,
-	       OPT_WARMUP, OPT_FLUSH, OPT_NO_FLUSH, OPT_SEED, OPT_APPEND };
-	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"alpha", required_argument, NULL, OPT_ALPHA},
-		{"beta", required_argument, NULL, OPT_BETA},
-		{"y-in", required_argument, NULL, OPT_Y_IN},
-		{"out-dtype", required_argument, NULL, OPT_OUT_DTYPE},
-		{"device", required_argument, NULL, OPT_DEVICE},
-		{"check-finite", no_argument, NULL, OPT_CHECK_FINITE},
-		{"rows", required_argument, NULL, OPT_ROWS},
-		{"cols", required_argument, NULL, OPT_COLS},
-		{"density", required_argument, NULL, OPT_DENSITY},
-		{"matrix", required_argument, NULL, OPT_MATRIX},
-		{"vectors", required_argument, NULL, OPT_VECTORS},
-		{"kernels", required_argument, NULL, OPT_KERNELS},
-		{"reps", required_argument, NULL, OPT_REPS},
-		{"warmup", required_argument, NULL, OPT_WARMUP},
-		{"flush", no_argument, NULL, OPT_FLUSH},
-		{"no-flush", no_argument, NULL, OPT_NO_FLUSH},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"append", no_argument, NULL, OPT_APPEND},
-		CLI_COMMON_LONGOPTS,
-	};
-	struct options o = {.alpha = 1, .out = MACKO_OUT_F32, .device = DEVICE_AUTO, .nvec = 1,
-			    .reps = 100, .warmup = 10, .flush = 1, .rows = 8192, .cols = 8192,
-			    .density = 0.5, .seed = 1, .kernels = 7};
-	/* the name of an option of the other mode, if one is given; and of an
-	 * option that shapes the random matrix */
-	const char *bench_only = NULL, *spmv_only = NULL, *random_shape = NULL;
-	if (argc > 1 && !strcmp(argv[1], "bench")) {
-		o.bench = 1;
-		argv++;
-		argc--;
-	}
+	/* --out-dtype's names, and the old spellings float32 and float16 */
+	static const char *const out_dtypes[] = {"f32", "f16", "float32", "float16", NULL};
+	static const enum macko_out out_dtype[] = {MACKO_OUT_F32, MACKO_OUT_F16, MACKO_OUT_F32,
+						   MACKO_OUT_F16};
+	const struct option *longopts = form_options(multiply_only, bench_only);
+	struct multiply_options o = {.alpha = 1, .out = MACKO_OUT_F32, .device = DEVICE_AUTO};
+	const char *bench_option = NULL;
 	int c, li = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, &li)) != -1) {
-		if (c >= OPT_ALPHA && c <= OPT_CHECK_FINITE)
-			spmv_only = longopts[li].name;
-		else if (c >= OPT_ROWS && c <= OPT_APPEND)
-			bench_only = longopts[li].name;
-		if (c >= OPT_ROWS && c <= OPT_DENSITY)
-			random_shape = longopts[li].name;
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case OPT_ALPHA: o.alpha = cli_double("--alpha", optarg, -1e30, 1e30); break;
 		case OPT_BETA: o.beta = cli_double("--beta", optarg, -1e30, 1e30); break;
 		case OPT_Y_IN: o.y_in = optarg; break;
 		case OPT_OUT_DTYPE:
-			if (!strcmp(optarg, "f16") || !strcmp(optarg, "float16"))
-				o.out = MACKO_OUT_F16;
-			else if (!strcmp(optarg, "f32") || !strcmp(optarg, "float32"))
-				o.out = MACKO_OUT_F32;
-			else
-				cli_usage_error("--out-dtype: '%s' is not f16 or f32", optarg);
+			o.out = out_dtype[cli_choice("--out-dtype", optarg, out_dtypes)];
 			break;
 		case OPT_DEVICE: o.device = cli_device(optarg); break;
 		case OPT_CHECK_FINITE: o.check_finite = 1; break;
-		case OPT_ROWS: o.rows = cli_int("--rows", optarg, 1, 1 << 24); break;
-		case OPT_COLS: o.cols = cli_int("--cols", optarg, 1, 1 << 24); break;
-		case OPT_DENSITY: o.density = cli_fraction("--density", optarg); break;
-		case OPT_MATRIX: o.matrix = optarg; break;
-		case OPT_VECTORS: o.nvec = (int)cli_int("--vectors", optarg, 1, MACKO_MAX_VECTORS); break;
-		case OPT_KERNELS: o.kernels = parse_kernels(optarg); break;
-		case OPT_REPS: o.reps = (int)cli_int("--reps", optarg, 1, 1000000); break;
-		case OPT_WARMUP: o.warmup = (int)cli_int("--warmup", optarg, 0, 1000000); break;
-		case OPT_FLUSH: o.flush = 1; break;
-		case OPT_NO_FLUSH: o.flush = 0; break;
-		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
-		case OPT_APPEND: o.append = 1; break;
+		case OPT_OTHER_FORM: bench_option = longopts[li].name; break;
 		default: cli_common_option(c, usage, argv);
 		}
 	}
-	if (o.bench) {
-		if (spmv_only)
-			cli_usage_error("--%s is not a bench option (it goes with MATRIX.npz X.npy)",
-					spmv_only);
-		if (optind < argc)
-			cli_usage_error("unexpected argument '%s'", argv[optind]);
-		if (o.append && !o.output)
-			cli_usage_error("--append needs -o FILE");
-		if (o.matrix && random_shape)
-			cli_usage_error("--%s shapes the random matrix; --matrix gives one", random_shape);
-		return o;
-	}
-	if (bench_only)
-		cli_usage_error("--%s belongs to 'macko-spmv bench'", bench_only);
+	if (bench_option)
+		cli_usage_error("--%s belongs to 'macko-spmv bench'", bench_option);
 	if (argc - optind < 2)
 		cli_usage_error("give MATRIX.npz and X.npy");
 	o.matrix = argv[optind++];
@@ -199,101 +164,104 @@ static struct options parse_options(int argc, char **argv)
 	return o;
 }
 
-static int64_t first_nonfinite_half(const uint16_t *h, int64_t n)
+struct bench_options {
+	const char *matrix, *output;
+	int append, nvec, reps, warmup, flush;
+	int64_t rows, cols;
+	double density;
+	uint64_t seed;
+	unsigned kernels; /* enum macko_kernel bits */
+};
+
+static struct bench_options parse_bench(int argc, char **argv)
 {
-	for (int64_t i = 0; i < n; i++)
-		if (half_is_nonfinite(h[i]))
-			return i;
-	return -1;
+	/* in the order of enum macko_kernel's bits */
+	static const char *const kernel_names[] = {"macko", "cublas", "cusparse", NULL};
+	const struct option *longopts = form_options(bench_only, multiply_only);
+	struct bench_options o = {.nvec = 1, .reps = 100, .warmup = 10, .flush = 1, .rows = 8192,
+				  .cols = 8192, .density = 0.5, .seed = 1, .kernels = 7};
+	/* a multiply option, if one is given; and an option that shapes the
+	 * random matrix */
+	const char *multiply_option = NULL, *random_shape = NULL;
+	int c, li = 0, kernels[3];
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, &li)) != -1) {
+		switch (c) {
+		case 'o': o.output = optarg; break;
+		case OPT_ROWS:
+			o.rows = cli_int("--rows", optarg, 1, 1 << 24);
+			random_shape = longopts[li].name;
+			break;
+		case OPT_COLS:
+			o.cols = cli_int("--cols", optarg, 1, 1 << 24);
+			random_shape = longopts[li].name;
+			break;
+		case OPT_DENSITY:
+			o.density = cli_fraction("--density", optarg);
+			random_shape = longopts[li].name;
+			break;
+		case OPT_MATRIX: o.matrix = optarg; break;
+		case OPT_VECTORS: o.nvec = (int)cli_int("--vectors", optarg, 1, MACKO_MAX_VECTORS); break;
+		case OPT_KERNELS:
+			o.kernels = 0;
+			for (int i = 0, n = cli_choice_list("--kernels", optarg, kernel_names, kernels, 3);
+			     i < n; i++)
+				o.kernels |= 1u << kernels[i];
+			break;
+		case OPT_REPS: o.reps = (int)cli_int("--reps", optarg, 1, 1000000); break;
+		case OPT_WARMUP: o.warmup = (int)cli_int("--warmup", optarg, 0, 1000000); break;
+		case OPT_FLUSH: o.flush = 1; break;
+		case OPT_NO_FLUSH: o.flush = 0; break;
+		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_APPEND: o.append = 1; break;
+		case OPT_OTHER_FORM: multiply_option = longopts[li].name; break;
+		default: cli_common_option(c, usage, argv);
+		}
+	}
+	if (multiply_option)
+		cli_usage_error("--%s is not a bench option (it goes with MATRIX.npz X.npy)",
+				multiply_option);
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (o.append && !o.output)
+		cli_usage_error("--append needs -o FILE");
+	if (o.matrix && random_shape)
+		cli_usage_error("--%s shapes the random matrix; --matrix gives one", random_shape);
+	return o;
 }
 
-static int64_t first_nonfinite_float(const float *f, int64_t n)
+static int multiply(int argc, char **argv)
 {
-	for (int64_t i = 0; i < n; i++)
-		if (!isfinite(f[i]))
-			return i;
-	return -1;
-}
-
-/* A 1-d (one vector) or 2-d (N vectors) float array of vectors of length
- * `len`, converted to `to`. */
-static struct npy_array load_vectors(const char *path, int64_t len, const char *what,
-				     enum npy_dtype to)
-{
-	struct npy_array a;
+	struct multiply_options o = parse_multiply(argc, argv);
 	struct sp_err err;
-	if (npy_read(path, &a, &err))
-		cli_fatal(&err);
-	if (a.dtype != NPY_F2 && a.dtype != NPY_F4 && a.dtype != NPY_F8)
-		cli_die("%s: expected dtype f2, f4 or f8, found %s", path, npy_dtype_name(a.dtype));
-	int64_t last = a.ndim ? a.shape[a.ndim - 1] : 0;
-	if (a.ndim < 1 || a.ndim > 2 || last != len)
-		cli_die("%s: expected %lld %s (or N x %lld), found shape of %d dimensions ending in %lld",
-			path, (long long)len, what, (long long)len, a.ndim, (long long)last);
-	if (a.ndim == 2 && (a.shape[0] < 1 || a.shape[0] > MACKO_MAX_VECTORS))
-		cli_die("%s: %lld vectors, expected 1 to %d", path, (long long)a.shape[0],
-			MACKO_MAX_VECTORS);
-	if (npy_cast(&a, to, path, &err))
-		cli_fatal(&err);
-	return a;
-}
-
-static int multiply(const struct options *o)
-{
-	struct sp_err err;
-	struct macko m;
+	struct macko_operands op;
 	double t0 = timer_now();
-	if (macko_load(o->matrix, &m, &err))
+	if (macko_operands_load(&op, o.matrix, o.x, o.y_in, &err))
 		cli_fatal(&err);
-	struct npy_array x = load_vectors(o->x, m.cols, "columns", NPY_F2);
-	int nvec = x.ndim == 2 ? (int)x.shape[0] : 1;
-	struct npy_array y_in = {0};
-	if (o->y_in) {
-		y_in = load_vectors(o->y_in, m.rows, "rows", NPY_F4);
-		if (y_in.ndim != x.ndim || (x.ndim == 2 && y_in.shape[0] != x.shape[0]))
-			cli_die("%s: shape does not match y (%d vectors of %lld)", o->y_in, nvec,
-				(long long)m.rows);
-	}
-	if (o->check_finite) {
-		int64_t bad;
-		if ((bad = first_nonfinite_half(m.values, m.elements)) >= 0)
-			cli_die("%s: stored element %lld is not finite (--check-finite)", o->matrix,
-				(long long)bad);
-		if ((bad = first_nonfinite_half(x.data, npy_count(&x))) >= 0)
-			cli_die("%s: element %lld is not finite in fp16 (--check-finite)", o->x,
-				(long long)bad);
-		if (o->y_in && (bad = first_nonfinite_float(y_in.data, npy_count(&y_in))) >= 0)
-			cli_die("%s: element %lld is not finite (--check-finite)", o->y_in,
-				(long long)bad);
-	}
-	int use_gpu = cli_use_gpu(o->device);
+	if (o.check_finite && macko_operands_check_finite(&op, &err))
+		cli_die("%s (--check-finite)", err.msg);
+	int use_gpu = cli_use_gpu(o.device);
 	cli_log(2, "read inputs: %.3f s; computing on the %s", timer_now() - t0,
 		use_gpu ? "GPU" : "CPU");
-	struct npy_array y = {o->out == MACKO_OUT_F16 ? NPY_F2 : NPY_F4,
-			      o->out == MACKO_OUT_F16 ? 2 : 4, x.ndim, {0}, NULL};
-	if (x.ndim == 2) {
-		y.shape[0] = nvec;
-		y.shape[1] = m.rows;
-	} else {
-		y.shape[0] = m.rows;
-	}
-	if (npy_alloc(&y, o->output, &err))
+	struct npy_array y;
+	if (macko_operands_alloc_y(&op, o.out == MACKO_OUT_F16 ? NPY_F2 : NPY_F4, &y, o.output,
+				   &err))
 		cli_fatal(&err);
 	t0 = timer_now();
-	if (macko_multiply(&m, x.data, nvec, o->alpha, o->beta, o->y_in ? y_in.data : NULL, y.data,
-			   o->out, use_gpu, &err))
+	if (macko_multiply(&op.m, op.x.data, op.nvec, o.alpha, o.beta,
+			   o.y_in ? op.y_in.data : NULL, y.data, o.out, use_gpu, &err))
 		cli_fatal(&err);
 	cli_log(2, "multiply: %.3f s", timer_now() - t0);
-	if (npy_write(o->output, &y, &err))
+	if (npy_write(o.output, &y, &err))
 		cli_fatal(&err);
-	npy_free(&x);
-	npy_free(&y_in);
 	npy_free(&y);
-	macko_free(&m);
+	macko_operands_free(&op);
 	return 0;
 }
 
-static void bench_matrix(const struct options *o, struct macko *m, double *density)
+/* --matrix's matrix, or the random one that --rows, --cols, --density and
+ * --seed describe; and its density. */
+static void bench_matrix(const struct bench_options *o, struct macko *m, double *density)
 {
 	struct sp_err err;
 	if (o->matrix) {
@@ -304,20 +272,16 @@ static void bench_matrix(const struct options *o, struct macko *m, double *densi
 		*density = s.density;
 		return;
 	}
-	size_t n = (size_t)o->rows * (size_t)o->cols;
-	uint16_t *dense = malloc(n * 2);
-	if (!dense)
-		cli_die("bench: out of memory for a %lld x %lld matrix", (long long)o->rows,
-			(long long)o->cols);
-	randmat_fp16(dense, o->rows, o->cols, o->density, o->seed);
-	if (macko_compress_dense(dense, o->rows, o->cols, m, "bench", &err))
+	struct macko_input in = {.name = "bench", .rows = o->rows, .cols = o->cols,
+				 .density = o->density, .seed = o->seed};
+	if (macko_input_compress(&in, m, NULL, &err))
 		cli_fatal(&err);
-	free(dense);
 	*density = o->density;
 }
 
-static int bench(const struct options *o)
+static int bench(int argc, char **argv)
 {
+	struct bench_options o = parse_bench(argc, argv);
 	struct sp_err err, why = {""};
 	if (gpu_probe(&why) <= 0)
 		cli_die("bench: no usable CUDA device (%s)", why.msg);
@@ -326,11 +290,11 @@ static int bench(const struct options *o)
 		cli_fatal(&err);
 	struct macko m;
 	double density;
-	bench_matrix(o, &m, &density);
+	bench_matrix(&o, &m, &density);
 	double copy_gbs;
 	if (gpu_copy_bandwidth(0, 20, &copy_gbs, &err))
 		cli_fatal(&err);
-	struct macko_bench_opts bo = {o->nvec, o->warmup, o->reps, o->flush, o->kernels, o->seed};
+	struct macko_bench_opts bo = {o.nvec, o.warmup, o.reps, o.flush, o.kernels, o.seed};
 	struct macko_bench_result res[3];
 	int count;
 	if (macko_run_bench(&m, &bo, res, &count, &err))
@@ -346,8 +310,8 @@ static int bench(const struct options *o)
 		"rel_err"};
 	enum { NCOLS = sizeof columns / sizeof *columns };
 	struct csv_writer w;
-	const char *path = o->output ? o->output : "-";
-	if ((o->append ? csv_writer_open_append(&w, path, columns, NCOLS, &err)
+	const char *path = o.output ? o.output : "-";
+	if ((o.append ? csv_writer_open_append(&w, path, columns, NCOLS, &err)
 		       : csv_writer_open(&w, path, columns, NCOLS, &err)))
 		cli_fatal(&err);
 	for (int i = 0; i < count; i++) {
@@ -356,13 +320,13 @@ static int bench(const struct options *o)
 		csv_writer_int(&w, m.rows);
 		csv_writer_int(&w, m.cols);
 		csv_writer_double(&w, density, 4);
-		csv_writer_int(&w, o->nvec);
+		csv_writer_int(&w, o.nvec);
 		csv_writer_str(&w, r->kernel);
 		csv_writer_double(&w, r->t.median_ms * 1e3, 5);
 		csv_writer_double(&w, r->t.min_ms * 1e3, 5);
 		csv_writer_double(&w, r->t.max_ms * 1e3, 5);
 		csv_writer_int(&w, r->t.reps);
-		csv_writer_int(&w, o->flush);
+		csv_writer_int(&w, o.flush);
 		csv_writer_double(&w, r->bytes, 10);
 		csv_writer_double(&w, r->gbs, 5);
 		csv_writer_double(&w, copy_gbs, 5);
@@ -383,7 +347,7 @@ static int bench(const struct options *o)
 
 int main(int argc, char **argv)
 {
+	static const struct cli_command commands[] = {{"bench", bench}, {0}};
 	cli_init(argv[0]);
-	struct options o = parse_options(argc, argv);
-	return o.bench ? bench(&o) : multiply(&o);
+	cli_run_command(argc, argv, commands, multiply, usage);
 }

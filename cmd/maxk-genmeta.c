@@ -1,6 +1,6 @@
 /* maxk-genmeta: MaxK-GNN warp work items (.warp4) from a CSR graph.
- * Options are parsed here; the work is lib/warp4.c, lib/graph_load.c and,
- * for --synthetic, lib/graph_gen.c. */
+ * Options are parsed here; the work is lib/maxk/warp4.c,
+ * lib/sparse/graph_load.c and, for --synthetic, lib/sparse/graph_gen.c. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +47,9 @@ static const char usage[] =
 	"  maxk-genmeta reddit.npz -o reddit.warp4\n";
 
 struct options {
-	const char *graph, *output, *check, *synthetic, *graph_out, *seed;
-	int warp_max_nz, compress, json;
+	const char *graph, *output, *check, *synthetic, *graph_out;
+	uint64_t seed;
+	int seed_given, warp_max_nz, compress, json;
 	struct graph_load_opts load;
 };
 
@@ -75,10 +76,15 @@ static struct options parse_options(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":o:w:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
-		case 'w': o.warp_max_nz = (int)cli_int("--warp-max-nz", optarg, 1, WARP4_MAX_NZ_LIMIT); break;
+		case 'w':
+			o.warp_max_nz = (int)cli_int("--warp-max-nz", optarg, 1, WARP4_MAX_NZ_LIMIT);
+			break;
 		case OPT_CHECK: o.check = optarg; break;
 		case OPT_SYNTHETIC: o.synthetic = optarg; break;
-		case OPT_SEED: o.seed = optarg; break;
+		case OPT_SEED:
+			o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX);
+			o.seed_given = 1;
+			break;
 		case OPT_GRAPH_OUT: o.graph_out = optarg; break;
 		case OPT_COMPRESS: o.compress = 1; break;
 		case OPT_UNDIRECTED: o.load.edgelist.undirected = 1; break;
@@ -93,7 +99,7 @@ static struct options parse_options(int argc, char **argv)
 		cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!o.graph == !o.synthetic)
 		cli_usage_error(o.graph ? "give GRAPH or --synthetic, not both" : "no GRAPH given");
-	if (o.seed && !o.synthetic)
+	if (o.seed_given && !o.synthetic)
 		cli_usage_error("--seed goes with --synthetic");
 	if (o.compress && !o.graph_out)
 		cli_usage_error("--compress goes with --graph-out");
@@ -140,8 +146,8 @@ static void load_graph(const struct options *o, int64_t **indptr, int64_t *nrows
 		struct graph_spec spec;
 		if (graph_spec_parse(o->synthetic, &spec, &err))
 			cli_usage_error("%s", err.msg);
-		if (o->seed)
-			spec.seed = (uint64_t)cli_int("--seed", o->seed, 0, INT64_MAX);
+		if (o->seed_given)
+			spec.seed = o->seed;
 		*nrows = spec.nodes;
 		if (o->graph_out ? graph_gen(&spec, g, &err) : graph_gen_indptr(&spec, indptr, &err))
 			cli_fatal(&err);

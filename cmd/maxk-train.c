@@ -1,7 +1,9 @@
-/* maxk-train: full-graph GNN training with MaxK (lib/gnn_train.c over
- * lib/gnn_model.c, on the backend of lib/gnn_cpu.c or kernels/gnn_gpu.cu),
- * and the kernel benchmark mode --bench-kernels (kernels/maxk_bench.cu).
- * Options are parsed here; the work is in lib/ and kernels/. */
+/* maxk-train: full-graph GNN training with MaxK (lib/gnn/gnn_train.c over
+ * lib/gnn/gnn_model.c, on the backend of lib/gnn/gnn_cpu.c or
+ * kernels/gnn/gnn_gpu*.cu), and the kernel benchmark, `maxk-train bench`
+ * (kernels/maxk/maxk_bench.cu), also asked for by --bench-kernels.
+ * Options are parsed here, each form its own; the work is in lib/ and
+ * kernels/. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,7 +26,7 @@
 static const char usage[] =
 	"Usage: maxk-train [OPTION]... DATASET\n"
 	"       maxk-train --synthetic SPEC [OPTION]...\n"
-	"       maxk-train --bench-kernels GRAPH|--synthetic SPEC [BENCH OPTION]...\n"
+	"       maxk-train bench GRAPH|--synthetic SPEC [BENCH OPTION]...\n"
 	"Full-graph GNN training as in MaxK-GNN: GraphSAGE, GCN or GIN on all nodes of\n"
 	"one graph, Adam, softmax cross-entropy (class ids) or BCE (multi-label), the\n"
 	"test score at the best validation score. The model is lin_in, then per layer\n"
@@ -86,7 +88,7 @@ static const char usage[] =
 	"  -h, --help               show this help and exit\n"
 	"  -V, --version            show the version and exit\n"
 	"\n"
-	"Kernel benchmark (--bench-kernels): on one graph, for each hidden width H and\n"
+	"Kernel benchmark (maxk-train bench): on one graph, for each hidden width H and\n"
 	"each k, time cuSPARSE SpMM on the dense MaxK features, the MaxK forward SpGEMM,\n"
 	"the MaxK backward SSpMM (gathered, and scattered with atomics) and top-k side by\n"
 	"side on the GPU, check each against cuSPARSE (top-k against the CPU), and write\n"
@@ -94,7 +96,7 @@ static const char usage[] =
 	"--synthetic takes reddit_like, products_like, flickr_like or\n"
 	"powerlaw:nodes=N,edges=E[,sigma=S]; --hidden and --maxk take lists (defaults\n"
 	"256 and 16,32,64; H up to 1024); --seed seeds the features.\n"
-	"      --bench-kernels      run the kernel benchmark\n"
+	"      --bench-kernels      the same as the bench command, anywhere on the line\n"
 	"      --reps N             timed repetitions (default 20); --warmup N (default 3)\n"
 	"      --no-flush           do not flush the L2 cache between repetitions\n"
 	"  -o, --output FILE        write the CSV to FILE (default: standard output)\n"
@@ -103,52 +105,160 @@ static const char usage[] =
 	"Example:\n"
 	"  maxk-train --synthetic csbm --model sage --layers 2 --epochs 200 --log log.csv\n"
 	"  maxk-train ogbn-products/ --norm --maxk 32 --checkpoint ck.npz --profile-kernels\n"
-	"  maxk-train --bench-kernels --synthetic reddit_like --maxk 16,32,64 -o maxk.csv\n";
+	"  maxk-train bench --synthetic reddit_like --maxk 16,32,64 -o maxk.csv\n";
 
 enum { MAX_LIST = 16 };
-enum kernel_mode { KM_AUTO, KM_MAXK, KM_CUSPARSE, KM_CPU };
-enum { METRIC_AUTO = -1 };
 
-struct options {
+enum kernel_mode { KM_AUTO, KM_MAXK, KM_CUSPARSE, KM_CPU };
+static const char *const kernel_mode_names[] = {
+	[KM_AUTO] = "auto", [KM_MAXK] = "maxk", [KM_CUSPARSE] = "cusparse", [KM_CPU] = "cpu", NULL,
+};
+
+/* --metric: a gnn_metric by name, or auto (the one the labels call for). */
+enum metric_choice { METRIC_ACCURACY, METRIC_MICRO_F1, METRIC_ROC_AUC, METRIC_AUTO };
+static const char *const metric_names[] = {
+	[METRIC_ACCURACY] = "accuracy", [METRIC_MICRO_F1] = "micro-f1",
+	[METRIC_ROC_AUC] = "roc-auc", [METRIC_AUTO] = "auto", NULL,
+};
+static const enum gnn_metric metric_of[] = {
+	[METRIC_ACCURACY] = GNN_ACCURACY, [METRIC_MICRO_F1] = GNN_MICRO_F1,
+	[METRIC_ROC_AUC] = GNN_ROC_AUC,
+};
+
+/* --tf32's values, each at the index of the flag it sets. */
+static const char *const off_on[] = {"off", "on", NULL};
+
+/* What both forms read: the dataset (training) or graph (bench), or
+ * --synthetic; --hidden and --maxk as given (one value each for training,
+ * lists for the benchmark); the seed. */
+struct source {
 	const char *input, *synthetic;
 	const char *hidden_text, *maxk_text;
 	uint64_t seed;
-	/* training */
+};
+
+struct train_options {
+	struct source src;
 	struct gnn_model_config model;
 	struct gnn_train_opts train;
-	int metric; /* enum gnn_metric or METRIC_AUTO */
+	enum metric_choice metric;
 	enum kernel_mode kernel_mode;
 	enum gpu_device_choice device;
 	int selfloop, tf32, validate, profile, threshold_given;
 	double threshold;
 	const char *save_model, *predict, *resume;
-	/* --bench-kernels */
+};
+
+struct bench_options {
+	const char *form; /* "bench", or "--bench-kernels" where it was asked for so */
+	struct source src;
 	const char *output;
-	int bench, append, reps, warmup, flush;
+	int append, reps, warmup, flush;
 	int64_t hidden[MAX_LIST], maxk[MAX_LIST];
 	int nhidden, nmaxk;
 };
 
-static int pick(const char *option, const char *text, const char *const *names, int count)
+/* Option ids; each form's table lists the ones it takes. */
+enum {
+	OPT_SYNTHETIC = 256, OPT_HIDDEN, OPT_MAXK, OPT_SEED, OPT_MODEL, OPT_LAYERS, OPT_NONLINEAR,
+	OPT_DROPOUT, OPT_NORM, OPT_SELFLOOP, OPT_EPOCHS, OPT_LR, OPT_WEIGHT_DECAY, OPT_METRIC,
+	OPT_EVAL_EVERY, OPT_KERNEL_MODE, OPT_DEVICE, OPT_TF32, OPT_VALIDATE, OPT_THRESHOLD,
+	OPT_PROFILE, OPT_LOG, OPT_SAVE_MODEL, OPT_PREDICT, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
+	OPT_RESUME, OPT_BENCH_KERNELS, OPT_REPS, OPT_WARMUP, OPT_NO_FLUSH, OPT_APPEND,
+};
+
+#define SOURCE_LONGOPTS                                                 \
+	{"synthetic", required_argument, NULL, OPT_SYNTHETIC},          \
+	{"hidden", required_argument, NULL, OPT_HIDDEN},                \
+	{"maxk", required_argument, NULL, OPT_MAXK},                    \
+	{"seed", required_argument, NULL, OPT_SEED}
+
+static const struct option train_longopts[] = {
+	SOURCE_LONGOPTS,
+	{"model", required_argument, NULL, OPT_MODEL},
+	{"layers", required_argument, NULL, OPT_LAYERS},
+	{"nonlinear", required_argument, NULL, OPT_NONLINEAR},
+	{"dropout", required_argument, NULL, OPT_DROPOUT},
+	{"norm", no_argument, NULL, OPT_NORM},
+	{"selfloop", no_argument, NULL, OPT_SELFLOOP},
+	{"epochs", required_argument, NULL, OPT_EPOCHS},
+	{"lr", required_argument, NULL, OPT_LR},
+	{"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
+	{"metric", required_argument, NULL, OPT_METRIC},
+	{"eval-every", required_argument, NULL, OPT_EVAL_EVERY},
+	{"kernel-mode", required_argument, NULL, OPT_KERNEL_MODE},
+	{"device", required_argument, NULL, OPT_DEVICE},
+	{"tf32", required_argument, NULL, OPT_TF32},
+	{"validate-kernels", no_argument, NULL, OPT_VALIDATE},
+	{"fallback-threshold", required_argument, NULL, OPT_THRESHOLD},
+	{"profile-kernels", no_argument, NULL, OPT_PROFILE},
+	{"log", required_argument, NULL, OPT_LOG},
+	{"save-model", required_argument, NULL, OPT_SAVE_MODEL},
+	{"predict", required_argument, NULL, OPT_PREDICT},
+	{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+	{"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+	{"resume", required_argument, NULL, OPT_RESUME},
+	CLI_COMMON_LONGOPTS,
+};
+
+static const struct option bench_longopts[] = {
+	SOURCE_LONGOPTS,
+	{"bench-kernels", no_argument, NULL, OPT_BENCH_KERNELS},
+	{"reps", required_argument, NULL, OPT_REPS},
+	{"warmup", required_argument, NULL, OPT_WARMUP},
+	{"no-flush", no_argument, NULL, OPT_NO_FLUSH},
+	{"output", required_argument, NULL, 'o'},
+	{"append", no_argument, NULL, OPT_APPEND},
+	CLI_COMMON_LONGOPTS,
+};
+
+/* An option of struct source; 0 when c is none of them. */
+static int source_option(int c, struct source *s)
 {
-	for (int i = 0; i < count; i++)
-		if (!strcmp(text, names[i]))
-			return i;
-	char list[128] = "";
-	for (int i = 0; i < count; i++)
-		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-			 i ? (i == count - 1 ? " or " : ", ") : "", names[i]);
-	cli_usage_error("%s: '%s' is not %s", option, text, list);
+	switch (c) {
+	case OPT_SYNTHETIC: s->synthetic = optarg; return 1;
+	case OPT_HIDDEN: s->hidden_text = optarg; return 1;
+	case OPT_MAXK: s->maxk_text = optarg; return 1;
+	case OPT_SEED: s->seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); return 1;
+	}
+	return 0;
 }
 
-/* Training's single --hidden and --maxk. */
-static void check_training(struct options *o)
+/* After the options: the one positional argument (`what`), or --synthetic. */
+static void source_input(int argc, char **argv, struct source *s, const char *what)
+{
+	if (optind < argc)
+		s->input = argv[optind++];
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!s->input == !s->synthetic)
+		cli_usage_error(s->input ? "give %s or --synthetic, not both" : "no %s given", what);
+}
+
+/* The long name of the option that getopt_long did not know (c is '?'),
+ * where the other form's table knows it: by its letter for a short option,
+ * else by the --name (before any =VALUE) it was given as. NULL otherwise. */
+static const char *other_form_option(int c, char **argv, const struct option *other)
+{
+	if (c != '?')
+		return NULL;
+	const char *arg = argv[optind - 1];
+	const size_t len = strncmp(arg, "--", 2) ? 0 : strcspn(arg + 2, "=");
+	for (const struct option *o = other; o->name; o++)
+		if (optopt ? o->val == optopt
+			   : len && strlen(o->name) == len && !strncmp(arg + 2, o->name, len))
+			return o->name;
+	return NULL;
+}
+
+/* Training's single --hidden and --maxk, and the checks between options. */
+static void check_training(struct train_options *o)
 {
 	struct gnn_model_config *m = &o->model;
-	if (o->hidden_text)
-		m->hidden = (int)cli_int("--hidden", o->hidden_text, 1, MAXK_MAX_WIDTH);
-	if (o->maxk_text)
-		m->maxk = (int)cli_int("--maxk", o->maxk_text, 1, MAXK_MAX_WIDTH);
+	if (o->src.hidden_text)
+		m->hidden = (int)cli_int("--hidden", o->src.hidden_text, 1, MAXK_MAX_WIDTH);
+	if (o->src.maxk_text)
+		m->maxk = (int)cli_int("--maxk", o->src.maxk_text, 1, MAXK_MAX_WIDTH);
 	if (m->nonlinear == GNN_MAXK && m->maxk > m->hidden)
 		cli_usage_error("--maxk %d is larger than --hidden %d", m->maxk, m->hidden);
 	if (o->kernel_mode == KM_MAXK && m->nonlinear != GNN_MAXK)
@@ -158,7 +268,7 @@ static void check_training(struct options *o)
 	if ((o->kernel_mode == KM_MAXK || o->kernel_mode == KM_CUSPARSE) &&
 	    o->device == DEVICE_CPU)
 		cli_usage_error("--kernel-mode %s runs on the GPU, not --device cpu",
-				o->kernel_mode == KM_MAXK ? "maxk" : "cusparse");
+				kernel_mode_names[o->kernel_mode]);
 	if (o->validate && (m->nonlinear != GNN_MAXK || m->layers == 0))
 		cli_usage_error("--validate-kernels needs --nonlinear maxk and --layers 1 or more");
 	if (o->threshold_given && !o->validate)
@@ -168,101 +278,32 @@ static void check_training(struct options *o)
 	if (!o->train.checkpoint_every)
 		o->train.checkpoint_every = 10;
 	m->dense_agg = o->kernel_mode == KM_CUSPARSE;
+	struct sp_err err;
+	if (o->src.synthetic && gnn_data_synthetic_check(o->src.synthetic, &err))
+		cli_usage_error("%s", err.msg);
+	m->seed = o->src.seed;
 }
 
-static void check_bench(struct options *o)
+static struct train_options train_parse(int argc, char **argv)
 {
-	static const int64_t default_hidden[] = {256}, default_maxk[] = {16, 32, 64};
-	memcpy(o->hidden, default_hidden, sizeof default_hidden);
-	memcpy(o->maxk, default_maxk, sizeof default_maxk);
-	o->nhidden = o->hidden_text ? cli_int_list("--hidden", o->hidden_text, o->hidden, MAX_LIST,
-						   1, MAXK_GPU_MAX_WIDTH) : 1;
-	o->nmaxk = o->maxk_text ? cli_int_list("--maxk", o->maxk_text, o->maxk, MAX_LIST, 1,
-					       MAXK_GPU_MAX_WIDTH) : 3;
-	if (o->append && !o->output)
-		cli_usage_error("--append needs -o FILE");
-	for (int i = 0; i < o->nhidden; i++)
-		for (int j = 0; j < o->nmaxk; j++)
-			if (o->maxk[j] > o->hidden[i])
-				cli_usage_error("--maxk %lld is larger than --hidden %lld",
-						(long long)o->maxk[j], (long long)o->hidden[i]);
-}
-
-static struct options parse_options(int argc, char **argv)
-{
-	/* Training's options from OPT_MODEL to OPT_RESUME, the benchmark's from
-	 * OPT_BENCH to OPT_APPEND (and -o); the rest are shared. */
-	enum { OPT_SYNTHETIC = 256, OPT_HIDDEN, OPT_MAXK, OPT_SEED,
-	       OPT_MODEL, OPT_LAYERS, OPT_NONLINEAR, OPT_DROPOUT, OPT_NORM, OPT_SELFLOOP,
-	       OPT_EPOCHS, OPT_LR, OPT_WEIGHT_DECAY, OPT_METRIC, OPT_EVAL_EVERY, OPT_KERNEL_MODE,
-	       OPT_DEVICE, OPT_TF32, OPT_VALIDATE, OPT_THRESHOLD, OPT_PROFILE, OPT_LOG,
-	       OPT_SAVE_MODEL, OPT_PREDICT, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME,
-	       OPT_BENCH, OPT_REPS, OPT_WARMUP, OPT_NO_FLUSH, OPT_APPEND };
-	static const struct option longopts[] = {
-		{"synthetic", required_argument, NULL, OPT_SYNTHETIC},
-		{"hidden", required_argument, NULL, OPT_HIDDEN},
-		{"maxk", required_argument, NULL, OPT_MAXK},
-		{"seed", required_argument, NULL, OPT_SEED},
-		{"model", required_argument, NULL, OPT_MODEL},
-		{"layers", required_argument, NULL, OPT_LAYERS},
-		{"nonlinear", required_argument, NULL, OPT_NONLINEAR},
-		{"dropout", required_argument, NULL, OPT_DROPOUT},
-		{"norm", no_argument, NULL, OPT_NORM},
-		{"selfloop", no_argument, NULL, OPT_SELFLOOP},
-		{"epochs", required_argument, NULL, OPT_EPOCHS},
-		{"lr", required_argument, NULL, OPT_LR},
-		{"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
-		{"metric", required_argument, NULL, OPT_METRIC},
-		{"eval-every", required_argument, NULL, OPT_EVAL_EVERY},
-		{"kernel-mode", required_argument, NULL, OPT_KERNEL_MODE},
-		{"device", required_argument, NULL, OPT_DEVICE},
-		{"tf32", required_argument, NULL, OPT_TF32},
-		{"validate-kernels", no_argument, NULL, OPT_VALIDATE},
-		{"fallback-threshold", required_argument, NULL, OPT_THRESHOLD},
-		{"profile-kernels", no_argument, NULL, OPT_PROFILE},
-		{"log", required_argument, NULL, OPT_LOG},
-		{"save-model", required_argument, NULL, OPT_SAVE_MODEL},
-		{"predict", required_argument, NULL, OPT_PREDICT},
-		{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
-		{"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
-		{"resume", required_argument, NULL, OPT_RESUME},
-		{"bench-kernels", no_argument, NULL, OPT_BENCH},
-		{"reps", required_argument, NULL, OPT_REPS},
-		{"warmup", required_argument, NULL, OPT_WARMUP},
-		{"no-flush", no_argument, NULL, OPT_NO_FLUSH},
-		{"output", required_argument, NULL, 'o'},
-		{"append", no_argument, NULL, OPT_APPEND},
-		CLI_COMMON_LONGOPTS,
-	};
-	static const char *const models[] = {"sage", "gcn", "gin"};
-	static const char *const nonlinears[] = {"relu", "maxk"};
-	static const char *const metrics[] = {"accuracy", "micro-f1", "roc-auc", "auto"};
-	static const char *const kernel_modes[] = {"auto", "maxk", "cusparse", "cpu"};
-	static const char *const on_off[] = {"off", "on"};
-	struct options o = {
-		.seed = 1,
+	struct train_options o = {
+		.src = {.seed = 1},
 		.model = {.conv = GNN_SAGE, .nonlinear = GNN_MAXK, .layers = 3, .hidden = 256,
 			  .maxk = 32, .dropout = 0.5f},
 		.train = {.epochs = 100, .eval_every = 1, .lr = 0.01f},
 		.metric = METRIC_AUTO, .device = DEVICE_AUTO, .threshold = 1e-3,
-		.reps = 20, .warmup = 3, .flush = 1,
 	};
-	const char *train_only = NULL, *bench_only = NULL;
-	int c, li = 0;
+	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, &li)) != -1) {
-		if (c >= OPT_MODEL && c <= OPT_RESUME)
-			train_only = longopts[li].name;
-		else if ((c > OPT_BENCH && c <= OPT_APPEND) || c == 'o')
-			bench_only = c == 'o' ? "output" : longopts[li].name;
+	while ((c = getopt_long(argc, argv, ":" CLI_COMMON_SHORTOPTS, train_longopts, NULL)) != -1) {
+		if (source_option(c, &o.src))
+			continue;
 		switch (c) {
-		case OPT_SYNTHETIC: o.synthetic = optarg; break;
-		case OPT_HIDDEN: o.hidden_text = optarg; break;
-		case OPT_MAXK: o.maxk_text = optarg; break;
-		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
-		case OPT_MODEL: o.model.conv = pick("--model", optarg, models, 3); break;
+		case OPT_MODEL: o.model.conv = cli_choice("--model", optarg, gnn_conv_names); break;
 		case OPT_LAYERS: o.model.layers = (int)cli_int("--layers", optarg, 0, 64); break;
-		case OPT_NONLINEAR: o.model.nonlinear = pick("--nonlinear", optarg, nonlinears, 2); break;
+		case OPT_NONLINEAR:
+			o.model.nonlinear = cli_choice("--nonlinear", optarg, gnn_nonlinear_names);
+			break;
 		case OPT_DROPOUT:
 			o.model.dropout = (float)cli_double("--dropout", optarg, 0, 0.99);
 			break;
@@ -273,19 +314,15 @@ static struct options parse_options(int argc, char **argv)
 		case OPT_WEIGHT_DECAY:
 			o.train.weight_decay = (float)cli_double("--weight-decay", optarg, 0, 10);
 			break;
-		case OPT_METRIC: {
-			int m = pick("--metric", optarg, metrics, 4);
-			o.metric = m == 3 ? METRIC_AUTO : m;
-			break;
-		}
+		case OPT_METRIC: o.metric = cli_choice("--metric", optarg, metric_names); break;
 		case OPT_EVAL_EVERY:
 			o.train.eval_every = cli_int("--eval-every", optarg, 1, 100000000);
 			break;
 		case OPT_KERNEL_MODE:
-			o.kernel_mode = pick("--kernel-mode", optarg, kernel_modes, 4);
+			o.kernel_mode = cli_choice("--kernel-mode", optarg, kernel_mode_names);
 			break;
 		case OPT_DEVICE: o.device = cli_device(optarg); break;
-		case OPT_TF32: o.tf32 = pick("--tf32", optarg, on_off, 2); break;
+		case OPT_TF32: o.tf32 = cli_choice("--tf32", optarg, off_on); break;
 		case OPT_VALIDATE: o.validate = 1; break;
 		case OPT_THRESHOLD:
 			o.threshold = cli_double("--fallback-threshold", optarg, -1e30, 1e30);
@@ -300,64 +337,98 @@ static struct options parse_options(int argc, char **argv)
 			o.train.checkpoint_every = cli_int("--checkpoint-every", optarg, 1, 100000000);
 			break;
 		case OPT_RESUME: o.resume = optarg; break;
-		case OPT_BENCH: o.bench = 1; break;
+		default: {
+			const char *bench_only = other_form_option(c, argv, bench_longopts);
+			if (bench_only)
+				cli_usage_error("--%s belongs to --bench-kernels (the bench command)",
+						bench_only);
+			cli_common_option(c, usage, argv);
+		}
+		}
+	}
+	source_input(argc, argv, &o.src, "DATASET");
+	check_training(&o);
+	return o;
+}
+
+/* The benchmark's lists of --hidden and --maxk, and the checks between
+ * options. */
+static void check_bench(struct bench_options *o)
+{
+	static const int64_t default_hidden[] = {256}, default_maxk[] = {16, 32, 64};
+	memcpy(o->hidden, default_hidden, sizeof default_hidden);
+	memcpy(o->maxk, default_maxk, sizeof default_maxk);
+	o->nhidden = o->src.hidden_text ? cli_int_list("--hidden", o->src.hidden_text, o->hidden,
+						       MAX_LIST, 1, MAXK_GPU_MAX_WIDTH) : 1;
+	o->nmaxk = o->src.maxk_text ? cli_int_list("--maxk", o->src.maxk_text, o->maxk, MAX_LIST,
+						   1, MAXK_GPU_MAX_WIDTH) : 3;
+	if (o->append && !o->output)
+		cli_usage_error("--append needs -o FILE");
+	for (int i = 0; i < o->nhidden; i++)
+		for (int j = 0; j < o->nmaxk; j++)
+			if (o->maxk[j] > o->hidden[i])
+				cli_usage_error("--maxk %lld is larger than --hidden %lld",
+						(long long)o->maxk[j], (long long)o->hidden[i]);
+}
+
+/* form: how the benchmark was asked for, as messages name it. */
+static struct bench_options bench_parse(int argc, char **argv, const char *form)
+{
+	struct bench_options o = {.form = form, .src = {.seed = 1}, .reps = 20, .warmup = 3,
+				  .flush = 1};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, bench_longopts, NULL)) !=
+	       -1) {
+		if (source_option(c, &o.src))
+			continue;
+		switch (c) {
+		case OPT_BENCH_KERNELS: break; /* the form's other name: already chosen */
 		case OPT_REPS: o.reps = (int)cli_int("--reps", optarg, 1, 1000000); break;
 		case OPT_WARMUP: o.warmup = (int)cli_int("--warmup", optarg, 0, 1000000); break;
 		case OPT_NO_FLUSH: o.flush = 0; break;
 		case 'o': o.output = optarg; break;
 		case OPT_APPEND: o.append = 1; break;
-		default: cli_common_option(c, usage, argv);
+		default: {
+			const char *train_only = other_form_option(c, argv, train_longopts);
+			if (train_only)
+				cli_usage_error("--%s is for training, not %s", train_only, form);
+			cli_common_option(c, usage, argv);
+		}
 		}
 	}
-	if (optind < argc)
-		o.input = argv[optind++];
-	if (optind < argc)
-		cli_usage_error("unexpected argument '%s'", argv[optind]);
-	const char *what = o.bench ? "GRAPH" : "DATASET";
-	if (!o.input == !o.synthetic)
-		cli_usage_error(o.input ? "give %s or --synthetic, not both" : "no %s given", what);
-	if (o.bench && train_only)
-		cli_usage_error("--%s is for training, not --bench-kernels", train_only);
-	if (!o.bench && bench_only)
-		cli_usage_error("--%s belongs to --bench-kernels", bench_only);
-	if (o.bench)
-		check_bench(&o);
-	else
-		check_training(&o);
-	struct sp_err err;
-	if (!o.bench && o.synthetic && gnn_data_synthetic_check(o.synthetic, &err))
-		cli_usage_error("%s", err.msg);
-	o.model.seed = o.seed;
+	source_input(argc, argv, &o.src, "GRAPH");
+	check_bench(&o);
 	return o;
 }
 
-static void load_graph(const struct options *o, struct csr *g)
+static void load_graph(const struct source *s, struct csr *g)
 {
 	struct sp_err err;
-	if (o->synthetic) {
+	if (s->synthetic) {
 		struct graph_spec spec;
-		if (graph_spec_parse(o->synthetic, &spec, &err))
+		if (graph_spec_parse(s->synthetic, &spec, &err))
 			cli_usage_error("%s", err.msg);
 		if (graph_gen(&spec, g, &err))
 			cli_fatal(&err);
-	} else if (graph_load(o->input, NULL, g, &err)) {
+	} else if (graph_load(s->input, NULL, g, &err)) {
 		cli_fatal(&err);
 	}
 	if (g->nrows == 0)
-		cli_die("%s: graph has no rows", o->input ? o->input : o->synthetic);
+		cli_die("%s: graph has no rows", s->input ? s->input : s->synthetic);
 	if (g->nrows != g->ncols)
-		cli_die("%s: graph is %lld x %lld, not square", o->input ? o->input : o->synthetic,
+		cli_die("%s: graph is %lld x %lld, not square", s->input ? s->input : s->synthetic,
 			(long long)g->nrows, (long long)g->ncols);
 }
 
-static void bench(const struct options *o)
+static void bench(const struct bench_options *o)
 {
 	struct sp_err err, why;
 	if (gpu_probe(&why) == 0)
-		cli_die("--bench-kernels: no usable CUDA device (%s)", why.msg);
+		cli_die("%s: no usable CUDA device (%s)", o->form, why.msg);
 	struct csr g;
-	load_graph(o, &g);
-	const char *name = o->input ? o->input : o->synthetic;
+	load_graph(&o->src, &g);
+	const char *name = o->src.input ? o->src.input : o->src.synthetic;
 
 	static const char *const columns[] = {"graph", "nodes", "edges", "hidden", "k", "kernel",
 					      "median_ms", "min_ms", "max_ms", "reps", "gbs",
@@ -371,7 +442,7 @@ static void bench(const struct options *o)
 	for (int i = 0; i < o->nhidden; i++) {
 		for (int j = 0; j < o->nmaxk; j++) {
 			struct maxk_bench_opts bo = {(int)o->hidden[i], (int)o->maxk[j], o->warmup,
-						     o->reps, o->flush, o->seed};
+						     o->reps, o->flush, o->src.seed};
 			struct maxk_bench_result res[MAXK_BENCH_KERNELS];
 			cli_log(2, "H = %lld, k = %lld", (long long)o->hidden[i],
 				(long long)o->maxk[j]);
@@ -425,7 +496,7 @@ static int stop_requested(void *ctx)
 }
 
 struct run {
-	const struct options *o;
+	const struct train_options *o;
 	const char *metric;
 };
 
@@ -447,11 +518,11 @@ static void on_epoch(void *ctx, const struct gnn_trainer *t, const struct gnn_ep
 	}
 }
 
-static void load_dataset(const struct options *o, struct gnn_dataset *d)
+static void load_dataset(const struct train_options *o, struct gnn_dataset *d)
 {
 	struct sp_err err;
-	if (o->synthetic ? gnn_data_synthetic(o->synthetic, d, &err)
-			 : gnn_data_load(o->input, d, &err))
+	if (o->src.synthetic ? gnn_data_synthetic(o->src.synthetic, d, &err)
+			     : gnn_data_load(o->src.input, d, &err))
 		cli_fatal(&err);
 	if (o->selfloop && gnn_data_add_selfloops(d, &err))
 		cli_fatal(&err);
@@ -460,7 +531,6 @@ static void load_dataset(const struct options *o, struct gnn_dataset *d)
 /* What is about to run, once nothing can fail any more before training. */
 static void describe(const struct gnn_dataset *d, const struct gnn_model *m)
 {
-	static const char *const convs[] = {"sage", "gcn", "gin"};
 	const struct gnn_model_config *c = &m->cfg;
 	char nl[32] = "relu";
 	if (c->nonlinear == GNN_MAXK)
@@ -471,11 +541,11 @@ static void describe(const struct gnn_dataset *d, const struct gnn_model *m)
 		(long long)gnn_data_count(d, GNN_TRAIN), (long long)gnn_data_count(d, GNN_VAL),
 		(long long)gnn_data_count(d, GNN_TEST));
 	cli_log(1, "%s, %d layers x %d, %s, dropout %g%s; %s backend, %s aggregation",
-		convs[c->conv], c->layers, c->hidden, nl, c->dropout, c->norm ? ", LayerNorm" : "",
+		gnn_conv_names[c->conv], c->layers, c->hidden, nl, c->dropout, c->norm ? ", LayerNorm" : "",
 		m->b->name, c->nonlinear == GNN_MAXK && !c->dense_agg ? "MaxK" : "dense");
 }
 
-static struct gnn_backend *open_backend(const struct options *o)
+static struct gnn_backend *open_backend(const struct train_options *o)
 {
 	struct sp_err err;
 	int use_gpu = 0;
@@ -495,8 +565,8 @@ static const char *dense_name(const struct gnn_backend *b)
 	return strcmp(b->name, "cpu") ? "cuSPARSE" : "dense aggregation";
 }
 
-/* --validate-kernels: seed 000's lines; the dense path when it fails. */
-static void validate(struct gnn_model *m, const struct options *o)
+/* --validate-kernels: MaxK-GNN's lines; the dense path when it fails. */
+static void validate(struct gnn_model *m, const struct train_options *o)
 {
 	struct sp_err err;
 	double max_err;
@@ -515,7 +585,7 @@ static void validate(struct gnn_model *m, const struct options *o)
 	fflush(stdout);
 }
 
-static void write_outputs(const struct options *o, struct gnn_trainer *t)
+static void write_outputs(const struct train_options *o, struct gnn_trainer *t)
 {
 	struct sp_err err;
 	if (o->save_model && gnn_model_save(t->m, o->save_model, &err))
@@ -531,7 +601,7 @@ static void write_outputs(const struct options *o, struct gnn_trainer *t)
 		cli_fatal(&err);
 }
 
-static void report(const struct options *o, const struct gnn_trainer *t, const char *metric)
+static void report(const struct train_options *o, const struct gnn_trainer *t, const char *metric)
 {
 	const struct gnn_epoch *last = &t->log[t->epoch - 1];
 	printf("Final epoch %04lld: loss %.4f, train %s %.4f, val %s %.4f, test %s %.4f\n",
@@ -549,7 +619,7 @@ static void report(const struct options *o, const struct gnn_trainer *t, const c
 	printf("Peak memory: %.1f MiB\n", (double)t->m->b->peak_memory(t->m->b) / (1 << 20));
 }
 
-static void train(struct options *o)
+static void train(struct train_options *o)
 {
 	struct sp_err err;
 	struct gnn_backend *b = open_backend(o);
@@ -558,7 +628,7 @@ static void train(struct options *o)
 	if (o->metric == METRIC_AUTO)
 		o->train.metric = d.multilabel ? GNN_MICRO_F1 : GNN_ACCURACY;
 	else
-		o->train.metric = (enum gnn_metric)o->metric;
+		o->train.metric = metric_of[o->metric];
 	if ((o->train.metric == GNN_ACCURACY) == d.multilabel)
 		cli_usage_error("--metric %s needs %s labels; %s has %s",
 				gnn_metric_name(o->train.metric),
@@ -601,13 +671,40 @@ static void train(struct options *o)
 	gnn_data_free(&d);
 }
 
+static int train_command(int argc, char **argv)
+{
+	struct train_options o = train_parse(argc, argv);
+	train(&o);
+	return 0;
+}
+
+static int bench_run(int argc, char **argv, const char *form)
+{
+	const struct bench_options o = bench_parse(argc, argv, form);
+	bench(&o);
+	return 0;
+}
+
+static int bench_command(int argc, char **argv)
+{
+	return bench_run(argc, argv, "bench");
+}
+
+/* --bench-kernels, the benchmark's older spelling, may stand anywhere
+ * among the options (before a "--"). */
+static int bench_kernels_given(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--bench-kernels"))
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	static const struct cli_command commands[] = {{"bench", bench_command}, {0}};
 	cli_init(argv[0]);
-	struct options o = parse_options(argc, argv);
-	if (o.bench)
-		bench(&o);
-	else
-		train(&o);
-	return 0;
+	if (bench_kernels_given(argc, argv))
+		return bench_run(argc, argv, "--bench-kernels");
+	cli_run_command(argc, argv, commands, train_command, usage);
 }

@@ -8,7 +8,7 @@ dir=${SPKIT_BENCH_DIR:-build/bench}
 mkdir -p "$dir"
 csv=$dir/maxk.csv
 for g in flickr_like products_like reddit_like; do
-	"$bin/maxk-train" --bench-kernels --synthetic "$g" --hidden 256 --maxk 16,32,64 \
+	"$bin/maxk-train" bench --synthetic "$g" --hidden 256 --maxk 16,32,64 \
 		--reps "${MAXK_REPS:-20}" --append -o "$csv"
 done
 awk -F, 'NR > 1 { t[$1, $5, $6] = $7; e[$1, $5, $6] = $13; if (!(($1, $5) in seen)) { seen[$1, $5] = 1; order[++n] = $1 SUBSEP $5 } }

@@ -45,6 +45,28 @@ else
 fi
 
 echo
+echo "== ksmm-tune apply: a chain of two Kronecker-sparse factors, pattern 2,4,4,2 each"
+echo "   (16 x 16, 4 nonzeros a row), all weights 1, on 3 inputs of all ones: every"
+echo "   output is 4 x 4 = 16"
+# Float32 .npy files of one value, written by hand like the ones above.
+npy_fill() { # FILE SHAPE COUNT
+	{
+		printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "{'descr': '<f4', 'fortran_order': False, 'shape': $2, }"
+		for _ in $(seq "$3"); do printf '\x00\x00\x80\x3f'; done
+	} > "$1"
+}
+npy_fill "$out/demo.ksmm_w.npy" "(2, 4, 4, 2)" 64
+npy_fill "$out/demo.ksmm_x.npy" "(3, 16)" 48
+"$bin/ksmm-tune" apply --pattern 2,4,4,2 --pattern 2,4,4,2 --device cpu \
+	--weights "$out/demo.ksmm_w.npy,$out/demo.ksmm_w.npy" "$out/demo.ksmm_x.npy" \
+	-o "$out/demo.ksmm_y.npy"
+printf 'y[0, 0..4] = '
+od -A n -t f4 -j 128 -N 20 "$out/demo.ksmm_y.npy"
+echo "== ksmm-tune tune --dry-run: the default space on configs/ksmm/patterns_short.in (no GPU needed)"
+"$bin/ksmm-tune" tune -q --patterns configs/ksmm/patterns_short.in --dry-run |
+	awk -F, 'NR > 1 { n++; if ($NF == "run") r++ } END { print n " configurations, " r " runnable, " n - r " skipped with a reason" }'
+
+echo
 echo "== graph-partition: a small ViT-style block (data/vit_block.onnx, written by"
 echo "   tests/bats/ref/onnx_models.py with python3-onnx): shapes, FLOPs, bytes, stages"
 "$bin/graph-partition" data/vit_block.onnx --format table

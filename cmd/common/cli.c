@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/memory.h"
 #include "core/outfile.h"
 
 int cli_verbosity = 1;
@@ -45,6 +46,9 @@ void cli_init(const char *program_name)
 	const char *slash = strrchr(program_name, '/');
 	program = slash ? slash + 1 : program_name;
 	handle_signals((const int[]){SIGINT, SIGTERM, SIGHUP}, 3, on_fatal_signal);
+	const char *limit = getenv("SPKIT_MEMORY_LIMIT");
+	if (limit && *limit)
+		mem_set_limit((uint64_t)cli_int("SPKIT_MEMORY_LIMIT", limit, 1, INT64_MAX));
 }
 
 void cli_catch_stop_signals(void)
@@ -160,6 +164,8 @@ void cli_run_command(int argc, char **argv, const struct cli_command *commands,
 		}
 	if (main_form)
 		exit(main_form(argc, argv));
+	if (first[0] == '-')
+		cli_usage_error("unknown option '%s'", first);
 	char names[256] = "";
 	for (const struct cli_command *c = commands; c->name; c++)
 		snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",

@@ -1,4 +1,4 @@
-/* How a warp walks a MACKO row on the device (lib/macko_layout.h's
+/* How a warp walks a MACKO row on the device (lib/macko/macko_layout.h's
  * layout): the step, its chunks, and each chunk's columns. Shared by the
  * SpMV kernel (macko_spmv.cu) and the kernel that chooses its gather order
  * (macko_order.cu), which must see the same columns. */

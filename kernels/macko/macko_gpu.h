@@ -1,7 +1,7 @@
 /* MACKO SpMV on the GPU, as plain C: upload a struct macko, then
  * y = alpha A x + beta y_in for 1..16 vectors (up to eight in one pass over
  * the matrix, more in two).
- * kernels/macko_spmv.cu has the kernel and says how it works. */
+ * kernels/macko/macko_spmv.cu has the kernel and says how it works. */
 #ifndef SPKIT_MACKO_GPU_H
 #define SPKIT_MACKO_GPU_H
 
@@ -15,9 +15,7 @@ extern "C" {
 #include "core/err.h"
 #include "macko/macko.h"
 
-#define MACKO_MAX_VECTORS 16
-
-/* A MACKO matrix in device memory, in the layout of lib/macko_layout.h
+/* A MACKO matrix in device memory, in the layout of lib/macko/macko_layout.h
  * (every row from a multiple of 8 elements). rows to padded are the
  * format's own figures, which the reported bytes count. */
 struct macko_dev {

@@ -1,24 +1,38 @@
 /* The order in which the eight-vector MACKO kernel gathers each chunk's x.
  *
+ * What it computes: for every chunk of 8 elements, the rotation r (0..7)
+ * with which its lane gathers the chunk's x: element (i + r) % 8 on the
+ * lane's i-th gather. r is chosen lane by lane within each quarter-warp so
+ * that the quarter's gathers of one instruction share as few bank groups as
+ * possible, given the rotations already chosen for the lanes before it.
+ *
  * Why: eight vectors' x takes 16 bytes a column in shared memory, so a
  * warp's 16-byte gather is served a quarter-warp (8 lanes) at a time, and
  * the 8 lanes' columns fall on the 8 groups of 4 banks by column mod 8: in
  * effect at random, about 2.6 wavefronts a quarter where 1 would do (10.3
- * a warp's gather; scripts/macko-bank-sim.py). That made eight vectors
- * L1-bound (bench/RESULTS.md, sessions 3 and 12). But a lane may gather
- * its chunk's 8 elements in any order. Here each lane starts at element r
- * and goes round (element (i + r) % 8 on its i-th gather), r chosen lane
- * by lane within each quarter so that the lanes' gathers of one
- * instruction share as few bank groups as possible: 7.8 wavefronts a
- * gather (the simulation) and 8 to 35% less time for eight vectors on an
- * H100, the more the denser (bench/RESULTS.md, session 14).
+ * a warp's gather; scripts/macko-bank-sim.py), which makes eight vectors
+ * L1-bound (bench/RESULTS.md, macko-spmv, "Bank layouts of x"). A lane may
+ * gather its chunk's 8 elements in any order, and rotations cut that to
+ * 1.95 wavefronts a quarter at d = 0.5 (7.8 a gather) and eight vectors'
+ * time by 8 to 35% on an H100, the more the denser ("Gather order"). Richer
+ * orders (any permutation, chunks regrouped between quarters) would save
+ * less than their bytes and instructions cost, and the same rotations do
+ * not suit four vectors' 8-byte gathers ("Regrouped gather order", "Gather
+ * order for four vectors").
  *
- * r is a nibble a chunk, chosen once at upload. A lane's two chunks of a
- * step (elements f and f + 256) share byte f / 8 (the first's r in the low
- * nibble), so the kernel loads one byte a step: the array is a byte per 8
- * elements (5% of the matrix's bytes) and the kernel reads half of it (the
- * bytes of the chunks that are a lane's first in a step; the others are 0),
- * 2.5% more than the matrix. */
+ * Work decomposition: one warp a row, rows in turn over the grid, walking
+ * the row in the SpMV kernel's steps so that each element's column (and so
+ * its bank group) is the one the kernel gathers; within a quarter the 8
+ * lanes take turns, each lane trying one rotation of the lane whose turn it
+ * is and the quarter keeping the best (choose_rotation). Run once, at
+ * upload.
+ *
+ * Bytes: it reads the deltas and row ends once and writes r as a nibble a
+ * chunk. A lane's two chunks of a step (elements f and f + 256) share byte
+ * f / 8 (the first's r in the low nibble), so the SpMV kernel loads one
+ * byte a step: the array is a byte per 8 elements (5% of the matrix's
+ * bytes) and the kernel reads half of it (the bytes of the chunks that are
+ * a lane's first in a step; the others are 0), 2.5% more than the matrix. */
 #include <stdint.h>
 
 #include "core/gpu_check.cuh"

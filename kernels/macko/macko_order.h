@@ -1,5 +1,5 @@
 /* The gather order of the eight-vector MACKO kernel, chosen at upload:
- * kernels/macko_order.cu says why and how. */
+ * kernels/macko/macko_order.cu says why and how. */
 #ifndef SPKIT_MACKO_ORDER_H
 #define SPKIT_MACKO_ORDER_H
 

@@ -1,59 +1,26 @@
 /* MACKO sparse matrix x (1..16) vectors on the GPU.
  *
  * What it computes: y[v][r] = alpha * sum_c A[r][c] x[v][c] + beta y_in[v][r]
- * with A in the MACKO format (lib/macko.h), fp16 values and x, fp32
+ * with A in the MACKO format (lib/macko/macko.h), fp16 values and x, fp32
  * accumulation, fp16 or fp32 y. On the device the rows start at multiples
- * of 8 elements (lib/macko_layout.h, at most 7 zeros a row more).
- *
- * Bytes it must move: 2.5 per stored element (fp16 value + 4-bit delta),
- * 4 per row (its end), x once per block (from L2) and y; eight vectors also
- * read their gather order (macko_order.cu), 1/16 byte an element, which
- * the reported bytes (macko_dev_bytes) leave out.
- *
- * What limits it (ncu on the H200, bench/RESULTS.md, session 8): the L1 data pipe,
- * 85% busy for one vector at d = 0.5 (issue 78%) and 94% for eight. Each
- * element gathers its x from shared memory at a column that is, for the
- * warp's 32 lanes, in effect a random bank: 3.5 wavefronts a 4-byte
- * gather, 10.2 a 16-byte one. One vector's x is stored in pairs, so an
- * element in the column after the one before it needs no gather
- * (multiply_one: 16% fewer wavefronts at d = 0.5, for two instructions an
- * element more). Eight vectors gather each chunk's elements in an order
- * chosen at upload so that a quarter-warp's lanes meet fewer bank groups
- * (macko_order.cu: 7.7 wavefronts, 8 to 35% faster); that leaves them
- * as much bound by issue (79% on an H100, 31 instructions an element, 16
- * of them converts and FMAs) as by the L1 (session 14). Everything else is
- * kept small beside that: 5 to 7
- * instructions an element (byte extract, address, load, converts, FMA)
- * and contiguous 512-byte loads. On the H200 one vector's steps at
- * d = 0.5 then move 4.19 TB/s (10.3 us a turn of the grid, plus 6.9 us
- * fixed: session 10), where a kernel that only reads streams about 4.6.
- * On an H100 the kernel is memory-bound (without its gathers it is 1%
- * faster), and what it loses against a plain read is mostly at the start:
- * x is staged about 3.4 us after launch, 1.4 without x's loads, and no
- * step is decoded before (session 11). x is late because its loads share
- * DRAM with the first steps' 5.4 MB: copies of x, the copy engine or other
- * cache policies do not bring it sooner, and more steps in flight make it
- * later (session 12). On the H200 (session 16), gathers that never met in
- * a bank would take 2% off at d = 0.5 and 12% at d = 0.1, and this walk
- * of the rows, without any decode, already reads 8% slower than a plain
- * read at d = 0.5's 8 steps a row, 3% at d = 0.1's 2
- * (kernels/tools/read_order.cu); steps through a shared-memory ring
- * (cp.async) or stored turn by turn were slower.
+ * of 8 elements (lib/macko/macko_layout.h, at most 7 zeros a row more).
  *
  * Work decomposition: one warp per row, on a resident grid of W warps; warp
  * g takes rows g, g + W, g + 2W, ... (next_row). Nothing is claimed at run
- * time: a counter in global memory that gave each row to whichever warp was
- * free made the kernel 40% slower (24,000 atomic adds on one address, and
- * the warps wait for them), and the design before it (each block's run of
- * rows, claimed from a counter in shared memory) was 2.5 to 13% slower
- * (bench/RESULTS.md, session 9). A warp walks its row in steps of 512
- * elements, each lane holding two chunks of 8 (see CHUNK). An element's
- * column is the sum of (delta + 1) over the row up to and including it,
- * minus one: each chunk prefixes its 8 deltas in bytes (SWAR), one warp
- * scan adds the chunks before it, and a carry runs across steps. The next
- * step's loads are issued before the current step is decoded, across rows
- * too, so each warp keeps a step in flight. A chunk never holds two rows'
- * elements, so nothing is masked; no lane ever branches per element.
+ * time: rows claimed from a counter in global memory made the kernel 19%
+ * slower at d = 0.5 and 51% at d = 0.1 (the adds on one address, which the
+ * warps wait for), and each block's rows claimed from a counter in shared
+ * memory 2.5 to 8% (bench/RESULTS.md, macko-spmv, "Rows in turn" and
+ * "Dynamic rows"; splitting the last turns' rows between two warps lost
+ * too: "Split rows"). A warp walks its row in steps of 512 elements, each
+ * lane holding two chunks of 8 (see CHUNK). An element's column is the sum
+ * of (delta + 1) over the row up to and including it, minus one: each chunk
+ * prefixes its 8 deltas in bytes (SWAR), one warp scan adds the chunks
+ * before it, and a carry runs across steps. The next step's loads are
+ * issued before the current step is decoded, across rows too, so each warp
+ * keeps a step in flight. A chunk never holds two rows' elements, so
+ * nothing is masked and no lane ever branches per element ("Rows from
+ * multiples of 8").
  *
  * x is used as fp16 [col][NVP] (NVP = nvec rounded up to a power of two,
  * at most 8; for NVP > 1 a small kernel transposes it first), so all
@@ -61,10 +28,49 @@
  * read once for up to eight vectors. More than eight go as two products,
  * eight and the rest (dispatch), and eight whose x does not fit in shared
  * memory (more than ~14,000 columns) as two of four (launch_fit): faster
- * than one pass. Otherwise as many columns as fit are copied into shared
- * memory (for one vector as pairs, shared_x<1>); the rest (4 vectors of
- * more than ~28,000 columns, one of more than ~57,000) are read from the
- * global copy. */
+ * than one pass ("Two products", "One pass for sixteen vectors").
+ * Otherwise as many columns as fit are copied into shared memory (for one
+ * vector as pairs, shared_x<1>); the rest (4 vectors of more than ~28,000
+ * columns, one of more than ~57,000) are read from the global copy.
+ *
+ * Bytes it must move: 2.5 per stored element (fp16 value + 4-bit delta),
+ * 4 per row (its end), x once per block (from L2) and y; eight vectors also
+ * read their gather order (macko_order.cu), 1/16 byte an element, which
+ * the reported bytes (macko_dev_bytes) leave out.
+ *
+ * What limits it, and why this design: on the H200 the L1 data pipe, 85%
+ * busy for one vector at d = 0.5 (issue 78%) and 94% for eight (ncu;
+ * "Several vectors"). Each element gathers its x from shared memory at a
+ * column that is, for the warp's 32 lanes, in effect a random bank: 3.5
+ * wavefronts a 4-byte gather, 10.2 a 16-byte one, and no layout of x in
+ * shared memory spreads them better ("Bank layouts of x"). One vector's x
+ * is stored in pairs, so an element in the column after the one before it
+ * needs no gather (multiply_one: 15% fewer wavefronts at d = 0.5, for two
+ * instructions an element more; "x in pairs"). Eight vectors gather each
+ * chunk's elements in an order chosen at upload so that a quarter-warp's
+ * lanes meet fewer bank groups (macko_order.cu, "Gather order": 8 to 35%
+ * faster); that leaves them as much bound by issue (79% on an H100, 31
+ * instructions an element, 16 of them converts and FMAs) as by the L1.
+ * Everything else is kept small beside that: 5 to 7 instructions an element
+ * (byte extract, address, load, converts, FMA) and contiguous 512-byte
+ * loads; cutting a step's instructions further did not pay ("Fewer
+ * instructions a step"). On the H200 one vector's steps at d = 0.5 then
+ * move 4.19 TB/s (10.3 us a turn of the grid, plus 6.9 us fixed: "Time
+ * against turns"), where a kernel that only reads streams about 4.6 ("Read
+ * floor"). On an H100 the kernel is memory-bound (without its gathers it is
+ * 1% faster), and what it loses against a plain read is mostly at the
+ * start: x is staged about 3.4 us after launch, 1.4 without x's loads, and
+ * no step is decoded before ("Timelines"). x is late because its loads
+ * share DRAM with the first steps' 5.4 MB: copies of x, the copy engine or
+ * other cache policies do not bring it sooner ("x staging"), and neither
+ * prefetches nor more steps in flight help ("Prefetches", "More steps in
+ * flight"). What is left is bounded: on the H200, gathers that never met in
+ * a bank would take 2% off at d = 0.5 and 12% at d = 0.1 ("Ideal banks"),
+ * and this walk of the rows, without any decode, already reads 7% slower
+ * than a plain read at d = 0.5's 8 steps a row, 4% at d = 0.1's 2
+ * (dev/cuda/read_order.cu); steps through a shared-memory ring filled by
+ * cp.async, or stored turn by turn, were slower ("cp.async ring",
+ * "Turn-by-turn step placement"). */
 #include <cuda_fp16.h>
 
 #include <stdint.h>
@@ -186,8 +192,11 @@ __device__ __forceinline__ step_data load_step(const uint4 *values, const uint32
 		if (first < e) {
 			/* unsigned: a shift, where a signed division takes three.
 			 * .cg (L2, normal eviction), not .cs (evict first): 0.6
-			 * to 2.3% faster on an H100 (bench/RESULTS.md, session
-			 * 11). Probably because rows start at 16-byte boundaries,
+			 * to 2.3% faster on an H100, and within 0.6% of every
+			 * other load on the H200 (bench/RESULTS.md, macko-spmv,
+			 * ".cg loads", "Load instructions"; line-aligned steps
+			 * did not help either: "hs256", "Row alignment").
+			 * Probably because rows start at 16-byte boundaries,
 			 * so consecutive steps share a 32-byte sector, which .cs
 			 * lets go before the second read (not measured). */
 			t.v[c] = __ldcg(values + (unsigned)first / CHUNK);
@@ -236,8 +245,9 @@ __device__ __forceinline__ uint32_t store_staged(typename shared_x<NVP>::type *x
 
 /* Loads of x that one thread issues before it stores any: a loop of one
  * load and its store waits an L2 round trip per 16 bytes, which for eight
- * vectors (9 round trips a thread at 8192 columns) was most of the
- * kernel's fixed cost. */
+ * vectors (9 round trips a thread at 8192 columns) is most of the
+ * kernel's fixed cost (bench/RESULTS.md, macko-spmv, "x staged with loads
+ * in flight"). */
 template <int NVP> struct x_batch {
 	static constexpr int n = NVP == 1 ? 4 : 8;
 	uint4 in[n];
@@ -267,7 +277,9 @@ __device__ __forceinline__ x_batch<NVP> load_x_batch(const __half *xt, int n, in
  * batches of loads (x_batch). The kernel issues the first batch (`first`,
  * load_x_batch at threadIdx.x) before it waits on anything, so those loads
  * and the row ends' go to memory together rather than one after the other
- * (x is staged 3 us into a 28 us product: bench/RESULTS.md, session 9).
+ * (x is staged about 4 us into a 28 us product at d = 0.1 on the H200:
+ * bench/RESULTS.md, macko-spmv, "Timelines" and "x staged with loads in
+ * flight").
  * Returns whether any entry of x is Inf or NaN, the same in every thread
  * of the block. */
 template <int NVP>
@@ -932,8 +944,9 @@ static int two_products(const struct macko_dev *d, const void *x, int first, int
  * shared memory take less time than one that reads part of x from L2 for
  * every element (on an H100, 8 vectors of 20,000 columns 186 against 297
  * us). Four vectors are not split: their kernel with x partly in global
- * memory runs 32 warps an SM, and two products of two were slower (179
- * against 139 us at 40,000 columns; bench/RESULTS.md, session 12). */
+ * memory runs 32 warps an SM, and two products of two are slower (179
+ * against 138 us at 40,000 columns; bench/RESULTS.md, macko-spmv, "Two
+ * products" and "One pass for sixteen vectors"). */
 template <int NVP, typename OutT>
 static int launch_fit(const struct macko_dev *d, const void *x, int nvec, float alpha, float beta,
 		      const void *y_in, void *y, struct sp_err *err)
@@ -964,7 +977,8 @@ static int dispatch(const struct macko_dev *d, const void *x, int nvec, float al
 	/* More than eight: eight, then the rest. Two passes over the matrix
 	 * with eight vectors' gathers in their chosen order (macko_order.cu)
 	 * took 18 to 27% less time than one pass with 32-byte gathers at
-	 * d >= 0.3 (2% more at d = 0.1; H100, bench/RESULTS.md, session 14). */
+	 * d >= 0.3 (2% more at d = 0.1; H100, bench/RESULTS.md, macko-spmv,
+	 * "One pass for sixteen vectors"). */
 	return two_products<OutT>(d, x, MAX_NVP, nvec, alpha, beta, y_in, y, err);
 }
 

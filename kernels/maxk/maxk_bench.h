@@ -1,4 +1,4 @@
-/* maxk-train --bench-kernels: cuSPARSE SpMM on the dense MaxK features
+/* maxk-train bench: cuSPARSE SpMM on the dense MaxK features
  * against the MaxK forward, MaxK backward and top-k, on one graph, side by
  * side, each checked against cuSPARSE on the same data (top-k against the
  * CPU's top-k). */

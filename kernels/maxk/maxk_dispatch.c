@@ -10,6 +10,6 @@ int maxk_run_bench(const struct csr *g, const struct maxk_bench_opts *o,
 int maxk_run_bench(const struct csr *g, const struct maxk_bench_opts *o,
 		   struct maxk_bench_result *res, struct sp_err *err)
 {
-	return sp_fail(err, "--bench-kernels: spkit was built without CUDA");
+	return sp_fail(err, "MaxK kernel benchmark: spkit was built without CUDA");
 }
 #endif

@@ -1,7 +1,7 @@
 /* Where MaxK work runs; the one place that knows whether this build has
- * CUDA (kernels/maxk_*.cu exist only then). */
-#ifndef SPKIT_MAXK_EXEC_H
-#define SPKIT_MAXK_EXEC_H
+ * CUDA (the .cu files of kernels/maxk/ exist only then). */
+#ifndef SPKIT_MAXK_DISPATCH_H
+#define SPKIT_MAXK_DISPATCH_H
 
 #include "sparse/csr.h"
 #include "core/err.h"

@@ -1,5 +1,5 @@
 /* MaxK-GNN kernels on the GPU, as plain C, correct for every k and graph.
- * lib/maxk_ref.h is the reference and says what each computes. */
+ * lib/maxk/maxk_ref.h is the reference and says what each computes. */
 #ifndef SPKIT_MAXK_GPU_H
 #define SPKIT_MAXK_GPU_H
 

@@ -1,8 +1,8 @@
 /* The operations a GNN training step is made of, on the memory of one
- * backend. The model and the training loop (lib/gnn_model.c,
- * lib/gnn_train.c) are written once against this table; lib/gnn_cpu.c
+ * backend. The model and the training loop (lib/gnn/gnn_model.c,
+ * lib/gnn/gnn_train.c) are written once against this table; lib/gnn/gnn_cpu.c
  * implements it on the host (the reference, and the path without a GPU),
- * kernels/gnn_gpu.cu on the GPU (cuBLAS, the MaxK kernels, cuSPARSE).
+ * kernels/gnn/gnn_gpu*.cu on the GPU (cuBLAS, the MaxK kernels, cuSPARSE).
  *
  * Conventions: matrices are row-major float32; a pointer argument points
  * into the backend's memory (device memory for the GPU) unless its name
@@ -107,13 +107,13 @@ struct gnn_backend {
 				  int64_t m, int64_t n, float *dx, float *dgamma, float *dbeta,
 				  struct sp_err *err);
 
-	/* MaxK (lib/maxk_ref.h says exactly what each computes): topk is
+	/* MaxK (lib/maxk/maxk_ref.h says exactly what each computes): topk is
 	 * maxk_topk_ref into values/index (m x k; k in 1..h, h at most
 	 * MAXK_MAX_WIDTH), scatter is cbsr_to_dense, gather is
 	 * maxk_backward_ref (out[i][t] = dense[i][index[i][t]]). The index
 	 * buffer (room for m x k uint16) is the backend's own: topk fills it
 	 * and only the backend's MaxK operations read it. The CPU keeps 16-bit
-	 * columns; the GPU 8-bit ones when h <= 256 (kernels/maxk_gpu.h). */
+	 * columns; the GPU 8-bit ones when h <= 256 (kernels/maxk/maxk_gpu.h). */
 	int (*topk)(struct gnn_backend *b, const float *x, int64_t m, int h, int k, float *values,
 		    uint16_t *index, struct sp_err *err);
 	int (*scatter)(struct gnn_backend *b, const float *values, const uint16_t *index,
@@ -162,7 +162,7 @@ struct gnn_backend {
 	int tf32;
 };
 
-/* The host backend; threads as lib/parallel.h. */
+/* The host backend; threads as lib/core/parallel.h. */
 int gnn_cpu_backend(struct gnn_backend **out, struct sp_err *err);
 /* The GPU backend on the current device (gpu_resolve picks it); fails with
  * a clear message when there is no GPU or no CUDA in the build. */

@@ -627,7 +627,7 @@ static int cpu_layernorm_backward(struct gnn_backend *b, const float *x, const f
 
 /* ---- MaxK ---- */
 
-/* The caller's values/index as a struct cbsr for lib/maxk_ref.c; the
+/* The caller's values/index as a struct cbsr for lib/maxk/maxk_ref.c; the
  * functions given a const one only read values. */
 static struct cbsr cbsr_view(int64_t m, int h, int k, const float *values, const uint16_t *index)
 {

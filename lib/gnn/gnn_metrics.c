@@ -3,10 +3,13 @@
 #include <math.h>
 #include <stdlib.h>
 
+const char *const gnn_metric_names[] = {
+	[GNN_ACCURACY] = "accuracy", [GNN_MICRO_F1] = "micro-F1", [GNN_ROC_AUC] = "ROC-AUC", NULL,
+};
+
 const char *gnn_metric_name(enum gnn_metric m)
 {
-	static const char *const names[] = {"accuracy", "micro-F1", "ROC-AUC"};
-	return names[m];
+	return gnn_metric_names[m];
 }
 
 double gnn_accuracy(const float *logits, const int32_t *labels, const uint8_t *split,

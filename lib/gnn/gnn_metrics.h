@@ -20,7 +20,9 @@
 
 enum gnn_metric { GNN_ACCURACY, GNN_MICRO_F1, GNN_ROC_AUC };
 
-/* "accuracy", "micro-F1", "ROC-AUC". */
+/* "accuracy", "micro-F1", "ROC-AUC": indexed by the enum, NULL-terminated;
+ * gnn_metric_name(m) is gnn_metric_names[m]. */
+extern const char *const gnn_metric_names[];
 const char *gnn_metric_name(enum gnn_metric m);
 
 double gnn_accuracy(const float *logits, const int32_t *labels, const uint8_t *split,

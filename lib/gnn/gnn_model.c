@@ -19,6 +19,11 @@
  * alignment cuBLAS and vector loads like. */
 #define PARAM_ALIGN 64
 
+const char *const gnn_conv_names[] = {
+	[GNN_SAGE] = "sage", [GNN_GCN] = "gcn", [GNN_GIN] = "gin", NULL,
+};
+const char *const gnn_nonlinear_names[] = {[GNN_RELU] = "relu", [GNN_MAXK] = "maxk", NULL};
+
 enum init { INIT_ZERO, INIT_ONE, INIT_GLOROT, INIT_GLOROT_RELU, INIT_FAN_IN };
 
 struct gnn_act {

@@ -1,4 +1,4 @@
-/* The GNN models of MaxK-GNN (seed 000, its models.py), written once
+/* The GNN models of MaxK-GNN (its models.py), written once
  * against the backend table (gnn_backend.h), so the CPU and the GPU run
  * the same code:
  *
@@ -39,6 +39,11 @@
 
 enum gnn_conv { GNN_SAGE, GNN_GCN, GNN_GIN };
 enum gnn_nonlinear { GNN_RELU, GNN_MAXK };
+
+/* Their names, indexed by the enums and NULL-terminated: what maxk-train's
+ * --model and --nonlinear take and what a checkpoint's settings show. */
+extern const char *const gnn_conv_names[];
+extern const char *const gnn_nonlinear_names[];
 
 struct gnn_model_config {
 	enum gnn_conv conv;

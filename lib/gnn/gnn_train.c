@@ -195,10 +195,17 @@ static void collect_settings(const struct gnn_trainer *t, int64_t *v)
 	memcpy(v, values, sizeof values);
 }
 
+/* names[v], where v indexes the NULL-terminated names; else NULL. */
+static const char *name_at(const char *const *names, int64_t v)
+{
+	for (int64_t i = 0; names[i]; i++)
+		if (i == v)
+			return names[i];
+	return NULL;
+}
+
 static const char *show_setting(int i, int64_t v, char *buf, size_t size)
 {
-	static const char *const convs[] = {"sage", "gcn", "gin"};
-	static const char *const nonlinears[] = {"relu", "maxk"};
 	const char *name = NULL;
 	switch (settings[i].kind) {
 	case SET_INT: snprintf(buf, size, "%lld", (long long)v); return buf;
@@ -209,9 +216,9 @@ static const char *show_setting(int i, int64_t v, char *buf, size_t size)
 		snprintf(buf, size, "%g", f);
 		return buf;
 	}
-	case SET_CONV: name = v >= 0 && v < 3 ? convs[v] : NULL; break;
-	case SET_NONLINEAR: name = v >= 0 && v < 2 ? nonlinears[v] : NULL; break;
-	case SET_METRIC: name = v >= 0 && v < 3 ? gnn_metric_name((enum gnn_metric)v) : NULL; break;
+	case SET_CONV: name = name_at(gnn_conv_names, v); break;
+	case SET_NONLINEAR: name = name_at(gnn_nonlinear_names, v); break;
+	case SET_METRIC: name = name_at(gnn_metric_names, v); break;
 	}
 	snprintf(buf, size, "%s", name ? name : "?");
 	return buf;

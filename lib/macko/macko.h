@@ -1,4 +1,6 @@
-/* The MACKO sparse format (seed 002), for 20-90% sparse fp16 matrices.
+/* The MACKO sparse format of MACKO-SpMV (Mutually Aligned Compressed
+ * coordinates Kernel Optimised SpMV, Vladimir Macko and Vladimir Boza), for
+ * 20-90% sparse fp16 matrices.
  *
  * Row-major. Walking a row's columns with a count of skipped zeros, a
  * nonzero, or the 16th zero of a run of zeros, is stored: its value goes to
@@ -24,6 +26,8 @@
 
 #define MACKO_MAX_DELTA 15
 #define MACKO_PAD 8
+/* The most vectors one product takes (an x of N x cols, N <= this). */
+#define MACKO_MAX_VECTORS 16
 
 struct macko {
 	int64_t rows, cols;

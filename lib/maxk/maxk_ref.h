@@ -1,5 +1,6 @@
 /* MaxK-GNN on the CPU: the reference the GPU kernels are tested against
- * (seed 000 and the MaxK-GNN paper).
+ * (the MaxK-GNN paper and its integration guide, "MaxK SpGEMM Integration
+ * with GNN Training").
  *
  * - MaxK nonlinearity: of each row of an n x h matrix keep the k largest
  *   entries (values may be negative; ties go to the lower column), zero the

@@ -20,31 +20,31 @@ static const char *const activations[] = {"Relu", "Clip", "LeakyRelu", "Sigmoid"
 					  "HardSwish", "Tanh", "Gelu", "Elu", "Selu", "Mish",
 					  "Softplus", "PRelu", NULL};
 
-/* The only consumer of node k's first output, or OM_NONE. */
-static size_t sole_consumer(const struct om_graph *g, const size_t *consumer, size_t k)
+/* The only consumer of node k's first output, or OPGRAPH_NONE. */
+static size_t sole_consumer(const struct opgraph *g, const size_t *consumer, size_t k)
 {
-	const struct om_node *n = &g->nodes[k];
-	if (!n->nout || n->out[0] == OM_NONE || g->values[n->out[0]].is_output)
-		return OM_NONE;
+	const struct opgraph_node *n = &g->nodes[k];
+	if (!n->nout || n->out[0] == OPGRAPH_NONE || g->values[n->out[0]].is_output)
+		return OPGRAPH_NONE;
 	return consumer[n->out[0]];
 }
 
 /* Does node k add a parameter to the value v (a bias)? */
-static int adds_bias(const struct om_graph *g, const unsigned char *is_param, size_t k, size_t v)
+static int adds_bias(const struct opgraph *g, const unsigned char *is_param, size_t k, size_t v)
 {
-	const struct om_node *n = &g->nodes[k];
+	const struct opgraph_node *n = &g->nodes[k];
 	if (strcmp(n->op, "Add") || n->nin != 2)
 		return 0;
 	size_t other = n->in[0] == v ? n->in[1] : n->in[0];
-	return other != OM_NONE && is_param[other];
+	return other != OPGRAPH_NONE && is_param[other];
 }
 
-int fusion_find(const struct om_graph *g, const size_t *order, const int64_t *stage,
+int fusion_find(const struct opgraph *g, const size_t *order, const int64_t *stage,
 		const unsigned char *is_param, int dtype_bytes, struct fusion **out, size_t *n,
 		struct sp_err *err)
 {
 	/* consumer[v]: the node reading value v when exactly one does (once),
-	 * OM_NONE for none or several; uses[v] counts the reads */
+	 * OPGRAPH_NONE for none or several; uses[v] counts the reads */
 	size_t *consumer = malloc((g->nvalues + 1) * sizeof *consumer), cap = 0;
 	unsigned *uses = calloc(g->nvalues + 1, sizeof *uses);
 	*out = NULL;
@@ -52,26 +52,26 @@ int fusion_find(const struct om_graph *g, const size_t *order, const int64_t *st
 	if (!consumer || !uses)
 		goto oom;
 	for (size_t v = 0; v < g->nvalues; v++)
-		consumer[v] = OM_NONE;
+		consumer[v] = OPGRAPH_NONE;
 	for (size_t k = 0; k < g->nnodes; k++)
 		for (size_t j = 0; j < g->nodes[k].nin; j++) {
 			size_t v = g->nodes[k].in[j];
-			if (v == OM_NONE)
+			if (v == OPGRAPH_NONE)
 				continue;
 			if (uses[v] < 2)
 				uses[v]++;
-			consumer[v] = uses[v] == 1 ? k : OM_NONE;
+			consumer[v] = uses[v] == 1 ? k : OPGRAPH_NONE;
 		}
 	for (size_t i = 0; i < g->nnodes; i++) {
 		size_t k = order[i];
-		const struct om_node *head = &g->nodes[k];
+		const struct opgraph_node *head = &g->nodes[k];
 		if (stage[k] < 0 || !is_one_of(head->op, heads))
 			continue;
 		struct fusion f = {.ops = {k}, .nops = 1};
 		int conv = is_one_of(head->op, convs), product = is_one_of(head->op, products);
 		for (int step = 0; step < 3; step++) {
 			size_t last = f.ops[f.nops - 1], next = sole_consumer(g, consumer, last);
-			if (next == OM_NONE)
+			if (next == OPGRAPH_NONE)
 				break;
 			const char *op = g->nodes[next].op;
 			size_t v = g->nodes[last].out[0];
@@ -82,9 +82,10 @@ int fusion_find(const struct om_graph *g, const size_t *order, const int64_t *st
 			if (step == 2 && !is_one_of(op, activations))
 				break;
 			f.ops[f.nops++] = next;
-			f.saved_bytes = om_add(f.saved_bytes,
-					       om_mul(2 * (int64_t)dtype_bytes,
-						      om_value_numel(&g->values[v])));
+			f.saved_bytes = opgraph_add_sat(f.saved_bytes,
+							opgraph_mul_sat(2 * (int64_t)dtype_bytes,
+									opgraph_value_numel(
+										&g->values[v])));
 		}
 		if (f.nops < 2)
 			continue;

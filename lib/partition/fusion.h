@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
-#include "partition/onnx_model.h"
+#include "partition/opgraph.h"
 
 enum { FUSION_MAX_OPS = 4 };
 
@@ -29,7 +29,7 @@ struct fusion {
 /* The chains in the graph, in order (a topological order of the nodes);
  * stage per node (stages.h); is_param per value (op_cost.h). *out is the
  * caller's to free. */
-int fusion_find(const struct om_graph *g, const size_t *order, const int64_t *stage,
+int fusion_find(const struct opgraph *g, const size_t *order, const int64_t *stage,
 		const unsigned char *is_param, int dtype_bytes, struct fusion **out, size_t *n,
 		struct sp_err *err);
 

@@ -7,26 +7,27 @@
 
 #include "formats/yaml_doc.h"
 
-static const char *const dtype_names[HW_NDTYPES + 1] = {"fp32", "tf32", "fp16", "bf16", "int8",
-							NULL};
+const char *const hardware_dtype_names[HARDWARE_NDTYPES + 1] = {
+	[HARDWARE_FP32] = "fp32", [HARDWARE_TF32] = "tf32", [HARDWARE_FP16] = "fp16",
+	[HARDWARE_BF16] = "bf16", [HARDWARE_INT8] = "int8", [HARDWARE_NDTYPES] = NULL};
 
-int hw_dtype_parse(const char *name)
+int hardware_dtype_parse(const char *name)
 {
-	for (int d = 0; d < HW_NDTYPES; d++)
-		if (!strcmp(dtype_names[d], name))
+	for (int d = 0; d < HARDWARE_NDTYPES; d++)
+		if (!strcmp(hardware_dtype_names[d], name))
 			return d;
 	return -1;
 }
 
-const char *hw_dtype_name(enum hw_dtype d)
+const char *hardware_dtype_name(enum hardware_dtype d)
 {
-	return dtype_names[d];
+	return hardware_dtype_names[d];
 }
 
-void hw_default(struct hw_spec *hw)
+void hardware_default(struct hardware_spec *hw)
 {
 	/* configs/hardware/h200.yaml */
-	static const struct hw_spec h200 = {
+	static const struct hardware_spec h200 = {
 		.name = "NVIDIA H200 SXM",
 		.peak_flops = {66.9e12, 494.7e12, 989.4e12, 989.4e12, 1978.9e12},
 		.vector_flops = 66.9e12,
@@ -54,7 +55,7 @@ static int positive(const struct yaml_doc_node *map, const char *key, double sca
 	return 0;
 }
 
-int hw_load(const char *path, struct hw_spec *hw, struct sp_err *err)
+int hardware_load(const char *path, struct hardware_spec *hw, struct sp_err *err)
 {
 	static const char *const keys[] = {"name", "sms", "memory_bandwidth_gbs", "l2_cache_mb",
 					   "launch_overhead_us", "vector_tflops", "peak_tflops",
@@ -73,13 +74,13 @@ int hw_load(const char *path, struct hw_spec *hw, struct sp_err *err)
 		 positive(root, "l2_cache_mb", 1 << 20, &hw->l2_bytes, err) ||
 		 positive(root, "launch_overhead_us", 1e-6, &hw->launch_s, err) ||
 		 yaml_doc_require(root, "peak_tflops", YDOC_MAPPING, &peaks, err) ||
-		 yaml_doc_check_keys(peaks, dtype_names, "peak_tflops", err);
-	for (int d = 0; !rc && d < HW_NDTYPES; d++)
-		rc = positive(peaks, dtype_names[d], 1e12, &hw->peak_flops[d], err);
+		 yaml_doc_check_keys(peaks, hardware_dtype_names, "peak_tflops", err);
+	for (int d = 0; !rc && d < HARDWARE_NDTYPES; d++)
+		rc = positive(peaks, hardware_dtype_names[d], 1e12, &hw->peak_flops[d], err);
 	if (!rc && yaml_doc_get(root, "vector_tflops"))
 		rc = positive(root, "vector_tflops", 1e12, &hw->vector_flops, err);
 	else
-		hw->vector_flops = hw->peak_flops[HW_FP32];
+		hw->vector_flops = hw->peak_flops[HARDWARE_FP32];
 	if (!rc && hw->sms < 1)
 		rc = yaml_doc_fail(yaml_doc_get(root, "sms"), err, "sms: expected a positive integer");
 	if (!rc)

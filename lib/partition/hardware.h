@@ -27,11 +27,18 @@
 
 #include "core/err.h"
 
-enum hw_dtype { HW_FP32, HW_TF32, HW_FP16, HW_BF16, HW_INT8, HW_NDTYPES };
+enum hardware_dtype {
+	HARDWARE_FP32,
+	HARDWARE_TF32,
+	HARDWARE_FP16,
+	HARDWARE_BF16,
+	HARDWARE_INT8,
+	HARDWARE_NDTYPES
+};
 
-struct hw_spec {
+struct hardware_spec {
 	char name[96];
-	double peak_flops[HW_NDTYPES]; /* FLOP/s of matrix products */
+	double peak_flops[HARDWARE_NDTYPES]; /* FLOP/s of matrix products */
 	double vector_flops;           /* FLOP/s of everything else */
 	double bandwidth;              /* bytes/s */
 	double l2_bytes;
@@ -40,10 +47,13 @@ struct hw_spec {
 };
 
 /* The built-in H200. */
-void hw_default(struct hw_spec *hw);
-int hw_load(const char *path, struct hw_spec *hw, struct sp_err *err);
-/* "fp32", "tf32", "fp16", "bf16", "int8" (as --dtype names them); -1 for another. */
-int hw_dtype_parse(const char *name);
-const char *hw_dtype_name(enum hw_dtype d);
+void hardware_default(struct hardware_spec *hw);
+int hardware_load(const char *path, struct hardware_spec *hw, struct sp_err *err);
+/* "fp32", "tf32", "fp16", "bf16", "int8" (as --dtype and the files' peak_tflops
+ * name them), indexed by the data types, ending with NULL. */
+extern const char *const hardware_dtype_names[HARDWARE_NDTYPES + 1];
+/* The data type of one of those names; -1 for another. */
+int hardware_dtype_parse(const char *name);
+const char *hardware_dtype_name(enum hardware_dtype d);
 
 #endif

@@ -7,7 +7,7 @@
 #include "core/num.h"
 #include "formats/yaml_doc.h"
 
-enum { YM_NAME_MAX = 256 };
+enum { MODEL_YAML_NAME_MAX = 256 };
 
 /* The copy of a repeated block being expanded; NULL outside blocks. */
 struct copy {
@@ -16,7 +16,7 @@ struct copy {
 };
 
 struct loader {
-	struct om_graph *g;
+	struct opgraph *g;
 	struct sp_err *err;
 };
 
@@ -56,9 +56,9 @@ static int substitute(const struct yaml_doc_node *at, const char *text, const st
 					       cp ? " with that key" : "");
 		}
 		size_t add = with ? strlen(with) : 1;
-		if (len + add >= YM_NAME_MAX)
+		if (len + add >= MODEL_YAML_NAME_MAX)
 			return yaml_doc_fail(at, err, "'%s': name longer than %d bytes",
-				       sp_quote(q, sizeof q, text), YM_NAME_MAX - 1);
+					     sp_quote(q, sizeof q, text), MODEL_YAML_NAME_MAX - 1);
 		memcpy(out + len, with ? with : p, add);
 		len += add;
 		p += skip;
@@ -86,21 +86,22 @@ static int declare(struct loader *l, const struct yaml_doc_node *at, const char 
 	size_t *found = strmap_find(&l->g->names, name, strlen(name));
 	if (found)
 		return yaml_doc_fail(at, l->err, "'%s' is declared twice", sp_quote(q, sizeof q, name));
-	*index = om_value_intern(l->g, name);
-	return *index == OM_NONE ? oom(l) : 0;
+	*index = opgraph_value_intern(l->g, name);
+	return *index == OPGRAPH_NONE ? oom(l) : 0;
 }
 
 /* dims: a sequence of integers >= 0, or names for symbolic dims where allowed. */
 static int read_dims(struct loader *l, const struct yaml_doc_node *seq, const char *name,
-		     int symbolic, struct om_value *v)
+		     int symbolic, struct opgraph_value *v)
 {
 	char q[80];
 	sp_quote(q, sizeof q, name);
 	if (yaml_doc_kind(seq) != YDOC_SEQUENCE)
 		return yaml_doc_fail(seq, l->err, "'%s': expected a list of dims", q);
 	size_t n = yaml_doc_seq_len(seq);
-	if (n > OM_MAX_DIMS)
-		return yaml_doc_fail(seq, l->err, "'%s': %zu dims, more than %d", q, n, OM_MAX_DIMS);
+	if (n > OPGRAPH_MAX_DIMS)
+		return yaml_doc_fail(seq, l->err, "'%s': %zu dims, more than %d", q, n,
+				     OPGRAPH_MAX_DIMS);
 	for (size_t d = 0; d < n; d++) {
 		const struct yaml_doc_node *e = yaml_doc_seq_at(seq, d);
 		const char *text = yaml_doc_text(e);
@@ -127,17 +128,17 @@ enum section { S_INPUTS, S_PARAMS, S_CONSTANTS };
 
 /* A constant: a number or a list of numbers; integers unless one is not. */
 static int read_constant(struct loader *l, const struct yaml_doc_node *v, const char *name,
-			 struct om_value *val)
+			 struct opgraph_value *val)
 {
 	char q[80];
 	int is_list = yaml_doc_kind(v) == YDOC_SEQUENCE;
 	size_t n = is_list ? yaml_doc_seq_len(v) : 1;
-	int64_t ints[OM_CONST_MAX];
-	double floats[OM_CONST_MAX];
+	int64_t ints[OPGRAPH_CONST_MAX];
+	double floats[OPGRAPH_CONST_MAX];
 	int all_int = 1;
-	if (yaml_doc_kind(v) == YDOC_MAPPING || n > OM_CONST_MAX)
+	if (yaml_doc_kind(v) == YDOC_MAPPING || n > OPGRAPH_CONST_MAX)
 		return yaml_doc_fail(v, l->err, "'%s': expected a number or a list of at most %d",
-			       sp_quote(q, sizeof q, name), OM_CONST_MAX);
+				     sp_quote(q, sizeof q, name), OPGRAPH_CONST_MAX);
 	for (size_t i = 0; i < n; i++) {
 		const struct yaml_doc_node *e = is_list ? yaml_doc_seq_at(v, i) : v;
 		const char *text = yaml_doc_text(e);
@@ -152,7 +153,7 @@ static int read_constant(struct loader *l, const struct yaml_doc_node *v, const 
 	val->ndim = is_list;
 	val->dims[0] = (int64_t)n;
 	val->elem_type = all_int ? 7 : 1; /* int64, float */
-	if (om_value_set(val, ints, all_int ? NULL : floats, n))
+	if (opgraph_value_set_contents(val, ints, all_int ? NULL : floats, n))
 		return oom(l);
 	return 0;
 }
@@ -168,14 +169,14 @@ static int read_section(struct loader *l, const struct yaml_doc_node *map, const
 	for (size_t i = 0; i < yaml_doc_map_len(sec); i++) {
 		const char *raw = yaml_doc_map_key_at(sec, i);
 		const struct yaml_doc_node *v = yaml_doc_map_value_at(sec, i);
-		char name[YM_NAME_MAX];
+		char name[MODEL_YAML_NAME_MAX];
 		size_t idx;
 		/* without $i, a block's param is one tensor that every copy shares */
 		if (cp && cp->i > 0 && !uses_index(raw))
 			continue;
 		if (substitute(v, raw, cp, name, l->err) || declare(l, v, name, &idx))
 			return -1;
-		struct om_value *val = &l->g->values[idx];
+		struct opgraph_value *val = &l->g->values[idx];
 		int rc = kind == S_CONSTANTS ? read_constant(l, v, name, val)
 					     : read_dims(l, v, name, kind == S_INPUTS, val);
 		if (rc)
@@ -190,7 +191,7 @@ static int read_section(struct loader *l, const struct yaml_doc_node *map, const
 /* One attribute: an integer, a number, a string, or a list of integers or
  * numbers. ConstantOfShape's value goes onto its output, as ONNX's tensor
  * attribute would. */
-static int read_attr(struct loader *l, struct om_node *n, const char *key,
+static int read_attr(struct loader *l, struct opgraph_node *n, const char *key,
 		     const struct yaml_doc_node *v)
 {
 	char q[80];
@@ -210,7 +211,7 @@ static int read_attr(struct loader *l, struct om_node *n, const char *key,
 		} else if (text && num_parse_double(text, 1, &floats[i]) == NUM_OK) {
 			all_int = 0;
 		} else if (!is_list && text) {
-			return om_node_add_string(n, key, text) ? oom(l) : 0;
+			return opgraph_node_add_string(n, key, text) ? oom(l) : 0;
 		} else {
 			return yaml_doc_fail(e, l->err, "attribute '%s': a list must hold numbers only",
 				       sp_quote(q, sizeof q, key));
@@ -219,21 +220,22 @@ static int read_attr(struct loader *l, struct om_node *n, const char *key,
 	if (!strcmp(key, "value") && !strcmp(n->op, "ConstantOfShape")) {
 		if (is_list || !n->nout)
 			return yaml_doc_fail(v, l->err, "ConstantOfShape's value: expected one number");
-		struct om_value *y = &l->g->values[n->out[0]];
+		struct opgraph_value *y = &l->g->values[n->out[0]];
 		y->elem_type = all_int ? 7 : 1;
-		rc = om_value_set(y, ints, all_int ? NULL : floats, 1);
+		rc = opgraph_value_set_contents(y, ints, all_int ? NULL : floats, 1);
 	} else if (is_list) {
-		rc = all_int ? om_node_add_ints(n, key, ints, count)
-			     : om_node_add_floats(n, key, floats, count);
+		rc = all_int ? opgraph_node_add_ints(n, key, ints, count)
+			     : opgraph_node_add_floats(n, key, floats, count);
 	} else {
-		rc = all_int ? om_node_add_int(n, key, ints[0]) : om_node_add_float(n, key, floats[0]);
+		rc = all_int ? opgraph_node_add_int(n, key, ints[0])
+			     : opgraph_node_add_float(n, key, floats[0]);
 	}
 	return rc ? oom(l) : 0;
 }
 
 /* A list of names, substituted; empty names allowed (absent inputs). */
 static int read_names(struct loader *l, const struct yaml_doc_node *item, const char *key,
-		      int required, const struct copy *cp, char (**names)[YM_NAME_MAX],
+		      int required, const struct copy *cp, char (**names)[MODEL_YAML_NAME_MAX],
 		      size_t *n)
 {
 	const char **raw = NULL;
@@ -265,7 +267,8 @@ static int read_node(struct loader *l, const struct yaml_doc_node *item, const s
 {
 	static const char *const keys[] = {"op", "name", "inputs", "outputs", "attrs", NULL};
 	const char *op, *raw_name = NULL;
-	char (*in)[YM_NAME_MAX] = NULL, (*out)[YM_NAME_MAX] = NULL, name[YM_NAME_MAX], q[80];
+	char(*in)[MODEL_YAML_NAME_MAX] = NULL, (*out)[MODEL_YAML_NAME_MAX] = NULL,
+	name[MODEL_YAML_NAME_MAX], q[80];
 	size_t nin = 0, nout = 0;
 	const char *inp[64], *outp[64];
 	int rc = -1;
@@ -285,14 +288,14 @@ static int read_node(struct loader *l, const struct yaml_doc_node *item, const s
 		memcpy(name, out[0], sizeof name);
 	for (size_t i = 0; i < nout; i++) {
 		size_t *v = out[i][0] ? strmap_find(&l->g->names, out[i], strlen(out[i])) : NULL;
-		const struct om_value *val = v ? &l->g->values[*v] : NULL;
+		const struct opgraph_value *val = v ? &l->g->values[*v] : NULL;
 		if (!out[i][0]) {
 			rc = yaml_doc_fail(item, l->err, "node '%s': output %zu has no name",
 				     sp_quote(q, sizeof q, name), i);
 			goto done;
 		}
-		if (val && val->producer != OM_NONE) {
-			const struct om_node *p = &l->g->nodes[val->producer];
+		if (val && val->producer != OPGRAPH_NONE) {
+			const struct opgraph_node *p = &l->g->nodes[val->producer];
 			rc = yaml_doc_fail(item, l->err, "node '%s': output '%s' is already produced by "
 				     "node '%s' (line %zu)", name, out[i], p->name, p->line);
 			goto done;
@@ -307,9 +310,9 @@ static int read_node(struct loader *l, const struct yaml_doc_node *item, const s
 		inp[i] = in[i];
 	for (size_t i = 0; i < nout; i++)
 		outp[i] = out[i];
-	if (om_add_node(l->g, op, name, inp, nin, outp, nout, l->err))
+	if (opgraph_add_node(l->g, op, name, inp, nin, outp, nout, l->err))
 		goto done;
-	struct om_node *n = &l->g->nodes[l->g->nnodes - 1];
+	struct opgraph_node *n = &l->g->nodes[l->g->nnodes - 1];
 	n->line = yaml_doc_line(item);
 	const struct yaml_doc_node *attrs = yaml_doc_get(item, "attrs");
 	if (attrs && !yaml_doc_is_null(attrs)) {
@@ -345,12 +348,14 @@ static int read_block(struct loader *l, const struct yaml_doc_node *item)
 	    yaml_doc_require(item, "nodes", YDOC_SEQUENCE, &nodes, l->err))
 		return -1;
 	size_t per_copy = yaml_doc_seq_len(nodes);
-	if (repeat < 1 || repeat > YM_MAX_NODES ||
-	    l->g->nnodes + (size_t)repeat * per_copy > YM_MAX_NODES)
+	if (repeat < 1 || repeat > MODEL_YAML_MAX_NODES ||
+	    l->g->nnodes + (size_t)repeat * per_copy > MODEL_YAML_MAX_NODES)
 		return yaml_doc_fail(yaml_doc_get(item, "repeat"), l->err,
-			       "repeat: %lld copies of %zu nodes: expected 1 or more, at most %d "
-			       "nodes in the model", (long long)repeat, per_copy, YM_MAX_NODES);
-	char prev[YM_NAME_MAX], cur[YM_NAME_MAX];
+				     "repeat: %lld copies of %zu nodes: expected 1 or more, at "
+				     "most %d "
+				     "nodes in the model",
+				     (long long)repeat, per_copy, MODEL_YAML_MAX_NODES);
+	char prev[MODEL_YAML_NAME_MAX], cur[MODEL_YAML_NAME_MAX];
 	for (int64_t i = 0; i < repeat; i++) {
 		if (output && i + 1 < repeat)
 			snprintf(cur, sizeof cur, "%s#%lld", output, (long long)i);
@@ -389,7 +394,8 @@ static int read_model(struct loader *l, const struct yaml_doc *doc)
 	const char **outputs = NULL;
 	size_t nout;
 	char q[80];
-	if (yaml_doc_root_map(doc, &root, l->err) || yaml_doc_check_keys(root, keys, "a model", l->err) ||
+	if (yaml_doc_root_map(doc, &root, l->err) ||
+	    yaml_doc_check_keys(root, keys, "a model", l->err) ||
 	    yaml_doc_int(root, "opset", 17, &l->g->opset, l->err) ||
 	    read_section(l, root, "inputs", S_INPUTS, NULL) ||
 	    read_section(l, root, "params", S_PARAMS, NULL) ||
@@ -401,8 +407,10 @@ static int read_model(struct loader *l, const struct yaml_doc *doc)
 	for (size_t i = 0; i < nout; i++) {
 		size_t *v = strmap_find(&l->g->names, outputs[i], strlen(outputs[i]));
 		if (!v) {
-			int rc = yaml_doc_fail(yaml_doc_get(root, "outputs"), l->err, "output '%s' is no tensor "
-					 "of the model", sp_quote(q, sizeof q, outputs[i]));
+			int rc = yaml_doc_fail(yaml_doc_get(root, "outputs"), l->err,
+					       "output '%s' is no tensor "
+					       "of the model",
+					       sp_quote(q, sizeof q, outputs[i]));
 			free(outputs);
 			return rc;
 		}
@@ -412,7 +420,7 @@ static int read_model(struct loader *l, const struct yaml_doc *doc)
 	return 0;
 }
 
-static int load_doc(struct yaml_doc *doc, const char *name, struct om_graph *g, struct sp_err *err)
+static int load_doc(struct yaml_doc *doc, const char *name, struct opgraph *g, struct sp_err *err)
 {
 	struct loader l = {g, err};
 	memset(g, 0, sizeof *g);
@@ -420,19 +428,19 @@ static int load_doc(struct yaml_doc *doc, const char *name, struct om_graph *g, 
 	int rc = g->path ? read_model(&l, doc) : sp_fail(err, "%s: out of memory", name);
 	yaml_doc_free(doc);
 	if (rc)
-		om_free(g);
+		opgraph_free(g);
 	return rc;
 }
 
-int ym_load(const char *path, struct om_graph *g, struct sp_err *err)
+int model_yaml_load(const char *path, struct opgraph *g, struct sp_err *err)
 {
 	struct yaml_doc *doc;
 	memset(g, 0, sizeof *g);
 	return yaml_doc_load(path, &doc, err) ? -1 : load_doc(doc, path, g, err);
 }
 
-int ym_load_buffer(const void *buf, size_t len, const char *name, struct om_graph *g,
-		   struct sp_err *err)
+int model_yaml_load_buffer(const void *buf, size_t len, const char *name, struct opgraph *g,
+			   struct sp_err *err)
 {
 	struct yaml_doc *doc;
 	memset(g, 0, sizeof *g);

@@ -1,5 +1,6 @@
-/* Hand-written models in YAML, read into the same om_graph an ONNX file
- * gives (onnx_model.h), so shape inference and every analysis are shared.
+/* Hand-written models in YAML, read into the same operator graph
+ * (opgraph.h) an ONNX file gives, so shape inference and every analysis
+ * are shared.
  *
  *	name: mlp                      # optional
  *	opset: 17                      # optional (17): the ONNX semantics of ops
@@ -44,14 +45,14 @@
 #include <stddef.h>
 
 #include "core/err.h"
-#include "partition/onnx_model.h"
+#include "partition/opgraph.h"
 
 /* The most nodes a model may expand to (repeats included). */
-#define YM_MAX_NODES 2000000
+#define MODEL_YAML_MAX_NODES 2000000
 
-int ym_load(const char *path, struct om_graph *g, struct sp_err *err);
+int model_yaml_load(const char *path, struct opgraph *g, struct sp_err *err);
 /* The same from memory; name stands for the file in messages. */
-int ym_load_buffer(const void *buf, size_t len, const char *name, struct om_graph *g,
-		   struct sp_err *err);
+int model_yaml_load_buffer(const void *buf, size_t len, const char *name, struct opgraph *g,
+			   struct sp_err *err);
 
 #endif

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-int oc_dtype_size(const char *name)
+int op_cost_dtype_size(const char *name)
 {
 	static const struct {
 		const char *name;
@@ -14,72 +14,110 @@ int oc_dtype_size(const char *name)
 	return 0;
 }
 
-const char *oc_class_name(enum oc_class cls)
+const char *op_cost_class_name(enum op_cost_class cls)
 {
 	static const char *const names[] = {"matmul", "elementwise", "normalization", "pool",
 					    "reduce", "data", "unknown"};
 	return names[cls];
 }
 
-int64_t oc_mark_params(const struct om_graph *g, const size_t *order, unsigned char *is_param)
+int64_t op_cost_mark_params(const struct opgraph *g, const size_t *order, unsigned char *is_param)
 {
 	int64_t total = 0;
 	for (size_t v = 0; v < g->nvalues; v++)
 		is_param[v] = (unsigned char)g->values[v].is_initializer;
 	for (size_t i = 0; i < g->nnodes; i++) {
-		const struct om_node *n = &g->nodes[order[i]];
+		const struct opgraph_node *n = &g->nodes[order[i]];
 		if (!strcmp(n->op, "Identity") && n->nin == 1 && n->nout == 1 &&
-		    n->in[0] != OM_NONE && n->out[0] != OM_NONE && is_param[n->in[0]])
+		    n->in[0] != OPGRAPH_NONE && n->out[0] != OPGRAPH_NONE && is_param[n->in[0]])
 			is_param[n->out[0]] = 1;
 	}
 	for (size_t v = 0; v < g->nvalues; v++)
 		if (is_param[v])
-			total = om_add(total, om_value_numel(&g->values[v]));
+			total = opgraph_add_sat(total, opgraph_value_numel(&g->values[v]));
 	return total;
 }
 
 struct per_element {
 	const char *op;
 	int flops;
-	enum oc_class cls;
+	enum op_cost_class cls;
 };
 
 /* Ops whose cost is a constant per output element (see op_cost.h). */
 static const struct per_element per_element[] = {
-	{"BatchNormalization", 2, OC_NORMALIZATION}, {"LayerNormalization", 5, OC_NORMALIZATION},
-	{"InstanceNormalization", 5, OC_NORMALIZATION}, {"Softmax", 5, OC_NORMALIZATION},
-	{"LogSoftmax", 5, OC_NORMALIZATION},
-	{"Relu", 1, OC_ELEMENTWISE}, {"LeakyRelu", 1, OC_ELEMENTWISE}, {"Sigmoid", 1, OC_ELEMENTWISE},
-	{"HardSigmoid", 1, OC_ELEMENTWISE}, {"HardSwish", 1, OC_ELEMENTWISE},
-	{"Tanh", 1, OC_ELEMENTWISE}, {"Clip", 1, OC_ELEMENTWISE}, {"Exp", 1, OC_ELEMENTWISE},
-	{"Log", 1, OC_ELEMENTWISE}, {"Sqrt", 1, OC_ELEMENTWISE}, {"Reciprocal", 1, OC_ELEMENTWISE},
-	{"Neg", 1, OC_ELEMENTWISE}, {"Abs", 1, OC_ELEMENTWISE}, {"Erf", 1, OC_ELEMENTWISE},
-	{"Gelu", 1, OC_ELEMENTWISE}, {"Elu", 1, OC_ELEMENTWISE}, {"Selu", 1, OC_ELEMENTWISE},
-	{"Softplus", 1, OC_ELEMENTWISE}, {"Mish", 1, OC_ELEMENTWISE}, {"Floor", 1, OC_ELEMENTWISE},
-	{"Ceil", 1, OC_ELEMENTWISE}, {"Not", 1, OC_ELEMENTWISE}, {"Add", 1, OC_ELEMENTWISE},
-	{"Sub", 1, OC_ELEMENTWISE}, {"Mul", 1, OC_ELEMENTWISE}, {"Div", 1, OC_ELEMENTWISE},
-	{"Pow", 1, OC_ELEMENTWISE}, {"Max", 1, OC_ELEMENTWISE}, {"Min", 1, OC_ELEMENTWISE},
-	{"Sum", 1, OC_ELEMENTWISE}, {"Mean", 1, OC_ELEMENTWISE}, {"Mod", 1, OC_ELEMENTWISE},
-	{"PRelu", 1, OC_ELEMENTWISE}, {"Where", 1, OC_ELEMENTWISE}, {"Equal", 1, OC_ELEMENTWISE},
-	{"Less", 1, OC_ELEMENTWISE}, {"Greater", 1, OC_ELEMENTWISE},
-	{"LessOrEqual", 1, OC_ELEMENTWISE}, {"GreaterOrEqual", 1, OC_ELEMENTWISE},
-	{"And", 1, OC_ELEMENTWISE}, {"Or", 1, OC_ELEMENTWISE}, {"Xor", 1, OC_ELEMENTWISE},
-	{"Sin", 1, OC_ELEMENTWISE}, {"Cos", 1, OC_ELEMENTWISE}, {"Sign", 1, OC_ELEMENTWISE},
-	{"Round", 1, OC_ELEMENTWISE}, {"IsNaN", 1, OC_ELEMENTWISE}, {"IsInf", 1, OC_ELEMENTWISE},
-	{"Softsign", 1, OC_ELEMENTWISE}, {"Celu", 1, OC_ELEMENTWISE},
-	{"ThresholdedRelu", 1, OC_ELEMENTWISE}, {"Shrink", 1, OC_ELEMENTWISE},
-	{"CumSum", 1, OC_ELEMENTWISE},
-	{"GroupNormalization", 5, OC_NORMALIZATION}, {"MeanVarianceNormalization", 5, OC_NORMALIZATION},
-	{"LRN", 5, OC_NORMALIZATION}, {"Hardmax", 5, OC_NORMALIZATION},
+	{"BatchNormalization", 2, OP_COST_NORMALIZATION},
+	{"LayerNormalization", 5, OP_COST_NORMALIZATION},
+	{"InstanceNormalization", 5, OP_COST_NORMALIZATION},
+	{"Softmax", 5, OP_COST_NORMALIZATION},
+	{"LogSoftmax", 5, OP_COST_NORMALIZATION},
+	{"Relu", 1, OP_COST_ELEMENTWISE},
+	{"LeakyRelu", 1, OP_COST_ELEMENTWISE},
+	{"Sigmoid", 1, OP_COST_ELEMENTWISE},
+	{"HardSigmoid", 1, OP_COST_ELEMENTWISE},
+	{"HardSwish", 1, OP_COST_ELEMENTWISE},
+	{"Tanh", 1, OP_COST_ELEMENTWISE},
+	{"Clip", 1, OP_COST_ELEMENTWISE},
+	{"Exp", 1, OP_COST_ELEMENTWISE},
+	{"Log", 1, OP_COST_ELEMENTWISE},
+	{"Sqrt", 1, OP_COST_ELEMENTWISE},
+	{"Reciprocal", 1, OP_COST_ELEMENTWISE},
+	{"Neg", 1, OP_COST_ELEMENTWISE},
+	{"Abs", 1, OP_COST_ELEMENTWISE},
+	{"Erf", 1, OP_COST_ELEMENTWISE},
+	{"Gelu", 1, OP_COST_ELEMENTWISE},
+	{"Elu", 1, OP_COST_ELEMENTWISE},
+	{"Selu", 1, OP_COST_ELEMENTWISE},
+	{"Softplus", 1, OP_COST_ELEMENTWISE},
+	{"Mish", 1, OP_COST_ELEMENTWISE},
+	{"Floor", 1, OP_COST_ELEMENTWISE},
+	{"Ceil", 1, OP_COST_ELEMENTWISE},
+	{"Not", 1, OP_COST_ELEMENTWISE},
+	{"Add", 1, OP_COST_ELEMENTWISE},
+	{"Sub", 1, OP_COST_ELEMENTWISE},
+	{"Mul", 1, OP_COST_ELEMENTWISE},
+	{"Div", 1, OP_COST_ELEMENTWISE},
+	{"Pow", 1, OP_COST_ELEMENTWISE},
+	{"Max", 1, OP_COST_ELEMENTWISE},
+	{"Min", 1, OP_COST_ELEMENTWISE},
+	{"Sum", 1, OP_COST_ELEMENTWISE},
+	{"Mean", 1, OP_COST_ELEMENTWISE},
+	{"Mod", 1, OP_COST_ELEMENTWISE},
+	{"PRelu", 1, OP_COST_ELEMENTWISE},
+	{"Where", 1, OP_COST_ELEMENTWISE},
+	{"Equal", 1, OP_COST_ELEMENTWISE},
+	{"Less", 1, OP_COST_ELEMENTWISE},
+	{"Greater", 1, OP_COST_ELEMENTWISE},
+	{"LessOrEqual", 1, OP_COST_ELEMENTWISE},
+	{"GreaterOrEqual", 1, OP_COST_ELEMENTWISE},
+	{"And", 1, OP_COST_ELEMENTWISE},
+	{"Or", 1, OP_COST_ELEMENTWISE},
+	{"Xor", 1, OP_COST_ELEMENTWISE},
+	{"Sin", 1, OP_COST_ELEMENTWISE},
+	{"Cos", 1, OP_COST_ELEMENTWISE},
+	{"Sign", 1, OP_COST_ELEMENTWISE},
+	{"Round", 1, OP_COST_ELEMENTWISE},
+	{"IsNaN", 1, OP_COST_ELEMENTWISE},
+	{"IsInf", 1, OP_COST_ELEMENTWISE},
+	{"Softsign", 1, OP_COST_ELEMENTWISE},
+	{"Celu", 1, OP_COST_ELEMENTWISE},
+	{"ThresholdedRelu", 1, OP_COST_ELEMENTWISE},
+	{"Shrink", 1, OP_COST_ELEMENTWISE},
+	{"CumSum", 1, OP_COST_ELEMENTWISE},
+	{"GroupNormalization", 5, OP_COST_NORMALIZATION},
+	{"MeanVarianceNormalization", 5, OP_COST_NORMALIZATION},
+	{"LRN", 5, OP_COST_NORMALIZATION},
+	{"Hardmax", 5, OP_COST_NORMALIZATION},
 };
 
 /* Ops that run no kernel at inference: they relabel their input. */
 static const char *const views[] = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
 				    "Dropout"};
 
-static const struct om_value *in(const struct om_graph *g, const struct om_node *n, size_t i)
+static const struct opgraph_value *in(const struct opgraph *g, const struct opgraph_node *n,
+				      size_t i)
 {
-	return i < n->nin && n->in[i] != OM_NONE && g->values[n->in[i]].ndim >= 0
+	return i < n->nin && n->in[i] != OPGRAPH_NONE && g->values[n->in[i]].ndim >= 0
 		       ? &g->values[n->in[i]]
 		       : NULL;
 }
@@ -88,15 +126,15 @@ static int64_t prod(const int64_t *dims, int n)
 {
 	int64_t p = 1;
 	for (int d = 0; d < n; d++)
-		p = om_mul(p, dims[d]);
+		p = opgraph_mul_sat(p, dims[d]);
 	return p;
 }
 
 /* Einsum's MACs: the product of every index's size (shape inference has
  * checked the equation against the operands). */
-static int64_t einsum_macs(const struct om_graph *g, const struct om_node *n)
+static int64_t einsum_macs(const struct opgraph *g, const struct opgraph_node *n)
 {
-	const struct om_attr *ea = om_attr(n, "equation");
+	const struct opgraph_attr *ea = opgraph_attr(n, "equation");
 	int64_t size[128] = {0}, macs = 1;
 	size_t k = 0;
 	int d = 0;
@@ -112,99 +150,102 @@ static int64_t einsum_macs(const struct om_graph *g, const struct om_node *n)
 	}
 	for (int l = 0; l < 128; l++)
 		if (size[l])
-			macs = om_mul(macs, size[l]);
+			macs = opgraph_mul_sat(macs, size[l]);
 	return macs;
 }
 
 /* Resize: 2 FLOPs per tap; 2^k taps (linear) or 4^k (cubic) over the k
  * axes whose size changes. */
-static int64_t resize_flops(const struct om_node *n, const struct om_value *x,
-			    const struct om_value *y)
+static int64_t resize_flops(const struct opgraph_node *n, const struct opgraph_value *x,
+			    const struct opgraph_value *y)
 {
-	const struct om_attr *ma = om_attr(n, "mode");
-	const char *mode = ma && ma->type == OM_ATTR_STRING ? ma->s : "nearest";
+	const struct opgraph_attr *ma = opgraph_attr(n, "mode");
+	const char *mode = ma && ma->type == OPGRAPH_ATTR_STRING ? ma->s : "nearest";
 	int64_t per_axis = !strcmp(mode, "linear") || !strcmp(mode, "bilinear") ? 2
 			   : !strcmp(mode, "cubic") || !strcmp(mode, "bicubic") ? 4 : 0, taps = 1;
 	for (int d = 0; per_axis && d < x->ndim && d < y->ndim; d++)
 		if (x->dims[d] != y->dims[d])
-			taps = om_mul(taps, per_axis);
-	return per_axis ? om_mul(om_mul(2, taps), om_value_numel(y)) : 0;
+			taps = opgraph_mul_sat(taps, per_axis);
+	return per_axis ? opgraph_mul_sat(opgraph_mul_sat(2, taps), opgraph_value_numel(y)) : 0;
 }
 
 /* Multiply-accumulates of the matrix-product ops; -1 for other ops. */
-static int64_t matmul_macs(const struct om_graph *g, const struct om_node *n,
-			   const struct om_value *y)
+static int64_t matmul_macs(const struct opgraph *g, const struct opgraph_node *n,
+			   const struct opgraph_value *y)
 {
-	const struct om_value *a = in(g, n, 0), *b = in(g, n, 1);
+	const struct opgraph_value *a = in(g, n, 0), *b = in(g, n, 1);
 	if (!a || !b || !y)
 		return -1;
 	if (!strcmp(n->op, "Conv")) /* B*Cout*out spatial = numel(y); W is (Cout, Cin/g, k...) */
-		return om_mul(om_value_numel(y), prod(b->dims + 1, b->ndim - 1));
+		return opgraph_mul_sat(opgraph_value_numel(y), prod(b->dims + 1, b->ndim - 1));
 	if (!strcmp(n->op, "ConvTranspose")) /* W is (Cin, Cout/g, k...) */
-		return om_mul(om_value_numel(a), prod(b->dims + 1, b->ndim - 1));
+		return opgraph_mul_sat(opgraph_value_numel(a), prod(b->dims + 1, b->ndim - 1));
 	if (!strcmp(n->op, "Gemm"))
-		return om_mul(om_value_numel(y), a->dims[om_attr_int(n, "transA", 0) ? 0 : 1]);
+		return opgraph_mul_sat(opgraph_value_numel(y),
+				       a->dims[opgraph_attr_int(n, "transA", 0) ? 0 : 1]);
 	if (!strcmp(n->op, "MatMul"))
-		return om_mul(om_value_numel(y), a->dims[a->ndim - 1]);
+		return opgraph_mul_sat(opgraph_value_numel(y), a->dims[a->ndim - 1]);
 	if (!strcmp(n->op, "Einsum"))
 		return einsum_macs(g, n);
 	return -1;
 }
 
-static void count_flops(const struct om_graph *g, const struct om_node *n, struct op_cost *c)
+static void count_flops(const struct opgraph *g, const struct opgraph_node *n, struct op_cost *c)
 {
-	const struct om_value *y = n->nout && n->out[0] != OM_NONE && g->values[n->out[0]].ndim >= 0
-					   ? &g->values[n->out[0]]
-					   : NULL;
+	const struct opgraph_value *y =
+		n->nout && n->out[0] != OPGRAPH_NONE && g->values[n->out[0]].ndim >= 0
+			? &g->values[n->out[0]]
+			: NULL;
 	int64_t macs = matmul_macs(g, n, y);
 	if (macs >= 0) {
-		c->cls = OC_MATMUL;
+		c->cls = OP_COST_MATMUL;
 		c->macs = macs;
-		c->flops = om_mul(2, macs);
+		c->flops = opgraph_mul_sat(2, macs);
 		return;
 	}
-	c->cls = OC_DATA;
+	c->cls = OP_COST_DATA;
 	if (!y)
 		return;
 	for (size_t i = 0; i < sizeof per_element / sizeof per_element[0]; i++)
 		if (!strcmp(per_element[i].op, n->op)) {
 			c->cls = per_element[i].cls;
-			c->flops = om_mul(per_element[i].flops, om_value_numel(y));
+			c->flops = opgraph_mul_sat(per_element[i].flops, opgraph_value_numel(y));
 			return;
 		}
-	const struct om_value *x = in(g, n, 0);
+	const struct opgraph_value *x = in(g, n, 0);
 	if (!x)
 		return;
 	if (!strcmp(n->op, "MaxPool") || !strcmp(n->op, "AveragePool") || !strcmp(n->op, "LpPool")) {
-		const struct om_attr *k = om_attr(n, "kernel_shape");
-		c->cls = OC_POOL;
-		c->flops = om_mul(om_value_numel(y), k ? prod(k->ints, (int)k->nints) : 1);
+		const struct opgraph_attr *k = opgraph_attr(n, "kernel_shape");
+		c->cls = OP_COST_POOL;
+		c->flops = opgraph_mul_sat(opgraph_value_numel(y),
+					   k ? prod(k->ints, (int)k->nints) : 1);
 	} else if (!strcmp(n->op, "GlobalAveragePool") || !strcmp(n->op, "GlobalMaxPool")) {
-		c->cls = OC_POOL;
-		c->flops = om_value_numel(x);
+		c->cls = OP_COST_POOL;
+		c->flops = opgraph_value_numel(x);
 	} else if (!strncmp(n->op, "Reduce", 6) || !strcmp(n->op, "ArgMax") ||
 		   !strcmp(n->op, "ArgMin") || !strcmp(n->op, "TopK")) {
-		c->cls = OC_REDUCE;
-		c->flops = om_value_numel(x);
+		c->cls = OP_COST_REDUCE;
+		c->flops = opgraph_value_numel(x);
 	} else if (!strcmp(n->op, "Resize") || !strcmp(n->op, "Upsample")) {
 		c->flops = resize_flops(n, x, y);
-		c->cls = c->flops ? OC_ELEMENTWISE : OC_DATA;
+		c->cls = c->flops ? OP_COST_ELEMENTWISE : OP_COST_DATA;
 	}
 }
 
-void op_cost(const struct om_graph *g, size_t i, int unknown, const unsigned char *is_param,
+void op_cost(const struct opgraph *g, size_t i, int unknown, const unsigned char *is_param,
 	     int dtype_bytes, struct op_cost *c)
 {
-	const struct om_node *n = &g->nodes[i];
+	const struct opgraph_node *n = &g->nodes[i];
 	memset(c, 0, sizeof *c);
 	if (unknown)
-		c->cls = OC_UNKNOWN;
+		c->cls = OP_COST_UNKNOWN;
 	else
 		count_flops(g, n, c);
 	c->groups = 1;
 	if (!strcmp(n->op, "Conv") || !strcmp(n->op, "ConvTranspose")) {
-		const struct om_value *x = in(g, n, 0);
-		c->groups = om_attr_int(n, "group", 1);
+		const struct opgraph_value *x = in(g, n, 0);
+		c->groups = opgraph_attr_int(n, "group", 1);
 		c->depthwise = c->groups > 1 && x && x->ndim > 1 && x->dims[1] == c->groups;
 	}
 	c->kernel = 1;
@@ -213,30 +254,33 @@ void op_cost(const struct om_graph *g, size_t i, int unknown, const unsigned cha
 			c->kernel = 0;
 	if (!c->kernel)
 		return; /* a view moves nothing and runs no threads */
-	if (n->nout && n->out[0] != OM_NONE && g->values[n->out[0]].ndim >= 0)
-		c->threads = om_value_numel(&g->values[n->out[0]]);
+	if (n->nout && n->out[0] != OPGRAPH_NONE && g->values[n->out[0]].ndim >= 0)
+		c->threads = opgraph_value_numel(&g->values[n->out[0]]);
 	for (size_t k = 0; k < n->nin; k++) {
-		const struct om_value *v = in(g, n, k);
+		const struct opgraph_value *v = in(g, n, k);
 		if (!v)
 			continue;
-		int64_t b = om_mul(om_value_numel(v), dtype_bytes);
+		int64_t b = opgraph_mul_sat(opgraph_value_numel(v), dtype_bytes);
 		if (is_param[n->in[k]])
-			c->weight_bytes = om_add(c->weight_bytes, b);
+			c->weight_bytes = opgraph_add_sat(c->weight_bytes, b);
 		else
-			c->input_bytes = om_add(c->input_bytes, b);
+			c->input_bytes = opgraph_add_sat(c->input_bytes, b);
 	}
 	for (size_t k = 0; k < n->nout; k++)
-		if (n->out[k] != OM_NONE && g->values[n->out[k]].ndim >= 0)
-			c->output_bytes = om_add(c->output_bytes,
-						 om_mul(om_value_numel(&g->values[n->out[k]]),
-							dtype_bytes));
-	int64_t moved = om_add(om_add(c->input_bytes, c->output_bytes), c->weight_bytes);
+		if (n->out[k] != OPGRAPH_NONE && g->values[n->out[k]].ndim >= 0)
+			c->output_bytes =
+				opgraph_add_sat(c->output_bytes,
+						opgraph_mul_sat(opgraph_value_numel(
+									&g->values[n->out[k]]),
+								dtype_bytes));
+	int64_t moved =
+		opgraph_add_sat(opgraph_add_sat(c->input_bytes, c->output_bytes), c->weight_bytes);
 	c->intensity = moved ? (double)c->flops / (double)moved : 0.0;
 }
 
-void oc_make_constant(struct op_cost *c)
+void op_cost_make_constant(struct op_cost *c)
 {
-	enum oc_class cls = c->cls;
+	enum op_cost_class cls = c->cls;
 	int64_t groups = c->groups;
 	int depthwise = c->depthwise;
 	memset(c, 0, sizeof *c);
@@ -245,12 +289,12 @@ void oc_make_constant(struct op_cost *c)
 	c->depthwise = depthwise;
 }
 
-void oc_accumulate(struct oc_totals *t, const struct op_cost *c)
+void op_cost_accumulate(struct op_cost_totals *t, const struct op_cost *c)
 {
-	t->total_flops = om_add(t->total_flops, c->flops);
-	t->macs = om_add(t->macs, c->macs);
-	if (c->cls == OC_MATMUL)
-		t->matmul_flops = om_add(t->matmul_flops, c->flops);
-	t->memory_bytes = om_add(om_add(t->memory_bytes, c->input_bytes),
-				 om_add(c->output_bytes, c->weight_bytes));
+	t->total_flops = opgraph_add_sat(t->total_flops, c->flops);
+	t->macs = opgraph_add_sat(t->macs, c->macs);
+	if (c->cls == OP_COST_MATMUL)
+		t->matmul_flops = opgraph_add_sat(t->matmul_flops, c->flops);
+	t->memory_bytes = opgraph_add_sat(opgraph_add_sat(t->memory_bytes, c->input_bytes),
+					  opgraph_add_sat(c->output_bytes, c->weight_bytes));
 }

@@ -1,4 +1,4 @@
-/* Per-operator cost of an om_graph whose shapes are inferred (shape_infer.h):
+/* Per-operator cost of an opgraph whose shapes are inferred (shape_infer.h):
  * FLOPs, MACs, bytes in and out, arithmetic intensity, thread-level
  * parallelism and the grouped/depthwise flags; and the totals.
  *
@@ -20,20 +20,28 @@
  * Views (Identity, Reshape, Flatten, Squeeze, Unsqueeze, Dropout) run no
  * kernel at inference: they move no bytes and have no threads either.
  * Thread-level parallelism is the element count of the first output (one
- * thread per output element), as the seed's partitioner counts it. */
+ * thread per output element), as the graphs project's GraphPartitioner
+ * counts it. */
 #ifndef SPKIT_OP_COST_H
 #define SPKIT_OP_COST_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "partition/onnx_model.h"
+#include "partition/opgraph.h"
 
-enum oc_class { OC_MATMUL, OC_ELEMENTWISE, OC_NORMALIZATION, OC_POOL, OC_REDUCE, OC_DATA,
-		OC_UNKNOWN };
+enum op_cost_class {
+	OP_COST_MATMUL,
+	OP_COST_ELEMENTWISE,
+	OP_COST_NORMALIZATION,
+	OP_COST_POOL,
+	OP_COST_REDUCE,
+	OP_COST_DATA,
+	OP_COST_UNKNOWN
+};
 
 struct op_cost {
-	enum oc_class cls;
+	enum op_cost_class cls;
 	int kernel; /* runs as a kernel: not a view (nor, set by the caller, a constant) */
 	int64_t flops, macs;
 	int64_t input_bytes, output_bytes, weight_bytes;
@@ -43,29 +51,29 @@ struct op_cost {
 	int depthwise;    /* a Conv with group > 1 equal to its input channels */
 };
 
-struct oc_totals {
+struct op_cost_totals {
 	int64_t total_flops, matmul_flops, macs, params, memory_bytes;
 };
 
 /* Bytes per element of "fp32", "tf32" (fp32 data, TF32 matrix units),
  * "fp16", "bf16" or "int8"; 0 for another name. */
-int oc_dtype_size(const char *name);
-const char *oc_class_name(enum oc_class cls);
+int op_cost_dtype_size(const char *name);
+const char *op_cost_class_name(enum op_cost_class cls);
 
 /* Mark the parameters: initializers, and outputs of an Identity of a
  * parameter (the exporter aliases identical initializers that way, and
  * each alias counts as a tensor of its own). is_param has g->nvalues
  * entries; order is a topological order of the nodes. Returns the
  * parameter count (elements). */
-int64_t oc_mark_params(const struct om_graph *g, const size_t *order, unsigned char *is_param);
+int64_t op_cost_mark_params(const struct opgraph *g, const size_t *order, unsigned char *is_param);
 
 /* The cost of node i. unknown: the node's op had no shape rule (zero cost). */
-void op_cost(const struct om_graph *g, size_t i, int unknown, const unsigned char *is_param,
+void op_cost(const struct opgraph *g, size_t i, int unknown, const unsigned char *is_param,
 	     int dtype_bytes, struct op_cost *c);
 /* A constant op (computed once from initializers and shapes, stages.h):
  * no kernel, no cost; its class stays. */
-void oc_make_constant(struct op_cost *c);
+void op_cost_make_constant(struct op_cost *c);
 /* Add one op to the totals. */
-void oc_accumulate(struct oc_totals *t, const struct op_cost *c);
+void op_cost_accumulate(struct op_cost_totals *t, const struct op_cost *c);
 
 #endif

@@ -6,12 +6,15 @@
 
 #include "core/buf.h"
 #include "partition/model_yaml.h"
+#include "partition/onnx_model.h"
 #include "core/strmap.h"
 
 /* The classes each kind of thresholds gives, in the order reports list them. */
-static const enum rl_class ridge_classes[] = {RL_COMPUTE, RL_MEMORY, RL_LATENCY, RL_NONE};
-static const enum rl_class seed_classes[] = {RL_COMPUTE, RL_BALANCED, RL_MEMORY, RL_BANDWIDTH,
-					     RL_NONE};
+static const enum roofline_class ridge_classes[] = {ROOFLINE_COMPUTE, ROOFLINE_MEMORY,
+						    ROOFLINE_LATENCY, ROOFLINE_NONE};
+static const enum roofline_class fixed_classes[] = {ROOFLINE_COMPUTE, ROOFLINE_BALANCED,
+						   ROOFLINE_MEMORY, ROOFLINE_BANDWIDTH,
+						   ROOFLINE_NONE};
 
 static int has_suffix(const char *s, const char *suffix)
 {
@@ -19,14 +22,14 @@ static int has_suffix(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-int gp_load(const char *path, struct om_graph *g, struct sp_err *err)
+int partition_load(const char *path, struct opgraph *g, struct sp_err *err)
 {
 	if (has_suffix(path, ".yaml") || has_suffix(path, ".yml"))
-		return ym_load(path, g, err);
-	return om_load(path, g, err);
+		return model_yaml_load(path, g, err);
+	return onnx_model_load(path, g, err);
 }
 
-static int oom(const struct gp_report *r, struct sp_err *err)
+static int oom(const struct partition_report *r, struct sp_err *err)
 {
 	return sp_fail(err, "%s: out of memory", r->g.path);
 }
@@ -34,12 +37,12 @@ static int oom(const struct gp_report *r, struct sp_err *err)
 /* How many ops of each type, most common first (ties by name). */
 static int cmp_count(const void *a, const void *b)
 {
-	const struct gp_count *x = a, *y = b;
+	const struct partition_count *x = a, *y = b;
 	return x->count != y->count ? (x->count < y->count) - (x->count > y->count)
 				    : strcmp(x->name, y->name);
 }
 
-static int count_op_types(struct gp_report *r, struct sp_err *err)
+static int count_op_types(struct partition_report *r, struct sp_err *err)
 {
 	struct strmap seen = {0};
 	size_t cap = 0;
@@ -47,10 +50,10 @@ static int count_op_types(struct gp_report *r, struct sp_err *err)
 		const char *op = r->g.nodes[k].op;
 		int added;
 		size_t *slot = strmap_insert(&seen, op, strlen(op), &added);
-		struct gp_count *grown = slot && added ? buf_grow_array(r->op_types, &cap,
-									r->nop_types + 1,
-									sizeof *grown)
-						       : r->op_types;
+		struct partition_count *grown =
+			slot && added
+				? buf_grow_array(r->op_types, &cap, r->nop_types + 1, sizeof *grown)
+				: r->op_types;
 		if (!slot || !grown) {
 			strmap_free(&seen);
 			return oom(r, err);
@@ -58,7 +61,7 @@ static int count_op_types(struct gp_report *r, struct sp_err *err)
 		r->op_types = grown;
 		if (added) {
 			*slot = r->nop_types;
-			r->op_types[r->nop_types++] = (struct gp_count){op, 0, 0};
+			r->op_types[r->nop_types++] = (struct partition_count){op, 0, 0};
 		}
 		r->op_types[*slot].count++;
 	}
@@ -69,32 +72,35 @@ static int count_op_types(struct gp_report *r, struct sp_err *err)
 }
 
 /* Cost, roofline and class of every op, and the sums over them. */
-static void cost_ops(struct gp_report *r)
+static void cost_ops(struct partition_report *r)
 {
-	static const char *const buckets[GP_THREAD_BUCKETS] = {"<1K", "1K-10K", "10K-100K",
-							       "100K-1M", ">1M"};
-	const struct gp_options *o = r->o;
-	int dtype_bytes = oc_dtype_size(hw_dtype_name(o->dtype)), seed = o->thresholds == RL_SEED;
-	const enum rl_class *cls = seed ? seed_classes : ridge_classes;
-	int64_t by_class[RL_NCLASSES] = {0};
+	static const char *const buckets[PARTITION_THREAD_BUCKETS] = {"<1K", "1K-10K", "10K-100K",
+								      "100K-1M", ">1M"};
+	const struct partition_options *o = r->o;
+	int dtype_bytes = op_cost_dtype_size(hardware_dtype_name(o->dtype)),
+	    fixed = o->thresholds == ROOFLINE_FIXED;
+	const enum roofline_class *cls = fixed ? fixed_classes : ridge_classes;
+	int64_t by_class[ROOFLINE_NCLASSES] = {0};
 	double threads = 0;
-	r->nbottlenecks = seed ? sizeof seed_classes / sizeof seed_classes[0]
+	r->nbottlenecks = fixed ? sizeof fixed_classes / sizeof fixed_classes[0]
 			       : sizeof ridge_classes / sizeof ridge_classes[0];
-	for (int b = 0; b < GP_THREAD_BUCKETS; b++)
-		r->threads[b] = (struct gp_count){buckets[b], 0, b};
+	for (int b = 0; b < PARTITION_THREAD_BUCKETS; b++)
+		r->threads[b] = (struct partition_count){buckets[b], 0, b};
 	for (size_t i = 0; i < r->g.nnodes; i++) {
 		size_t k = r->order[i];
-		struct gp_op *op = &r->ops[k];
+		struct partition_op *op = &r->ops[k];
 		struct op_cost *c = &op->cost;
 		op_cost(&r->g, k, op->unknown, r->is_param, dtype_bytes, c);
 		if (r->stage[k] < 0)
-			oc_make_constant(c);
-		oc_accumulate(&r->totals, c);
-		struct rl_op ro = {.kernel = c->kernel, .matrix = c->cls == OC_MATMUL,
-				   .flops = c->flops,
-				   .bytes = om_add(om_add(c->input_bytes, c->output_bytes),
-						   c->weight_bytes)};
-		rl_estimate(&o->hw, o->dtype, o->thresholds, &ro, &op->roof);
+			op_cost_make_constant(c);
+		op_cost_accumulate(&r->totals, c);
+		struct roofline_op ro = {.kernel = c->kernel,
+					 .matrix = c->cls == OP_COST_MATMUL,
+					 .flops = c->flops,
+					 .bytes = opgraph_add_sat(opgraph_add_sat(c->input_bytes,
+										  c->output_bytes),
+								  c->weight_bytes)};
+		roofline_estimate(&o->hw, o->dtype, o->thresholds, &ro, &op->roof);
 		r->roofline_time_s += op->roof.time_s;
 		by_class[op->roof.cls]++;
 		r->unknown_ops += op->unknown;
@@ -105,19 +111,20 @@ static void cost_ops(struct gp_report *r)
 		r->kernels++;
 		threads += (double)c->threads;
 		int b = 0;
-		for (int64_t limit = 1000; b < GP_THREAD_BUCKETS - 1 && c->threads >= limit;
+		for (int64_t limit = 1000; b < PARTITION_THREAD_BUCKETS - 1 && c->threads >= limit;
 		     limit *= 10)
 			b++;
 		r->threads[b].count++;
 	}
 	r->avg_threads = r->kernels ? threads / (double)r->kernels : 0;
 	for (size_t i = 0; i < r->nbottlenecks; i++)
-		r->bottlenecks[i] = (struct gp_count){rl_class_name(cls[i]), by_class[cls[i]], cls[i]};
+		r->bottlenecks[i] = (struct partition_count){roofline_class_name(cls[i]),
+							     by_class[cls[i]], cls[i]};
 }
 
 /* The critical paths: by FLOPs (marking its ops) and by roofline time
  * (in picoseconds, to reuse the integer path). */
-static int critical_paths(struct gp_report *r, struct sp_err *err)
+static int critical_paths(struct partition_report *r, struct sp_err *err)
 {
 	size_t n = r->g.nnodes;
 	int64_t *w = malloc((n ? n : 1) * sizeof *w), ps;
@@ -148,7 +155,7 @@ done:
 }
 
 /* The staged nodes grouped by stage (a counting sort of the order). */
-static int group_stages(struct gp_report *r, struct sp_err *err)
+static int group_stages(struct partition_report *r, struct sp_err *err)
 {
 	size_t n = r->g.nnodes, ns = (size_t)r->stages.stages;
 	r->by_stage = malloc((n ? n : 1) * sizeof *r->by_stage);
@@ -168,7 +175,8 @@ static int group_stages(struct gp_report *r, struct sp_err *err)
 	return 0;
 }
 
-int gp_analyse(struct gp_report *r, const struct gp_options *o, struct sp_err *err)
+int partition_analyse(struct partition_report *r, const struct partition_options *o,
+		      struct sp_err *err)
 {
 	size_t n = r->g.nnodes ? r->g.nnodes : 1;
 	r->o = o;
@@ -187,11 +195,12 @@ int gp_analyse(struct gp_report *r, const struct gp_options *o, struct sp_err *e
 		goto done;
 	for (size_t k = 0; k < r->g.nnodes; k++)
 		r->ops[k].unknown = unknown[k];
-	r->totals.params = oc_mark_params(&r->g, r->order, r->is_param);
+	r->totals.params = op_cost_mark_params(&r->g, r->order, r->is_param);
 	cost_ops(r);
 	rc = critical_paths(r, err) || count_op_types(r, err) || group_stages(r, err) ||
-	     fusion_find(&r->g, r->order, r->stage, r->is_param,
-			 oc_dtype_size(hw_dtype_name(o->dtype)), &r->fusions, &r->nfusions, err)
+			     fusion_find(&r->g, r->order, r->stage, r->is_param,
+					 op_cost_dtype_size(hardware_dtype_name(o->dtype)),
+					 &r->fusions, &r->nfusions, err)
 		     ? -1
 		     : 0;
 done:
@@ -199,9 +208,9 @@ done:
 	return rc;
 }
 
-void gp_free(struct gp_report *r)
+void partition_free(struct partition_report *r)
 {
-	om_free(&r->g);
+	opgraph_free(&r->g);
 	free(r->order);
 	free(r->ops);
 	free(r->stage);
@@ -213,7 +222,8 @@ void gp_free(struct gp_report *r)
 	memset(r, 0, sizeof *r);
 }
 
-void gp_fusion_pattern(const struct gp_report *r, const struct fusion *f, char *buf, size_t size)
+void partition_fusion_pattern(const struct partition_report *r, const struct fusion *f, char *buf,
+			      size_t size)
 {
 	size_t len = 0;
 	buf[0] = '\0';

@@ -5,11 +5,12 @@
  * and the distributions over the model; then the report as a table, JSON,
  * CSV or Graphviz DOT.
  *
- *	struct gp_report r;
- *	if (gp_load(path, &r.g, &err) || gp_analyse(&r, &opts, &err))
+ *	struct partition_report r;
+ *	if (partition_load(path, &r.g, &err) || partition_analyse(&r, &opts, &err))
  *		...
- *	gp_write_json(stdout, &r);
- *	gp_free(&r);
+ *	if (partition_write("-", PARTITION_JSON, &r, &err))
+ *		...
+ *	partition_free(&r);
  */
 #ifndef SPKIT_PARTITION_H
 #define SPKIT_PARTITION_H
@@ -21,54 +22,56 @@
 #include "core/err.h"
 #include "partition/fusion.h"
 #include "partition/hardware.h"
-#include "partition/onnx_model.h"
+#include "partition/opgraph.h"
 #include "partition/op_cost.h"
 #include "partition/roofline.h"
 #include "partition/shape_infer.h"
 #include "partition/stages.h"
 
-struct gp_options {
-	struct si_opts si;
-	enum hw_dtype dtype;
-	struct hw_spec hw;
-	enum rl_thresholds thresholds;
+struct partition_options {
+	struct shape_infer_opts si;
+	enum hardware_dtype dtype;
+	struct hardware_spec hw;
+	enum roofline_thresholds thresholds;
 };
 
 /* One operator's results, indexed by node. */
-struct gp_op {
+struct partition_op {
 	struct op_cost cost;
-	struct rl_estimate roof;
+	struct roofline_estimate roof;
 	unsigned char unknown; /* no shape rule: counted as zero */
 	unsigned char critical; /* on the critical path by FLOPs */
 };
 
-/* One entry of a distribution; id is the rl_class of a bottleneck class. */
-struct gp_count {
+/* One entry of a distribution; id is the roofline_class of a bottleneck class. */
+struct partition_count {
 	const char *name;
 	int64_t count;
 	int id;
 };
 
-/* Thread-level parallelism buckets, as the seed's partitioner reports them. */
-enum { GP_THREAD_BUCKETS = 5 };
+/* Thread-level parallelism buckets, as the graphs project's GraphPartitioner
+ * reports them. */
+enum { PARTITION_THREAD_BUCKETS = 5 };
 
-struct gp_report {
-	struct om_graph g;
-	const struct gp_options *o;
+struct partition_report {
+	struct opgraph g;
+	const struct partition_options *o;
 	size_t *order;         /* the nodes in a topological order */
-	struct gp_op *ops;     /* per node */
+	struct partition_op *ops; /* per node */
 	int64_t *stage;        /* per node; -1: a constant op */
 	size_t *by_stage;      /* the staged nodes, stage by stage (in order within one) */
 	size_t *stage_start;   /* stage s holds by_stage[stage_start[s] .. stage_start[s+1]) */
 	unsigned char *is_param; /* per value */
-	struct oc_totals totals;
+	struct op_cost_totals totals;
 	struct stages_summary stages;
 	int64_t critical_path_flops;
 	double critical_path_time_s, roofline_time_s;
 	int64_t kernels, unknown_ops, depthwise_ops, grouped_ops;
 	/* the distributions: op types (most common first), the classes of the
 	 * thresholds used (all of them, zeros too), the thread buckets */
-	struct gp_count *op_types, bottlenecks[RL_NCLASSES], threads[GP_THREAD_BUCKETS];
+	struct partition_count *op_types, bottlenecks[ROOFLINE_NCLASSES],
+		threads[PARTITION_THREAD_BUCKETS];
 	size_t nop_types, nbottlenecks;
 	double avg_threads; /* over the kernels */
 	struct fusion *fusions;
@@ -77,21 +80,28 @@ struct gp_report {
 
 /* An ONNX model, or a YAML model (model_yaml.h) when path ends in .yaml or
  * .yml. On failure g is empty. */
-int gp_load(const char *path, struct om_graph *g, struct sp_err *err);
+int partition_load(const char *path, struct opgraph *g, struct sp_err *err);
 /* Analyse r->g (loaded; its shapes are inferred here) with o, which must
  * outlive r. On failure r can still be freed. */
-int gp_analyse(struct gp_report *r, const struct gp_options *o, struct sp_err *err);
-void gp_free(struct gp_report *r);
+int partition_analyse(struct partition_report *r, const struct partition_options *o,
+		      struct sp_err *err);
+void partition_free(struct partition_report *r);
 
 /* The fusion chain's op types joined by '+' ("Conv+BatchNormalization+Relu"). */
-void gp_fusion_pattern(const struct gp_report *r, const struct fusion *f, char *buf,
-		       size_t size);
+void partition_fusion_pattern(const struct partition_report *r, const struct fusion *f, char *buf,
+			      size_t size);
 
-/* The report. Each returns -1 only when fp has a write error. */
-int gp_write_table(FILE *fp, const struct gp_report *r);
-int gp_write_json(FILE *fp, const struct gp_report *r);
-int gp_write_dot(FILE *fp, const struct gp_report *r);
-/* CSV, one row per operator, to path ("-": standard output), atomically. */
-int gp_write_csv(const char *path, const struct gp_report *r, struct sp_err *err);
+/* The report's formats; partition_format_names, indexed by them and ending
+ * with NULL, are --format's names. */
+enum partition_format { PARTITION_TABLE, PARTITION_JSON, PARTITION_CSV, PARTITION_DOT,
+			PARTITION_NFORMATS };
+extern const char *const partition_format_names[PARTITION_NFORMATS + 1];
+
+/* The report in format to path ("-": standard output), through a temporary
+ * file renamed into place, so a failed write leaves no file: table (one row
+ * per operator, then the model), JSON (summary, ops, fusions), CSV (one row
+ * per operator) or Graphviz DOT (coloured by bottleneck, a rank per stage). */
+int partition_write(const char *path, enum partition_format format,
+		    const struct partition_report *r, struct sp_err *err);
 
 #endif

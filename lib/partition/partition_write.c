@@ -1,23 +1,27 @@
-/* graph-partition's report: a table, JSON, CSV or Graphviz DOT (partition.h). */
+/* graph-partition's report: a table, JSON, CSV or Graphviz DOT (partition.h).
+ * Each format is written to a path ("-": standard output) atomically, its
+ * errors returned as messages. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/outfile.h"
 #include "formats/csv_writer.h"
 #include "formats/json_writer.h"
 #include "core/num.h"
 #include "partition/partition.h"
 
-static const char *thresholds_name(const struct gp_report *r)
+static const char *thresholds_name(const struct partition_report *r)
 {
-	return r->o->thresholds == RL_SEED ? "seed" : "ridge";
+	return roofline_thresholds_names[r->o->thresholds];
 }
 
-static const struct om_value *first_output(const struct gp_report *r, const struct om_node *n)
+static const struct opgraph_value *first_output(const struct partition_report *r,
+						const struct opgraph_node *n)
 {
-	return n->nout && n->out[0] != OM_NONE && r->g.values[n->out[0]].ndim >= 0
+	return n->nout && n->out[0] != OPGRAPH_NONE && r->g.values[n->out[0]].ndim >= 0
 		       ? &r->g.values[n->out[0]]
 		       : NULL;
 }
@@ -25,7 +29,7 @@ static const struct om_value *first_output(const struct gp_report *r, const stru
 static size_t i64_text(char *buf, int64_t v);
 
 /* "1x64x56x56"; empty for an unknown shape, a scalar too. */
-static void shape_text(const struct om_value *y, char *buf, size_t size)
+static void shape_text(const struct opgraph_value *y, char *buf, size_t size)
 {
 	size_t len = 0;
 	buf[0] = '\0';
@@ -36,7 +40,7 @@ static void shape_text(const struct om_value *y, char *buf, size_t size)
 	}
 }
 
-static double ridge_point(const struct gp_report *r)
+static double ridge_point(const struct partition_report *r)
 {
 	return r->o->hw.peak_flops[r->o->dtype] / r->o->hw.bandwidth;
 }
@@ -47,7 +51,7 @@ static int finish(FILE *fp)
 }
 
 /* A distribution: " a 3, b 4" in the table, "\"a\": 3, \"b\": 4" in JSON. */
-static void put_counts(FILE *fp, int json, const struct gp_count *c, size_t n)
+static void put_counts(FILE *fp, int json, const struct partition_count *c, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ", " : json ? "" : " ", fp);
@@ -194,12 +198,29 @@ static int l_done(struct line *l, FILE *fp)
 	return finish(fp) || l->oom ? -1 : 0;
 }
 
+/* A report written by body to path ("-": standard output) through a
+ * temporary file renamed into place; body returns -1 on a write error. */
+static int write_stream(const char *path, const struct partition_report *r,
+			int (*body)(FILE *fp, const struct partition_report *r), struct sp_err *err)
+{
+	if (!strcmp(path, "-"))
+		return body(stdout, r) ? sp_fail(err, "stdout: write error") : 0;
+	struct outfile f;
+	if (outfile_open(&f, path, err))
+		return -1;
+	if (body(f.fp, r)) {
+		outfile_abort(&f);
+		return sp_fail(err, "%s: write error", path);
+	}
+	return outfile_commit(&f, err);
+}
+
 /* ---- table ---- */
 
-int gp_write_table(FILE *fp, const struct gp_report *r)
+static int table_body(FILE *fp, const struct partition_report *r)
 {
-	const struct oc_totals *t = &r->totals;
-	const struct hw_spec *hw = &r->o->hw;
+	const struct op_cost_totals *t = &r->totals;
+	const struct hardware_spec *hw = &r->o->hw;
 	fprintf(fp, "%-40s %-20s %-13s %5s %-18s %15s %15s %13s %13s %13s %9s %10s %-5s %-15s "
 		    "%10s\n",
 		"name", "op_type", "class", "stage", "output_shape", "flops", "macs", "input_bytes",
@@ -208,8 +229,8 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 	struct line l = {0};
 	for (size_t i = 0; i < r->g.nnodes; i++) {
 		size_t k = r->order[i];
-		const struct om_node *n = &r->g.nodes[k];
-		const struct gp_op *op = &r->ops[k];
+		const struct opgraph_node *n = &r->g.nodes[k];
+		const struct partition_op *op = &r->ops[k];
 		const struct op_cost *c = &op->cost;
 		char shape[128], conv[24] = "";
 		shape_text(first_output(r, n), shape, sizeof shape);
@@ -219,7 +240,7 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 			snprintf(conv, sizeof conv, "g%lld", (long long)c->groups);
 		l_left(&l, n->name, 40);
 		l_left(&l, n->op, 20);
-		l_left(&l, oc_class_name(c->cls), 13);
+		l_left(&l, op_cost_class_name(c->cls), 13);
 		l_int_right(&l, r->stage[k], 5);
 		l_left(&l, shape, 18);
 		l_int_right(&l, c->flops, 15);
@@ -230,7 +251,7 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 		l_fixed3_right(&l, c->intensity, 9);
 		l_int_right(&l, c->threads, 10);
 		l_left(&l, conv, 5);
-		l_left(&l, rl_class_name(op->roof.cls), 15);
+		l_left(&l, roofline_class_name(op->roof.cls), 15);
 		l_fixed3_right(&l, op->roof.time_s * 1e6, 10);
 		if (l.b.len)
 			l.b.data[l.b.len - 1] = '\n'; /* the last column's space */
@@ -239,7 +260,7 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 	}
 	l_flush(&l, fp);
 	fprintf(fp, "\nmodel         %s\nops           %zu\nkernels       %lld\ndtype         %s\n",
-		r->g.path, r->g.nnodes, (long long)r->kernels, hw_dtype_name(r->o->dtype));
+		r->g.path, r->g.nnodes, (long long)r->kernels, hardware_dtype_name(r->o->dtype));
 	fprintf(fp, "total_flops   %lld\nmatmul_flops  %lld\nmacs          %lld\n"
 		    "params        %lld\nmemory_bytes  %lld\n",
 		(long long)t->total_flops, (long long)t->matmul_flops, (long long)t->macs,
@@ -248,10 +269,11 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 		    "critical_path_ops    %lld\ncritical_path_flops  %lld\n",
 		(long long)r->stages.stages, (long long)r->stages.max_parallel_ops,
 		(long long)r->stages.critical_path_ops, (long long)r->critical_path_flops);
-	fprintf(fp, "hardware             %s (ridge point %.1f FLOP/byte for matrix products at "
-		    "%s, %.1f for other ops; thresholds %s)\n",
-		hw->name, ridge_point(r), hw_dtype_name(r->o->dtype), hw->vector_flops / hw->bandwidth,
-		thresholds_name(r));
+	fprintf(fp,
+		"hardware             %s (ridge point %.1f FLOP/byte for matrix products at "
+		"%s, %.1f for other ops; thresholds %s)\n",
+		hw->name, ridge_point(r), hardware_dtype_name(r->o->dtype),
+		hw->vector_flops / hw->bandwidth, thresholds_name(r));
 	fprintf(fp, "roofline_time_us     %.3f\ncritical_path_time_us %.3f\n",
 		r->roofline_time_s * 1e6, r->critical_path_time_s * 1e6);
 	fprintf(fp, "op_types            ");
@@ -259,14 +281,14 @@ int gp_write_table(FILE *fp, const struct gp_report *r)
 	fprintf(fp, "\nbottlenecks         ");
 	put_counts(fp, 0, r->bottlenecks, r->nbottlenecks);
 	fprintf(fp, "\nthreads_per_kernel   %.0f on average;", r->avg_threads);
-	put_counts(fp, 0, r->threads, GP_THREAD_BUCKETS);
+	put_counts(fp, 0, r->threads, PARTITION_THREAD_BUCKETS);
 	fprintf(fp, "\nconv_groups          depthwise %lld, grouped %lld\n",
 		(long long)r->depthwise_ops, (long long)r->grouped_ops);
 	fprintf(fp, "fusion_candidates    %zu\n", r->nfusions);
 	for (size_t i = 0; i < r->nfusions; i++) {
 		const struct fusion *f = &r->fusions[i];
 		char pattern[160];
-		gp_fusion_pattern(r, f, pattern, sizeof pattern);
+		partition_fusion_pattern(r, f, pattern, sizeof pattern);
 		fprintf(fp, "  %-36s saves %12lld bytes:", pattern, (long long)f->saved_bytes);
 		for (size_t j = 0; j < f->nops; j++)
 			fprintf(fp, " %s", r->g.nodes[f->ops[j]].name);
@@ -283,9 +305,9 @@ static void json_double(FILE *fp, const char *key, double v)
 	fprintf(fp, "\"%s\": %s", key, num_format_double(num, v, 6));
 }
 
-static void json_summary(FILE *fp, const struct gp_report *r)
+static void json_summary(FILE *fp, const struct partition_report *r)
 {
-	const struct oc_totals *t = &r->totals;
+	const struct op_cost_totals *t = &r->totals;
 	fprintf(fp, " \"summary\": {\"ops\": %zu, \"kernels\": %lld, \"unknown_ops\": %lld, "
 		    "\"total_flops\": %lld, \"matmul_flops\": %lld, \"macs\": %lld, "
 		    "\"params\": %lld, \"memory_bytes\": %lld, \"stages\": %lld, "
@@ -311,7 +333,7 @@ static void json_summary(FILE *fp, const struct gp_report *r)
 		(long long)r->depthwise_ops, (long long)r->grouped_ops);
 	json_double(fp, "avg_threads", r->avg_threads);
 	fprintf(fp, ",\n  \"parallelism\": {");
-	put_counts(fp, 1, r->threads, GP_THREAD_BUCKETS);
+	put_counts(fp, 1, r->threads, PARTITION_THREAD_BUCKETS);
 	fprintf(fp, "},\n  \"op_types\": {");
 	put_counts(fp, 1, r->op_types, r->nop_types);
 	fprintf(fp, "},\n  \"bottlenecks\": {");
@@ -373,18 +395,18 @@ static void l_json_double(struct line *l, double v)
 	l_add(l, num, len);
 }
 
-static void json_op(struct line *l, const struct gp_report *r, size_t k)
+static void json_op(struct line *l, const struct partition_report *r, size_t k)
 {
-	const struct om_node *n = &r->g.nodes[k];
-	const struct gp_op *op = &r->ops[k];
+	const struct opgraph_node *n = &r->g.nodes[k];
+	const struct partition_op *op = &r->ops[k];
 	const struct op_cost *c = &op->cost;
-	const struct om_value *y = first_output(r, n);
+	const struct opgraph_value *y = first_output(r, n);
 	l_str(l, "  {\"name\": ");
 	l_json_string(l, n->name);
 	l_str(l, ", \"op_type\": ");
 	l_json_string(l, n->op);
 	l_str(l, ", \"class\": \"");
-	l_str(l, oc_class_name(c->cls));
+	l_str(l, op_cost_class_name(c->cls));
 	l_str(l, "\", \"stage\": ");
 	l_int(l, r->stage[k]);
 	l_str(l, ", \"output_shape\": [");
@@ -408,7 +430,7 @@ static void json_op(struct line *l, const struct gp_report *r, size_t k)
 	l_str(l, c->depthwise ? ", \"depthwise\": true" : ", \"depthwise\": false");
 	l_str(l, c->groups > 1 && !c->depthwise ? ", \"grouped\": true" : ", \"grouped\": false");
 	l_str(l, ", \"bottleneck\": \"");
-	l_str(l, rl_class_name(op->roof.cls));
+	l_str(l, roofline_class_name(op->roof.cls));
 	l_str(l, "\", \"time_s\": ");
 	l_json_double(l, op->roof.time_s);
 	l_str(l, op->critical ? ", \"critical\": true" : ", \"critical\": false");
@@ -417,20 +439,20 @@ static void json_op(struct line *l, const struct gp_report *r, size_t k)
 		l_str(l, side ? ", \"outputs\": [" : ",\n   \"inputs\": [");
 		for (size_t i = 0; i < count; i++) {
 			l_str(l, i ? ", " : "");
-			l_json_string(l, v[i] == OM_NONE ? "" : r->g.values[v[i]].name);
+			l_json_string(l, v[i] == OPGRAPH_NONE ? "" : r->g.values[v[i]].name);
 		}
 		l_str(l, "]");
 	}
 	l_str(l, "}");
 }
 
-int gp_write_json(FILE *fp, const struct gp_report *r)
+static int json_body(FILE *fp, const struct partition_report *r)
 {
-	const struct hw_spec *hw = &r->o->hw;
+	const struct hardware_spec *hw = &r->o->hw;
 	fprintf(fp, "{\"model\": ");
 	json_writer_string(fp, r->g.path);
 	fprintf(fp, ", \"opset\": %lld, \"dtype\": \"%s\", \"thresholds\": \"%s\",\n",
-		(long long)r->g.opset, hw_dtype_name(r->o->dtype), thresholds_name(r));
+		(long long)r->g.opset, hardware_dtype_name(r->o->dtype), thresholds_name(r));
 	fprintf(fp, " \"hardware\": {\"name\": ");
 	json_writer_string(fp, hw->name);
 	fprintf(fp, ", ");
@@ -460,7 +482,7 @@ int gp_write_json(FILE *fp, const struct gp_report *r)
 	for (size_t i = 0; i < r->nfusions; i++) {
 		const struct fusion *f = &r->fusions[i];
 		char pattern[160];
-		gp_fusion_pattern(r, f, pattern, sizeof pattern);
+		partition_fusion_pattern(r, f, pattern, sizeof pattern);
 		fprintf(fp, "%s\n  {\"pattern\": \"%s\", \"saved_bytes\": %lld, \"ops\": [",
 			i ? "," : "", pattern, (long long)f->saved_bytes);
 		for (size_t j = 0; j < f->nops; j++) {
@@ -475,7 +497,7 @@ int gp_write_json(FILE *fp, const struct gp_report *r)
 
 /* ---- CSV ---- */
 
-int gp_write_csv(const char *path, const struct gp_report *r, struct sp_err *err)
+static int write_csv(const char *path, const struct partition_report *r, struct sp_err *err)
 {
 	static const char *const cols[] = {
 		"name", "op_type", "class", "stage", "output_shape", "flops", "macs",
@@ -486,14 +508,14 @@ int gp_write_csv(const char *path, const struct gp_report *r, struct sp_err *err
 		return -1;
 	for (size_t i = 0; i < r->g.nnodes; i++) {
 		size_t k = r->order[i];
-		const struct om_node *n = &r->g.nodes[k];
-		const struct gp_op *op = &r->ops[k];
+		const struct opgraph_node *n = &r->g.nodes[k];
+		const struct partition_op *op = &r->ops[k];
 		const struct op_cost *c = &op->cost;
 		char shape[128];
 		shape_text(first_output(r, n), shape, sizeof shape);
 		csv_writer_str(&w, n->name);
 		csv_writer_str(&w, n->op);
-		csv_writer_str(&w, oc_class_name(c->cls));
+		csv_writer_str(&w, op_cost_class_name(c->cls));
 		csv_writer_int(&w, r->stage[k]);
 		csv_writer_str(&w, shape);
 		csv_writer_int(&w, c->flops);
@@ -505,7 +527,7 @@ int gp_write_csv(const char *path, const struct gp_report *r, struct sp_err *err
 		csv_writer_int(&w, c->threads);
 		csv_writer_int(&w, c->groups);
 		csv_writer_int(&w, c->depthwise);
-		csv_writer_str(&w, rl_class_name(op->roof.cls));
+		csv_writer_str(&w, roofline_class_name(op->roof.cls));
 		csv_writer_double(&w, op->roof.time_s, 6);
 		csv_writer_int(&w, op->critical);
 		if (csv_writer_end_row(&w, err)) {
@@ -519,11 +541,12 @@ int gp_write_csv(const char *path, const struct gp_report *r, struct sp_err *err
 /* ---- DOT ---- */
 
 /* Fill colours by class; constant ops and views are grey. */
-static const char *class_colour(enum rl_class c)
+static const char *class_colour(enum roofline_class c)
 {
-	static const char *const colours[RL_NCLASSES] = {
-		[RL_NONE] = "#e0e0e0",    [RL_COMPUTE] = "#e4572e", [RL_MEMORY] = "#4e79a7",
-		[RL_LATENCY] = "#f2c14e", [RL_BALANCED] = "#f28e2b", [RL_BANDWIDTH] = "#76b7b2"};
+	static const char *const colours[ROOFLINE_NCLASSES] =
+		{[ROOFLINE_NONE] = "#e0e0e0",     [ROOFLINE_COMPUTE] = "#e4572e",
+		 [ROOFLINE_MEMORY] = "#4e79a7",   [ROOFLINE_LATENCY] = "#f2c14e",
+		 [ROOFLINE_BALANCED] = "#f28e2b", [ROOFLINE_BANDWIDTH] = "#76b7b2"};
 	return colours[c];
 }
 
@@ -559,7 +582,7 @@ static void flops_text(int64_t flops, char *buf, size_t size)
 	snprintf(buf, size, "%.3g %sFLOP", v, units[u]);
 }
 
-int gp_write_dot(FILE *fp, const struct gp_report *r)
+static int dot_body(FILE *fp, const struct partition_report *r)
 {
 	struct line l = {0};
 	l_str(&l, "digraph \"");
@@ -570,17 +593,17 @@ int gp_write_dot(FILE *fp, const struct gp_report *r)
 	l_flush(&l, fp);
 	/* the legend: one box per class of these thresholds */
 	fprintf(fp, "  subgraph cluster_legend {\n    label=\"bottleneck (%s, %s)\";\n",
-		thresholds_name(r), hw_dtype_name(r->o->dtype));
+		thresholds_name(r), hardware_dtype_name(r->o->dtype));
 	for (size_t i = 0; i < r->nbottlenecks; i++)
 		fprintf(fp, "    legend_%s [label=\"%s: %lld\", fillcolor=\"%s\"];\n",
 			r->bottlenecks[i].name, r->bottlenecks[i].name,
 			(long long)r->bottlenecks[i].count,
-			class_colour((enum rl_class)r->bottlenecks[i].id));
+			class_colour((enum roofline_class)r->bottlenecks[i].id));
 	fprintf(fp, "  }\n");
 	for (size_t i = 0; i < r->g.nnodes; i++) {
 		size_t k = r->order[i];
-		const struct om_node *n = &r->g.nodes[k];
-		const struct gp_op *op = &r->ops[k];
+		const struct opgraph_node *n = &r->g.nodes[k];
+		const struct partition_op *op = &r->ops[k];
 		char shape[128], text[96];
 		shape_text(first_output(r, n), shape, sizeof shape);
 		l_str(&l, "  ");
@@ -600,11 +623,11 @@ int gp_write_dot(FILE *fp, const struct gp_report *r)
 		l_str(&l, text);
 		l_int(&l, r->stage[k]);
 		l_str(&l, ", ");
-		l_str(&l, rl_class_name(op->roof.cls));
+		l_str(&l, roofline_class_name(op->roof.cls));
 		l_str(&l, "\"];\n");
 		for (size_t j = 0; j < n->nin; j++) { /* the edges into it, with the tensor's shape */
 			size_t v = n->in[j];
-			if (v == OM_NONE || r->g.values[v].producer == OM_NONE)
+			if (v == OPGRAPH_NONE || r->g.values[v].producer == OPGRAPH_NONE)
 				continue;
 			shape_text(&r->g.values[v], shape, sizeof shape);
 			l_str(&l, "  ");
@@ -632,4 +655,35 @@ int gp_write_dot(FILE *fp, const struct gp_report *r)
 	}
 	l_str(&l, "}\n");
 	return l_done(&l, fp);
+}
+
+static int write_table(const char *path, const struct partition_report *r, struct sp_err *err)
+{
+	return write_stream(path, r, table_body, err);
+}
+
+static int write_json(const char *path, const struct partition_report *r, struct sp_err *err)
+{
+	return write_stream(path, r, json_body, err);
+}
+
+static int write_dot(const char *path, const struct partition_report *r, struct sp_err *err)
+{
+	return write_stream(path, r, dot_body, err);
+}
+
+const char *const partition_format_names[PARTITION_NFORMATS + 1] = {
+	[PARTITION_TABLE] = "table", [PARTITION_JSON] = "json", [PARTITION_CSV] = "csv",
+	[PARTITION_DOT] = "dot",     [PARTITION_NFORMATS] = NULL,
+};
+
+int partition_write(const char *path, enum partition_format format,
+		    const struct partition_report *r, struct sp_err *err)
+{
+	static int (*const writers[PARTITION_NFORMATS])(const char *, const struct partition_report *,
+							  struct sp_err *) = {
+		[PARTITION_TABLE] = write_table, [PARTITION_JSON] = write_json,
+		[PARTITION_CSV] = write_csv, [PARTITION_DOT] = write_dot,
+	};
+	return writers[format](path, r, err);
 }

@@ -2,39 +2,43 @@
 
 #include <string.h>
 
-const char *rl_class_name(enum rl_class c)
+const char *roofline_class_name(enum roofline_class c)
 {
-	static const char *const names[RL_NCLASSES] = {"none", "compute_bound", "memory_bound",
-						       "latency_bound", "balanced",
-						       "bandwidth_bound"};
+	static const char *const names[ROOFLINE_NCLASSES] = {"none",         "compute_bound",
+							     "memory_bound", "latency_bound",
+							     "balanced",     "bandwidth_bound"};
 	return names[c];
 }
 
-static enum rl_class seed_class(double intensity)
+const char *const roofline_thresholds_names[ROOFLINE_NTHRESHOLDS + 1] = {
+	[ROOFLINE_RIDGE] = "ridge", [ROOFLINE_FIXED] = "fixed", [ROOFLINE_NTHRESHOLDS] = NULL};
+
+static enum roofline_class fixed_class(double intensity)
 {
-	return intensity > RL_SEED_COMPUTE    ? RL_COMPUTE
-	       : intensity > RL_SEED_BALANCED ? RL_BALANCED
-	       : intensity > RL_SEED_MEMORY   ? RL_MEMORY
-					      : RL_BANDWIDTH;
+	return intensity > ROOFLINE_FIXED_COMPUTE    ? ROOFLINE_COMPUTE
+	       : intensity > ROOFLINE_FIXED_BALANCED ? ROOFLINE_BALANCED
+	       : intensity > ROOFLINE_FIXED_MEMORY   ? ROOFLINE_MEMORY
+						     : ROOFLINE_BANDWIDTH;
 }
 
-void rl_estimate(const struct hw_spec *hw, enum hw_dtype dtype, enum rl_thresholds th,
-		 const struct rl_op *op, struct rl_estimate *e)
+void roofline_estimate(const struct hardware_spec *hw, enum hardware_dtype dtype,
+		       enum roofline_thresholds th, const struct roofline_op *op,
+		       struct roofline_estimate *e)
 {
 	memset(e, 0, sizeof *e);
 	double peak = op->matrix ? hw->peak_flops[dtype] : hw->vector_flops;
 	e->ridge = peak / hw->bandwidth;
 	if (!op->kernel)
-		return; /* RL_NONE, no time */
+		return; /* ROOFLINE_NONE, no time */
 	e->compute_s = (double)op->flops / peak;
 	e->memory_s = (double)op->bytes / hw->bandwidth;
 	double work = e->compute_s > e->memory_s ? e->compute_s : e->memory_s;
 	e->time_s = work + hw->launch_s;
 	double intensity = op->bytes ? (double)op->flops / (double)op->bytes : 0;
-	if (th == RL_SEED)
-		e->cls = seed_class(intensity);
+	if (th == ROOFLINE_FIXED)
+		e->cls = fixed_class(intensity);
 	else if (hw->launch_s > work)
-		e->cls = RL_LATENCY;
+		e->cls = ROOFLINE_LATENCY;
 	else
-		e->cls = intensity >= e->ridge ? RL_COMPUTE : RL_MEMORY;
+		e->cls = intensity >= e->ridge ? ROOFLINE_COMPUTE : ROOFLINE_MEMORY;
 }

@@ -1,10 +1,12 @@
-/* Shape inference of its own for an om_graph: the graph inputs' dims (from
+/* Shape inference of its own for an opgraph: the graph inputs' dims (from
  * the file, --input-shape overrides, --batch), then every node in
  * topological order, its output dims from its inputs' dims and attributes.
  * Small int64 constants are carried along (Constant, Shape, Gather, Concat,
  * Unsqueeze, Squeeze, Identity, Cast, Slice, ConstantOfShape, Range) and
  * elementwise arithmetic on them is evaluated, so that the Reshape targets
  * of dynamic-shape exports resolve.
+ *
+ * The rules are in shape_rule_*.c, one file per family of ops (shape_rule.h).
  *
  * Errors name the file and the node: "m.onnx: node 'conv1' (Conv): input
  * channels 3 are not weight channels 4 x group 1". */
@@ -15,17 +17,17 @@
 #include <stdint.h>
 
 #include "core/err.h"
-#include "partition/onnx_model.h"
+#include "partition/opgraph.h"
 
-struct si_override {
+struct shape_infer_override {
 	const char *name; /* a graph input */
 	int ndim;
-	int64_t dims[OM_MAX_DIMS];
+	int64_t dims[OPGRAPH_MAX_DIMS];
 };
 
-struct si_opts {
+struct shape_infer_opts {
 	int64_t batch; /* > 0: the first dim of every graph input not overridden */
-	const struct si_override *overrides;
+	const struct shape_infer_override *overrides;
 	size_t noverrides;
 	int allow_unknown; /* an op without a rule: outputs keep their value_info shapes */
 };
@@ -33,14 +35,10 @@ struct si_opts {
 /* order receives the g->nnodes node indices in a topological order;
  * unknown[i] is set to 1 for each node whose op has no rule (only with
  * allow_unknown; otherwise that is an error). */
-int shape_infer(struct om_graph *g, const struct si_opts *o, size_t *order,
+int shape_infer(struct opgraph *g, const struct shape_infer_opts *o, size_t *order,
 		unsigned char *unknown, struct sp_err *err);
 
-/* "1x3x224x224" into dims; a usage-style message naming option on error. */
-int si_parse_dims(const char *text, const char *option, int *ndim, int64_t *dims,
-		  struct sp_err *err);
-
 /* Does shape inference have a rule for this op type? */
-int si_knows_op(const char *op);
+int shape_infer_knows_op(const char *op);
 
 #endif

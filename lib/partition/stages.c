@@ -4,12 +4,12 @@
 #include <string.h>
 
 /* Shape and Size read only their input's dims, which inference knows. */
-static int reads_only_dims(const struct om_node *nd)
+static int reads_only_dims(const struct opgraph_node *nd)
 {
 	return !strcmp(nd->op, "Shape") || !strcmp(nd->op, "Size");
 }
 
-int stages_assign(const struct om_graph *g, const size_t *order, int64_t *stage,
+int stages_assign(const struct opgraph *g, const size_t *order, int64_t *stage,
 		  struct stages_summary *s, struct sp_err *err)
 {
 	size_t n = g->nnodes;
@@ -19,15 +19,15 @@ int stages_assign(const struct om_graph *g, const size_t *order, int64_t *stage,
 	memset(s, 0, sizeof *s);
 	for (size_t i = 0; i < n; i++) {
 		size_t k = order[i];
-		const struct om_node *nd = &g->nodes[k];
+		const struct opgraph_node *nd = &g->nodes[k];
 		int64_t level = -1;
 		int reads_input = 0;
 		for (size_t j = 0; j < nd->nin; j++) {
-			if (nd->in[j] == OM_NONE)
+			if (nd->in[j] == OPGRAPH_NONE)
 				continue;
-			const struct om_value *v = &g->values[nd->in[j]];
+			const struct opgraph_value *v = &g->values[nd->in[j]];
 			reads_input |= v->is_input;
-			if (v->producer != OM_NONE && stage[v->producer] > level)
+			if (v->producer != OPGRAPH_NONE && stage[v->producer] > level)
 				level = stage[v->producer];
 		}
 		stage[k] = reads_only_dims(nd) ? -1 : level >= 0 ? level + 1 : reads_input ? 0 : -1;
@@ -45,14 +45,14 @@ int stages_assign(const struct om_graph *g, const size_t *order, int64_t *stage,
 	return 0;
 }
 
-int stages_heaviest_path(const struct om_graph *g, const size_t *order, const int64_t *stage,
+int stages_heaviest_path(const struct opgraph *g, const size_t *order, const int64_t *stage,
 			 const int64_t *weight, int64_t *total, unsigned char *on_path,
 			 struct sp_err *err)
 {
 	size_t n = g->nnodes;
 	/* the heaviest path ending at each node, and the op before it there */
 	int64_t *path = calloc(n + 1, sizeof *path);
-	size_t *pred = malloc((n + 1) * sizeof *pred), end = OM_NONE;
+	size_t *pred = malloc((n + 1) * sizeof *pred), end = OPGRAPH_NONE;
 	if (!path || !pred) {
 		free(path);
 		free(pred);
@@ -61,27 +61,29 @@ int stages_heaviest_path(const struct om_graph *g, const size_t *order, const in
 	*total = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t k = order[i];
-		const struct om_node *nd = &g->nodes[k];
-		pred[k] = OM_NONE;
+		const struct opgraph_node *nd = &g->nodes[k];
+		pred[k] = OPGRAPH_NONE;
 		if (stage[k] < 0)
 			continue;
 		int64_t heaviest = 0;
 		for (size_t j = 0; j < nd->nin; j++) {
-			size_t p = nd->in[j] == OM_NONE ? OM_NONE : g->values[nd->in[j]].producer;
-			if (p != OM_NONE && stage[p] >= 0 && (pred[k] == OM_NONE || path[p] > heaviest)) {
+			size_t p = nd->in[j] == OPGRAPH_NONE ? OPGRAPH_NONE
+							     : g->values[nd->in[j]].producer;
+			if (p != OPGRAPH_NONE && stage[p] >= 0 &&
+			    (pred[k] == OPGRAPH_NONE || path[p] > heaviest)) {
 				heaviest = path[p];
 				pred[k] = p;
 			}
 		}
-		path[k] = om_add(heaviest, weight[k]);
-		if (end == OM_NONE || path[k] > *total) {
+		path[k] = opgraph_add_sat(heaviest, weight[k]);
+		if (end == OPGRAPH_NONE || path[k] > *total) {
 			*total = path[k];
 			end = k;
 		}
 	}
 	if (on_path) {
 		memset(on_path, 0, n);
-		for (size_t k = end; k != OM_NONE; k = pred[k])
+		for (size_t k = end; k != OPGRAPH_NONE; k = pred[k])
 			on_path[k] = 1;
 	}
 	free(path);

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
-#include "partition/onnx_model.h"
+#include "partition/opgraph.h"
 
 struct stages_summary {
 	int64_t stages;              /* number of stages */
@@ -27,13 +27,13 @@ struct stages_summary {
 
 /* order: a topological order of the nodes; stage receives each node's
  * stage (-1: constant). */
-int stages_assign(const struct om_graph *g, const size_t *order, int64_t *stage,
+int stages_assign(const struct opgraph *g, const size_t *order, int64_t *stage,
 		  struct stages_summary *s, struct sp_err *err);
 
 /* The heaviest path through the staged ops, each weighing weight[node]
  * (saturating sums): its weight into *total, and on_path[node] set to 1 for
  * its ops when on_path is not NULL (the first such path in order). */
-int stages_heaviest_path(const struct om_graph *g, const size_t *order, const int64_t *stage,
+int stages_heaviest_path(const struct opgraph *g, const size_t *order, const int64_t *stage,
 			 const int64_t *weight, int64_t *total, unsigned char *on_path,
 			 struct sp_err *err);
 

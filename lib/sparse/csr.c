@@ -1,6 +1,9 @@
 #include "sparse/csr.h"
 
+#include "core/memory.h"
+
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +15,15 @@ int csr_alloc(struct csr *g, int64_t nrows, int64_t ncols, int64_t nnz, int with
 	    nnz > CSR_MAX_NNZ)
 		return sp_fail(err, "%s: absurd size %lld x %lld with %lld entries", name,
 			       (long long)nrows, (long long)ncols, (long long)nnz);
+	/* The arrays, and as much again for the row cursor or transpose that
+	 * every builder keeps beside them. */
+	uint64_t bytes = 2 * ((uint64_t)nrows + 1) * sizeof *g->indptr +
+			 (uint64_t)nnz * (sizeof *g->indices + (with_values ? sizeof *g->values : 0));
+	char what[300];
+	snprintf(what, sizeof what, "%s: %lld x %lld with %lld entries", name, (long long)nrows,
+		 (long long)ncols, (long long)nnz);
+	if (mem_check(bytes, what, err))
+		return -1;
 	g->nrows = nrows;
 	g->ncols = ncols;
 	g->nnz = nnz;

@@ -3,6 +3,8 @@
  * its dtype is not already the one struct csr uses. */
 #include "sparse/csr_npz.h"
 
+#include "core/memory.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,6 +245,13 @@ static int load_indptr(struct npz *z, int64_t **indptr, int64_t *nrows, int64_t 
 	}
 	if (read_rows(z, &a, nnz, err))
 		return -1;
+	char what[300];
+	snprintf(what, sizeof what, "%s: a row pointer array of %lld rows", z->zip.path,
+		 (long long)*nrows);
+	if (mem_check(((uint64_t)*nrows + 1) * sizeof **indptr, what, err)) {
+		npy_free(&a);
+		return -1;
+	}
 	*indptr = calloc((size_t)*nrows + 1, sizeof **indptr);
 	snprintf(because, sizeof because, "row has %lld", (long long)*nnz);
 	int rc = *indptr ? count_rows(z, &a, *nrows, *indptr, err)

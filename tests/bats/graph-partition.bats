@@ -122,7 +122,7 @@ for r, o in zip(rows, ops):  # the same numbers as the JSON's
     assert (r['name'], int(r['threads']), r['bottleneck'], int(r['critical'])) == (o['name'], o['threads'], o['bottleneck'], int(o['critical']))
 "
 	run "$BIN/$G" "$MODELS/resnet18.onnx" --format yaml
-	assert_error 2 "$G" "--format: 'yaml' is not table, json, csv or dot"
+	assert_error 2 "$G" "--format: 'yaml' is not one of table, json, csv, dot"
 }
 
 @test "per op: threads are output elements; depthwise and grouped convolutions flagged" {
@@ -152,7 +152,7 @@ PY
 
 @test "roofline: every op's time and class recomputed, on each hardware file and both thresholds" {
 	for h in default "$REPO/configs/hardware/a100.yaml" "$REPO/configs/hardware/h100.yaml"; do
-		for t in ridge seed; do
+		for t in ridge fixed; do
 			opts=(--thresholds "$t")
 			[ "$h" = default ] || opts+=(--hardware "$h")
 			"$BIN/$G" "$MODELS/resnet18.onnx" -b 32 --dtype bf16 "${opts[@]}" -f json -o "$T/r.json"
@@ -161,16 +161,23 @@ PY
 		done
 	done
 	# at batch 32 in bf16 on the H200 the convolutions are compute-bound, the rest
-	# memory- or latency-bound; with the seed's cut-offs, the four seed classes
+	# memory- or latency-bound; with the fixed cut-offs, their four classes
 	"$BIN/$G" "$MODELS/resnet18.onnx" -b 32 --dtype bf16 -f json -o "$T/r.json"
 	[ "$($PY "$REPO/tests/bats/ref/roofline.py" "$T/r.json" default)" = "65 compute_bound latency_bound memory_bound none" ]
-	"$BIN/$G" "$MODELS/mobilenet_v2.onnx" -b 16 --thresholds seed -f json -o "$T/m.json"
+	"$BIN/$G" "$MODELS/mobilenet_v2.onnx" -b 16 --thresholds fixed -f json -o "$T/m.json"
 	[ "$($PY "$REPO/tests/bats/ref/roofline.py" "$T/m.json" default)" = "209 balanced bandwidth_bound compute_bound memory_bound none" ]
 	[ "$(json_get "$T/m.json" "sorted(j['summary']['bottlenecks'])")" = "['balanced', 'bandwidth_bound', 'compute_bound', 'memory_bound', 'none']" ]
-	run "$BIN/$G" "$MODELS/resnet18.onnx" --thresholds fixed
-	assert_error 2 "$G" "--thresholds: 'fixed' is not ridge or seed"
+	run "$BIN/$G" "$MODELS/resnet18.onnx" --thresholds cutoffs
+	assert_error 2 "$G" "--thresholds: 'cutoffs' is not one of ridge, fixed, seed"
 	run "$BIN/$G" "$MODELS/resnet18.onnx" --dtype fp64
-	assert_error 2 "$G" "--dtype: 'fp64' is not fp32, tf32, fp16, bf16 or int8"
+	assert_error 2 "$G" "--dtype: 'fp64' is not one of fp32, tf32, fp16, bf16, int8"
+}
+
+@test "--thresholds seed: the name the fixed cut-offs had first, the same report" {
+	"$BIN/$G" "$MODELS/mobilenet_v2.onnx" -b 16 --thresholds fixed -f json -o "$T/fixed.json"
+	"$BIN/$G" "$MODELS/mobilenet_v2.onnx" -b 16 --thresholds seed -f json -o "$T/seed.json"
+	cmp "$T/fixed.json" "$T/seed.json"
+	[ "$(json_get "$T/seed.json" "j['thresholds']")" = "fixed" ]
 }
 
 @test "--hardware: the shipped files load; the built-in default is h200.yaml's numbers" {

@@ -25,7 +25,7 @@ G=maxk-genmeta
 	printf '0,1\n1,2\n2,0\n' > "$T/g.csv"
 	"$BIN/$G" -q "$T/g.csv" -o "$T/want.warp4"
 	mkfifo "$T/f.csv"
-	cat "$T/g.csv" > "$T/f.csv" &
+	timeout 60 cat "$T/g.csv" > "$T/f.csv" &
 	"$BIN/$G" -q "$T/f.csv" -o "$T/got.warp4"
 	cmp "$T/got.warp4" "$T/want.warp4"
 }
@@ -42,7 +42,7 @@ G=maxk-genmeta
 
 @test "an endless line (no newline, no NUL) stops at the documented cap" {
 	mkfifo "$T/e.csv"
-	(yes 1 | tr -d '\n' > "$T/e.csv" 2>/dev/null &)
+	(timeout 60 sh -c "yes 1 | tr -d '\\n'" > "$T/e.csv" 2>/dev/null &)
 	run timeout 60 "$BIN/$G" "$T/e.csv" -o "$T/x.warp4"
 	assert_error 1 $G "e.csv:1: line longer than 16 MiB: not a text file of lines"
 }
@@ -51,4 +51,28 @@ G=maxk-genmeta
 	printf '0,1\n1,2\n\0\0\0' > "$T/b.csv"
 	run "$BIN/$G" "$T/b.csv" -o "$T/x.warp4"
 	assert_error 1 $G "b.csv:3: a NUL byte at byte 8: not a text file"
+}
+
+# Sizes a small file declares are checked against the memory the process may
+# have (lib/core/memory.h) before anything is allocated; SPKIT_MEMORY_LIMIT
+# stands in for a cgroup or ulimit so that the test means the same anywhere.
+@test "a 77-byte .mtx declaring 2^27 rows under a 1 GiB limit: how much it needs, at once" {
+	printf '%%%%MatrixMarket matrix coordinate pattern general\n134217728 134217728 1\n1 1\n' > "$T/big.mtx"
+	SPKIT_MEMORY_LIMIT=1073741824 run timeout 20 "$BIN/$G" "$T/big.mtx" -o "$T/x.warp4"
+	assert_error 1 $G "big.mtx: 134217728 x 134217728 with 1 entries needs 2.0 GiB of memory; this process may use 1.0 GiB"
+	assert_only_files "$T" big.mtx
+}
+
+@test "an edge list naming node 2^27 and a COO .npz of 2^27 rows: the same check" {
+	printf '0,134217727\n' > "$T/big.csv"
+	SPKIT_MEMORY_LIMIT=1073741824 run timeout 20 "$BIN/$G" "$T/big.csv" -o "$T/x.warp4"
+	assert_error 1 $G "big.csv: 134217728 x 134217728 with 1 entries needs 2.0 GiB of memory"
+	/usr/bin/python3 -c "
+import numpy as np
+np.savez('$T/coo.npz', format=np.array(b'coo'), shape=np.array([2**27, 2**27]),
+         row=np.array([0], dtype=np.int32), col=np.array([5], dtype=np.int32),
+         data=np.array([1.0], dtype=np.float32))"
+	SPKIT_MEMORY_LIMIT=536870912 run timeout 20 "$BIN/$G" "$T/coo.npz" -o "$T/x.warp4"
+	assert_error 1 $G "coo.npz: a row pointer array of 134217728 rows needs 1.0 GiB of memory; this process may use 0.5 GiB"
+	assert_only_files "$T" big.csv coo.npz
 }

@@ -75,6 +75,18 @@ PY
 	$PY -c "import numpy as np; assert np.load('y8.npy')[3] == 0"
 }
 
+@test "--out-dtype float32 and float16 are f32 and f16" {
+	matrix
+	cd "$T"
+	vectors x.npy=2,300:f4
+	for t in f32 float32 f16 float16; do
+		"$BIN/$S" -q a.npz x.npy -o "y-$t.npy" --out-dtype "$t"
+	done
+	cmp y-f32.npy y-float32.npy
+	cmp y-f16.npy y-float16.npy
+	check_y y-f32.npy:x.npy:f32 y-f16.npy:x.npy:f16
+}
+
 @test "N = 1, 3 and 16 vectors (N x C): y is N x R" {
 	matrix
 	cd "$T"
@@ -281,7 +293,8 @@ sp.save_npz('scipy.npz', sp.random(4, 40, density=0.3, format='csr', random_stat
 	usage "no output: give -o Y.npy" a.npz x.npy
 	usage "unexpected argument 'extra'" a.npz x.npy -o y.npy extra
 	usage "--beta 2 needs --y-in" a.npz x.npy -o y.npy --beta 2
-	usage "--out-dtype: 'f64' is not f16 or f32" a.npz x.npy -o y.npy --out-dtype f64
+	usage "--out-dtype: 'f64' is not one of f32, f16, float32, float16" a.npz x.npy -o y.npy \
+		--out-dtype f64
 	usage "--device: 'gpu' is not one of cpu, cuda, auto" a.npz x.npy -o y.npy --device gpu
 	usage "--alpha: 'abc' is not a finite number" a.npz x.npy -o y.npy --alpha abc
 	usage "--beta: 'inf' is not a finite number" a.npz x.npy -o y.npy --beta inf
@@ -297,8 +310,9 @@ sp.save_npz('scipy.npz', sp.random(4, 40, density=0.3, format='csr', random_stat
 		--check-finite; do
 		usage "^macko-spmv: error: ${opt%% *} is not a bench option" bench $opt
 	done
-	usage "--kernels: unknown kernel 'cudnn' \(macko, cublas, cusparse\)" bench --kernels macko,cudnn
-	usage "--kernels: empty list" bench --kernels ,
+	usage "--kernels: 'cudnn' is not one of macko, cublas, cusparse" bench --kernels macko,cudnn
+	usage "--kernels: '' is not one of macko, cublas, cusparse" bench --kernels ,
+	usage "--kernels: 'macko' is listed twice" bench --kernels macko,cublas,macko
 	usage "--append needs -o FILE" bench --append
 	usage "--vectors: 17 is out of range \[1, 16\]" bench --vectors 17
 	usage "--vectors: 0 is out of range" bench --vectors 0

@@ -34,9 +34,9 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	run "$BIN/$G" ds --hidden 4097
 	assert_error 2 $G "--hidden: 4097 is out of range"
 	run "$BIN/$G" ds --model gat
-	assert_error 2 $G "--model: 'gat' is not sage, gcn or gin"
+	assert_error 2 $G "--model: 'gat' is not one of sage, gcn, gin"
 	run "$BIN/$G" ds --nonlinear tanh
-	assert_error 2 $G "--nonlinear: 'tanh' is not relu or maxk"
+	assert_error 2 $G "--nonlinear: 'tanh' is not one of relu, maxk"
 	run "$BIN/$G" ds --layers 65
 	assert_error 2 $G "--layers: 65 is out of range"
 	run "$BIN/$G" ds --dropout 1
@@ -50,9 +50,9 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	run "$BIN/$G" ds --eval-every 0
 	assert_error 2 $G "--eval-every"
 	run "$BIN/$G" ds --metric f1
-	assert_error 2 $G "--metric: 'f1' is not accuracy, micro-f1, roc-auc or auto"
+	assert_error 2 $G "--metric: 'f1' is not one of accuracy, micro-f1, roc-auc, auto"
 	run "$BIN/$G" ds --kernel-mode dgl
-	assert_error 2 $G "--kernel-mode: 'dgl' is not auto, maxk, cusparse or cpu"
+	assert_error 2 $G "--kernel-mode: 'dgl' is not one of auto, maxk, cusparse, cpu"
 	run "$BIN/$G" ds --kernel-mode maxk --nonlinear relu
 	assert_error 2 $G "--kernel-mode maxk needs --nonlinear maxk"
 	run "$BIN/$G" ds --kernel-mode cpu --device cuda
@@ -62,7 +62,7 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	run "$BIN/$G" ds --device tpu
 	assert_error 2 $G "--device"
 	run "$BIN/$G" ds --tf32 maybe
-	assert_error 2 $G "--tf32: 'maybe' is not off or on"
+	assert_error 2 $G "--tf32: 'maybe' is not one of off, on"
 	run "$BIN/$G" ds --validate-kernels --nonlinear relu
 	assert_error 2 $G "--validate-kernels needs --nonlinear maxk"
 	run "$BIN/$G" ds --validate-kernels --layers 0
@@ -113,6 +113,29 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	run "$BIN/$G" --bench-kernels --synthetic flickr_like -o "$T/out.csv"
 	assert_error 1 $G "--bench-kernels: no usable CUDA device"
 	assert_only_files "$T"
+	run "$BIN/$G" bench --synthetic flickr_like -o "$T/out.csv"
+	assert_error 1 $G "bench: no usable CUDA device"
+	assert_only_files "$T"
+}
+
+@test "the benchmark is the bench command; --bench-kernels, anywhere among the options, too" {
+	run "$BIN/$G" bench
+	assert_error 2 $G "no GRAPH given"
+	run "$BIN/$G" bench g.npz --hidden 64 --maxk 65
+	assert_error 2 $G "--maxk 65 is larger than --hidden 64"
+	run "$BIN/$G" bench g.npz --log l.csv
+	assert_error 2 $G "--log is for training, not bench"
+	run "$BIN/$G" bench g.npz --device cpu
+	assert_error 2 $G "--device is for training, not bench"
+	run "$BIN/$G" g.npz --reps 0 --bench-kernels
+	assert_error 2 $G "--reps: 0 is out of range"
+	run "$BIN/$G" --append g.npz --bench-kernels
+	assert_error 2 $G "--append needs -o FILE"
+	run "$BIN/$G" g.npz --norm --bench-kernels
+	assert_error 2 $G "--norm is for training, not --bench-kernels"
+	run "$BIN/$G" bench --help
+	[ "$status" -eq 0 ]
+	[[ $output == *"maxk-train bench GRAPH"* ]]
 }
 
 @test "bad datasets: one line naming the file, exit 1, no outputs" {
@@ -306,7 +329,7 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	"$PY" -c "import numpy as np, sys; m = np.load(sys.argv[1]); assert sorted(m.files) == ['lin_in.bias', 'lin_in.weight', 'lin_out.bias', 'lin_out.weight'], m.files" "$T/m.npz"
 }
 
-@test "--validate-kernels prints the seed's lines; a failed check falls back and trains on" {
+@test "--validate-kernels prints MaxK-GNN's lines; a failed check falls back and trains on" {
 	dataset "$T/ds"
 	run "$BIN/$G" "$T/ds" "${SMALL[@]}" --epochs 2 --validate-kernels
 	[ "$status" -eq 0 ]
@@ -327,7 +350,7 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	"$PY" -c "import numpy as np, sys; a, b = np.load(sys.argv[1]), np.load(sys.argv[2]); assert np.allclose(a, b, rtol=1e-3, atol=1e-4), abs(a - b).max()" "$T/a.npy" "$T/b.npy"
 }
 
-@test "--profile-kernels prints the seed's timing lines" {
+@test "--profile-kernels prints MaxK-GNN's timing lines" {
 	dataset "$T/ds"
 	run "$BIN/$G" "$T/ds" "${SMALL[@]}" --epochs 20 --profile-kernels -q
 	[ "$status" -eq 0 ]

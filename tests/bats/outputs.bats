@@ -25,7 +25,7 @@ SMALL=powerlaw:nodes=1000,edges=8000
 	"$BIN/$G" -q --synthetic $SMALL --graph-out "$T/g.npz"
 	"$BIN/$G" -q "$T/g.npz" -o "$T/want.warp4"
 	mkfifo "$T/fifo"
-	cat "$T/fifo" > "$T/got.warp4" &
+	timeout 60 cat "$T/fifo" > "$T/got.warp4" &
 	reader=$!
 	sleep 0.2
 	"$BIN/$G" -q "$T/g.npz" -o "$T/fifo"
@@ -36,7 +36,7 @@ SMALL=powerlaw:nodes=1000,edges=8000
 
 @test "an .npz into a FIFO: a one-line error (it needs seeks), exit 1" {
 	mkfifo "$T/fifo"
-	cat "$T/fifo" > /dev/null &
+	timeout 60 cat "$T/fifo" > /dev/null &
 	reader=$!
 	sleep 0.2
 	run "$BIN/$G" -q --synthetic $SMALL --graph-out "$T/fifo"

@@ -1,4 +1,4 @@
-/* libFuzzer target for graph-partition's hardware files (hw_load, which
+/* libFuzzer target for graph-partition's hardware files (hardware_load, which
  * reads a path): the input as the file, then, with what loads, the
  * roofline analysis of a small fixed model for every data type and its
  * table and JSON reports, so odd peaks, bandwidths and launch costs (tiny,
@@ -31,25 +31,25 @@ static const char model[] =
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static FILE *sink;
-	struct gp_options o = {.si = {.batch = 64}, .thresholds = RL_SEED};
+	struct partition_options o = {.si = {.batch = 64}, .thresholds = ROOFLINE_FIXED};
 	struct sp_err err;
-	if (!sink)
-		sink = fopen("/dev/null", "w");
+	static char report[600];
+	if (!report[0])
+		snprintf(report, sizeof report, "%s/report", fuzz_dir());
 	const char *path = fuzz_put("hardware.yaml", data, size);
-	if (hw_load(path, &o.hw, &err)) {
+	if (hardware_load(path, &o.hw, &err)) {
 		fuzz_check_message(err.msg);
 		return 0;
 	}
-	for (int dt = 0; dt < HW_NDTYPES; dt++) {
-		struct gp_report r = {0};
-		o.dtype = (enum hw_dtype)dt;
-		if (ym_load_buffer(model, sizeof model - 1, "mlp.yaml", &r.g, &err) ||
-		    gp_analyse(&r, &o, &err))
+	for (int dt = 0; dt < HARDWARE_NDTYPES; dt++) {
+		struct partition_report r = {0};
+		o.dtype = (enum hardware_dtype)dt;
+		if (model_yaml_load_buffer(model, sizeof model - 1, "mlp.yaml", &r.g, &err) ||
+		    partition_analyse(&r, &o, &err))
 			abort();
-		gp_write_table(sink, &r);
-		gp_write_json(sink, &r);
-		gp_free(&r);
+		partition_write(report, PARTITION_TABLE, &r, &err);
+		partition_write(report, PARTITION_JSON, &r, &err);
+		partition_free(&r);
 	}
 	return 0;
 }

@@ -1,27 +1,32 @@
 /* libFuzzer target for .onnx: the wire-format slimming, the protobuf-c
- * decoder and the conversion to an om_graph on arbitrary bytes (from
+ * decoder and the conversion to an opgraph on arbitrary bytes (from
  * memory), then graph-partition's whole analysis of what loads (unknown ops
  * allowed, batch 2) and its JSON and DOT reports, which must neither crash
  * nor overflow. */
+#include "fuzzdir.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "partition/onnx_model.h"
 #include "partition/partition.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static FILE *sink;
-	struct gp_report r = {0};
-	struct gp_options o = {.si = {.batch = 2, .allow_unknown = 1}, .dtype = HW_FP16};
+	struct partition_report r = {0};
+	struct partition_options o = {.si = {.batch = 2, .allow_unknown = 1},
+				      .dtype = HARDWARE_FP16};
 	struct sp_err err;
-	if (!sink)
-		sink = fopen("/dev/null", "w");
-	hw_default(&o.hw);
-	if (om_load_mem(data, size, "fuzz.onnx", &r.g, &err) == 0 && gp_analyse(&r, &o, &err) == 0) {
-		gp_write_json(sink, &r);
-		gp_write_dot(sink, &r);
+	static char report[600];
+	if (!report[0])
+		snprintf(report, sizeof report, "%s/report", fuzz_dir());
+	hardware_default(&o.hw);
+	if (onnx_model_load_mem(data, size, "fuzz.onnx", &r.g, &err) == 0 &&
+	    partition_analyse(&r, &o, &err) == 0) {
+		partition_write(report, PARTITION_JSON, &r, &err);
+		partition_write(report, PARTITION_DOT, &r, &err);
 	}
-	gp_free(&r);
+	partition_free(&r);
 	return 0;
 }

@@ -1,6 +1,6 @@
-/* The CUDA backend (kernels/gnn_gpu.cu) against the CPU backend
- * (lib/gnn_cpu.c), operation by operation, through the same table
- * (lib/gnn_backend.h): each input is made once on the host and copied into
+/* The CUDA backend (kernels/gnn/gnn_gpu*.cu) against the CPU backend
+ * (lib/gnn/gnn_cpu.c), operation by operation, through the same table
+ * (lib/gnn/gnn_backend.h): each input is made once on the host and copied into
  * both backends, each operation runs on both, and the outputs are compared
  * (2-norm relative error): 1e-5 for fp32 elementwise work and sums, 1e-4
  * for gemm and LayerNorm's backward, 1e-2 for gemm in TF32; top-k,

@@ -1,5 +1,5 @@
 /* Training on the GPU backend against the same training on the CPU
- * backend (the same model code, lib/gnn_model.c, over both): 20 epochs
+ * backend (the same model code, lib/gnn/gnn_model.c, over both): 20 epochs
  * with dropout on a 2,000-node contextual SBM, for SAGE, GCN and GIN with
  * ReLU and MaxK (SAGE and GIN with LayerNorm), and MaxK's output aggregated densely
  * (--kernel-mode cusparse). How closely they must agree: see check(). */

@@ -177,7 +177,7 @@ static void test_x_beyond_shared_memory(void **state)
 
 /* x partly in global memory takes a block of up to 32 warps an SM: 4500
  * rows give 32 warps a block on a GPU of up to 140 SMs, 3000 rows fewer
- * (launch_threads in kernels/macko_spmv.cu). */
+ * (launch_threads in kernels/macko/macko_spmv.cu). */
 static void test_x_beyond_shared_memory_wide_blocks(void **state)
 {
 	const int nv[] = {4, 3};
@@ -186,7 +186,7 @@ static void test_x_beyond_shared_memory_wide_blocks(void **state)
 }
 
 /* More than eight vectors go as two products, eight and the rest
- * (dispatch in kernels/macko_spmv.cu), and eight whose x does not fit in
+ * (dispatch in kernels/macko/macko_spmv.cu), and eight whose x does not fit in
  * shared memory as two of four (launch_fit): at 10,000 columns (160 KB for
  * 8) two, the second of 1, 4, 5 or 8 vectors; at 20,000 (320 KB for 8, 160
  * KB for 4) 16 vectors in four products and 6 in two. beta alternates, so

@@ -1,4 +1,4 @@
-/* MaxK kernels on the GPU against the CPU references (lib/maxk_ref.c) on
+/* MaxK kernels on the GPU against the CPU references (lib/maxk/maxk_ref.c) on
  * fresh random data: top-k exactly (values and indices), the forward
  * SpGEMM and backward SSpMM to fp32 rounding. Graphs: power-law with empty
  * rows, row counts that are not multiples of the block, and a star whose

@@ -31,7 +31,7 @@ peak = hw["peak_tflops"][rep["dtype"]] * 1e12
 vector = hw["vector_tflops"] * 1e12
 bw = hw["memory_bandwidth_gbs"] * 1e9
 launch = hw["launch_overhead_us"] * 1e-6
-seed = rep["thresholds"] == "seed"
+fixed = rep["thresholds"] == "fixed"
 
 def close(a, b):
     return abs(a - b) <= 2e-5 * max(abs(a), abs(b)) + 1e-15
@@ -46,7 +46,7 @@ for o in rep["ops"]:
     else:
         want_t = work + launch
         ai = o["flops"] / moved if moved else 0.0
-        if seed:
+        if fixed:
             want_c = ("compute_bound" if ai > 40 else "balanced" if ai > 10 else
                       "memory_bound" if ai > 1 else "bandwidth_bound")
         elif launch > work:

@@ -1,4 +1,4 @@
-/* The CPU GNN backend (lib/gnn_cpu.c), the reference the GPU backend is
+/* The CPU GNN backend (lib/gnn/gnn_cpu.c), the reference the GPU backend is
  * tested against. Every op against a direct double-precision computation
  * on small random inputs; every backward against central finite
  * differences of its forward (and, for the linear ops, the adjoint

@@ -12,31 +12,31 @@
 #include "partition/stages.h"
 
 /* Shapes, stages and parameters, then the chains. */
-static struct fusion *find(struct om_graph *g, size_t *n)
+static struct fusion *find(struct opgraph *g, size_t *n)
 {
 	struct sp_err e;
 	size_t order[32];
 	unsigned char unknown[32], is_param[64];
 	int64_t stage[32];
 	struct stages_summary s;
-	struct si_opts o = {0};
+	struct shape_infer_opts o = {0};
 	struct fusion *f;
 	assert_true(g->nnodes <= 32 && g->nvalues <= 64);
 	assert_int_equal(shape_infer(g, &o, order, unknown, &e), 0);
 	assert_int_equal(stages_assign(g, order, stage, &s, &e), 0);
-	oc_mark_params(g, order, is_param);
+	op_cost_mark_params(g, order, is_param);
 	assert_int_equal(fusion_find(g, order, stage, is_param, 4, &f, n, &e), 0);
 	return f;
 }
 
-static const char *op_of(const struct om_graph *g, const struct fusion *f, size_t i)
+static const char *op_of(const struct opgraph *g, const struct fusion *f, size_t i)
 {
 	return g->nodes[f->ops[i]].name;
 }
 
 static void test_chains(void **state)
 {
-	struct om_graph g;
+	struct opgraph g;
 	size_t n;
 	gu_init(&g);
 	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 4, 6, 6), NULL);
@@ -61,12 +61,12 @@ static void test_chains(void **state)
 	assert_string_equal(op_of(&g, &f[1], 1), "bias");
 	assert_string_equal(op_of(&g, &f[1], 2), "act");
 	free(f);
-	om_free(&g);
+	opgraph_free(&g);
 }
 
 static void test_what_breaks_a_chain(void **state)
 {
-	struct om_graph g;
+	struct opgraph g;
 	size_t n;
 	gu_init(&g);
 	gu_tensor(&g, 'i', "x", 2, GU_DIMS(2, 8), NULL);
@@ -84,14 +84,14 @@ static void test_what_breaks_a_chain(void **state)
 	gu_node(&g, "Gemm", "gemm", GU_IN("x", "w"), "d");
 	gu_node(&g, "Sigmoid", "sig", GU_IN("d"), "e");
 	gu_node(&g, "Relu", "after", GU_IN("e"), "z");
-	g.values[om_value_intern(&g, "d")].is_output = 1;
+	g.values[opgraph_value_intern(&g, "d")].is_output = 1;
 	/* a constant product (weights times weights) runs once: not a kernel */
 	gu_node(&g, "MatMul", "const", GU_IN("w", "w"), "ww");
 	gu_node(&g, "Relu", "cr", GU_IN("ww"), "cr");
 	struct fusion *f = find(&g, &n);
 	assert_int_equal(n, 0);
 	free(f);
-	om_free(&g);
+	opgraph_free(&g);
 }
 
 int main(void)

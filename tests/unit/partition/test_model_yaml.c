@@ -1,4 +1,4 @@
-/* YAML models (model_yaml.h) read into an om_graph: declarations, nodes
+/* YAML models (model_yaml.h) read into an opgraph: declarations, nodes
  * with every kind of attribute, repeated blocks with their substitutions
  * and shared params, and errors with their lines. */
 #include <setjmp.h>
@@ -12,26 +12,26 @@
 #include <string.h>
 
 #include "partition/model_yaml.h"
-#include "partition/onnx_model.h"
+#include "partition/opgraph.h"
 
-static void load(const char *text, struct om_graph *g)
+static void load(const char *text, struct opgraph *g)
 {
 	struct sp_err e;
-	if (ym_load_buffer(text, strlen(text), "m.yaml", g, &e))
+	if (model_yaml_load_buffer(text, strlen(text), "m.yaml", g, &e))
 		fail_msg("%s", e.msg);
 }
 
 static void load_fails(const char *text, const char *msg)
 {
-	struct om_graph g;
+	struct opgraph g;
 	struct sp_err e;
-	assert_int_equal(ym_load_buffer(text, strlen(text), "m.yaml", &g, &e), -1);
+	assert_int_equal(model_yaml_load_buffer(text, strlen(text), "m.yaml", &g, &e), -1);
 	assert_int_equal(g.nnodes, 0); /* nothing half-built is left */
 	if (strcmp(e.msg, msg))
 		fail_msg("'%s', expected '%s'", e.msg, msg);
 }
 
-static const struct om_value *value(struct om_graph *g, const char *name)
+static const struct opgraph_value *value(struct opgraph *g, const char *name)
 {
 	size_t *i = strmap_find(&g->names, name, strlen(name));
 	if (!i)
@@ -41,7 +41,7 @@ static const struct om_value *value(struct om_graph *g, const char *name)
 
 static void test_declarations_and_attributes(void **state)
 {
-	struct om_graph g;
+	struct opgraph g;
 	load("opset: 13\n"
 	     "inputs: {x: [N, 3, 8, 8], mask: [1]}\n"
 	     "params: {w: [4, 3, 3, 3]}\n"
@@ -54,36 +54,36 @@ static void test_declarations_and_attributes(void **state)
 	     &g);
 	assert_int_equal(g.opset, 13);
 	assert_int_equal(g.nnodes, 2);
-	const struct om_node *n = &g.nodes[0];
+	const struct opgraph_node *n = &g.nodes[0];
 	assert_string_equal(n->name, "c"); /* the first output's name */
 	assert_int_equal(n->line, 6);
 	assert_int_equal(n->nin, 3);
-	assert_int_equal(n->in[2], OM_NONE);
-	assert_int_equal(om_attr(n, "pads")->type, OM_ATTR_INTS);
-	assert_int_equal(om_attr(n, "pads")->nints, 4);
-	assert_string_equal(om_attr(n, "auto_pad")->s, "NOTSET");
-	assert_int_equal(om_attr(n, "alpha")->type, OM_ATTR_FLOAT);
-	assert_true(om_attr(n, "alpha")->f == 0.25);
-	assert_int_equal(om_attr(n, "rates")->type, OM_ATTR_FLOATS);
-	assert_true(om_attr(n, "rates")->floats[1] == 2);
-	const struct om_value *x = value(&g, "x");
+	assert_int_equal(n->in[2], OPGRAPH_NONE);
+	assert_int_equal(opgraph_attr(n, "pads")->type, OPGRAPH_ATTR_INTS);
+	assert_int_equal(opgraph_attr(n, "pads")->nints, 4);
+	assert_string_equal(opgraph_attr(n, "auto_pad")->s, "NOTSET");
+	assert_int_equal(opgraph_attr(n, "alpha")->type, OPGRAPH_ATTR_FLOAT);
+	assert_true(opgraph_attr(n, "alpha")->f == 0.25);
+	assert_int_equal(opgraph_attr(n, "rates")->type, OPGRAPH_ATTR_FLOATS);
+	assert_true(opgraph_attr(n, "rates")->floats[1] == 2);
+	const struct opgraph_value *x = value(&g, "x");
 	assert_true(x->is_input && x->ndim == 4 && x->dims[0] == -1 && x->dims[3] == 8);
-	const struct om_value *w = value(&g, "w");
+	const struct opgraph_value *w = value(&g, "w");
 	assert_true(w->is_initializer && !w->is_input && w->ndim == 4);
-	const struct om_value *s = value(&g, "shape");
+	const struct opgraph_value *s = value(&g, "shape");
 	assert_true(s->is_constant && !s->is_initializer && s->ncval == 2 && s->cval[1] == -1);
 	assert_int_equal(s->elem_type, 7);
-	const struct om_value *k = value(&g, "scale");
+	const struct opgraph_value *k = value(&g, "scale");
 	assert_true(k->ndim == 0 && k->nfval == 1 && k->fval[0] == 0.5);
-	const struct om_value *f = value(&g, "scales");
+	const struct opgraph_value *f = value(&g, "scales");
 	assert_true(f->nfval == 4 && f->fval[3] == 2 && f->elem_type == 1);
 	assert_true(value(&g, "y")->is_output);
-	om_free(&g);
+	opgraph_free(&g);
 }
 
 static void test_repeated_block(void **state)
 {
-	struct om_graph g;
+	struct opgraph g;
 	load("inputs: {x: [2, 8]}\n"
 	     "nodes:\n"
 	     "  - repeat: 3\n"
@@ -100,7 +100,7 @@ static void test_repeated_block(void **state)
 					      {"mm1", "y#0", "h1"},   {"add1", "h1", "y#1"},
 					      {"mm2", "y#1", "h2"},   {"add2", "h2", "y"}};
 	for (size_t i = 0; i < 6; i++) {
-		const struct om_node *n = &g.nodes[i];
+		const struct opgraph_node *n = &g.nodes[i];
 		assert_string_equal(n->name, want[i][0]);
 		assert_string_equal(g.values[n->in[0]].name, want[i][1]);
 		assert_string_equal(g.values[n->out[0]].name, want[i][2]);
@@ -112,7 +112,7 @@ static void test_repeated_block(void **state)
 	assert_int_equal(value(&g, "c2")->cval[0], 7);
 	assert_true(value(&g, "one")->is_constant);
 	assert_int_equal(g.nvalues, 1 + 3 + 1 + 3 + 1 + 3 + 3); /* x w shared c one h y */
-	om_free(&g);
+	opgraph_free(&g);
 }
 
 static void test_errors(void **state)
@@ -143,9 +143,9 @@ static void test_errors(void **state)
 	longname[sizeof longname - 1] = '\0';
 	char text[600];
 	snprintf(text, sizeof text, "nodes:\n  - {op: Relu, outputs: [%s]}\n", longname);
-	struct om_graph g;
+	struct opgraph g;
 	struct sp_err e;
-	assert_int_equal(ym_load_buffer(text, strlen(text), "m.yaml", &g, &e), -1);
+	assert_int_equal(model_yaml_load_buffer(text, strlen(text), "m.yaml", &g, &e), -1);
 	assert_non_null(strstr(e.msg, "name longer than 255 bytes"));
 }
 

@@ -110,19 +110,19 @@ static void test_large_data_dropped_small_kept(void **state)
 	assert_true(out.len < 1000);
 	buf_free(&out);
 	/* what loads: dims of w, the shape constant's values */
-	struct om_graph g;
-	assert_int_equal(om_load_mem(wire, size, "m.onnx", &g, &e), 0);
-	const struct om_value *w = &g.values[om_value_intern(&g, "w")];
+	struct opgraph g;
+	assert_int_equal(onnx_model_load_mem(wire, size, "m.onnx", &g, &e), 0);
+	const struct opgraph_value *w = &g.values[opgraph_value_intern(&g, "w")];
 	assert_int_equal(w->ndim, 1);
 	assert_int_equal(w->dims[0], BIG / 4);
 	assert_null(w->fval);
-	const struct om_value *s = &g.values[om_value_intern(&g, "shape")];
+	const struct opgraph_value *s = &g.values[opgraph_value_intern(&g, "shape")];
 	assert_int_equal(s->ncval, 2);
 	assert_int_equal(s->cval[0], 1);
 	assert_int_equal(s->cval[1], -1);
 	assert_int_equal(g.dropped_bytes, 2 * BIG);
 	assert_int_equal(g.nnodes, 3);
-	om_free(&g);
+	opgraph_free(&g);
 	free(wire);
 }
 

@@ -16,11 +16,15 @@
 #include "testutil.h"
 
 /* A GPU with round numbers: 100 TFLOP/s matrix fp16, 10 vector, 1 TB/s, 5 us. */
-static struct hw_spec toy(void)
+static struct hardware_spec toy(void)
 {
-	struct hw_spec hw = {.name = "toy", .vector_flops = 10e12, .bandwidth = 1e12,
-			     .l2_bytes = 1 << 20, .sms = 10, .launch_s = 5e-6};
-	for (int d = 0; d < HW_NDTYPES; d++)
+	struct hardware_spec hw = {.name = "toy",
+				   .vector_flops = 10e12,
+				   .bandwidth = 1e12,
+				   .l2_bytes = 1 << 20,
+				   .sms = 10,
+				   .launch_s = 5e-6};
+	for (int d = 0; d < HARDWARE_NDTYPES; d++)
 		hw.peak_flops[d] = 100e12;
 	return hw;
 }
@@ -33,97 +37,104 @@ static void close_to(double got, double want)
 
 static void test_ridge_classes(void **state)
 {
-	struct hw_spec hw = toy();
-	struct rl_estimate e;
+	struct hardware_spec hw = toy();
+	struct roofline_estimate e;
 	/* a matmul of 1 GFLOP moving 1 MB: 10 us of compute, 1 us of memory */
-	struct rl_op mm = {.kernel = 1, .matrix = 1, .flops = 1000000000, .bytes = 1000000};
-	rl_estimate(&hw, HW_FP16, RL_RIDGE, &mm, &e);
+	struct roofline_op mm = {.kernel = 1, .matrix = 1, .flops = 1000000000, .bytes = 1000000};
+	roofline_estimate(&hw, HARDWARE_FP16, ROOFLINE_RIDGE, &mm, &e);
 	close_to(e.compute_s, 10e-6);
 	close_to(e.memory_s, 1e-6);
 	close_to(e.time_s, 15e-6);
 	close_to(e.ridge, 100);
-	assert_int_equal(e.cls, RL_COMPUTE);
+	assert_int_equal(e.cls, ROOFLINE_COMPUTE);
 	/* an elementwise op of 1M FLOPs moving 100 MB: 100 us of memory */
-	struct rl_op add = {.kernel = 1, .flops = 1000000, .bytes = 100000000};
-	rl_estimate(&hw, HW_FP16, RL_RIDGE, &add, &e);
+	struct roofline_op add = {.kernel = 1, .flops = 1000000, .bytes = 100000000};
+	roofline_estimate(&hw, HARDWARE_FP16, ROOFLINE_RIDGE, &add, &e);
 	close_to(e.compute_s, 1e-7);
 	close_to(e.time_s, 105e-6);
 	close_to(e.ridge, 10); /* the vector peak's */
-	assert_int_equal(e.cls, RL_MEMORY);
+	assert_int_equal(e.cls, ROOFLINE_MEMORY);
 	/* a tiny op: the launch is longer than its work */
-	struct rl_op tiny = {.kernel = 1, .flops = 1000, .bytes = 1000};
-	rl_estimate(&hw, HW_FP16, RL_RIDGE, &tiny, &e);
-	assert_int_equal(e.cls, RL_LATENCY);
+	struct roofline_op tiny = {.kernel = 1, .flops = 1000, .bytes = 1000};
+	roofline_estimate(&hw, HARDWARE_FP16, ROOFLINE_RIDGE, &tiny, &e);
+	assert_int_equal(e.cls, ROOFLINE_LATENCY);
 	close_to(e.time_s, 5e-6 + 1e-9);
 	/* exactly at the ridge point: compute-bound */
-	struct rl_op edge = {.kernel = 1, .matrix = 1, .flops = 100 * 100000000LL, .bytes = 100000000};
-	rl_estimate(&hw, HW_FP16, RL_RIDGE, &edge, &e);
-	assert_int_equal(e.cls, RL_COMPUTE);
+	struct roofline_op edge = {.kernel = 1,
+				   .matrix = 1,
+				   .flops = 100 * 100000000LL,
+				   .bytes = 100000000};
+	roofline_estimate(&hw, HARDWARE_FP16, ROOFLINE_RIDGE, &edge, &e);
+	assert_int_equal(e.cls, ROOFLINE_COMPUTE);
 	/* no kernel: no time, no class */
-	struct rl_op view = {.kernel = 0, .flops = 0, .bytes = 0};
-	rl_estimate(&hw, HW_FP16, RL_RIDGE, &view, &e);
-	assert_int_equal(e.cls, RL_NONE);
+	struct roofline_op view = {.kernel = 0, .flops = 0, .bytes = 0};
+	roofline_estimate(&hw, HARDWARE_FP16, ROOFLINE_RIDGE, &view, &e);
+	assert_int_equal(e.cls, ROOFLINE_NONE);
 	close_to(e.time_s, 0);
-	assert_string_equal(rl_class_name(RL_LATENCY), "latency_bound");
-	assert_string_equal(rl_class_name(RL_NONE), "none");
+	assert_string_equal(roofline_class_name(ROOFLINE_LATENCY), "latency_bound");
+	assert_string_equal(roofline_class_name(ROOFLINE_NONE), "none");
 }
 
-static void test_seed_classes(void **state)
+static void test_fixed_classes(void **state)
 {
-	struct hw_spec hw = toy();
-	struct rl_estimate e;
+	struct hardware_spec hw = toy();
+	struct roofline_estimate e;
 	static const struct {
 		int64_t flops, bytes;
-		enum rl_class cls;
+		enum roofline_class cls;
 	} cases[] = {
-		{4001, 100, RL_COMPUTE},   {4000, 100, RL_BALANCED}, {1001, 100, RL_BALANCED},
-		{1000, 100, RL_MEMORY},	   {101, 100, RL_MEMORY},    {100, 100, RL_BANDWIDTH},
-		{0, 100, RL_BANDWIDTH},
+		{4001, 100, ROOFLINE_COMPUTE},  {4000, 100, ROOFLINE_BALANCED},
+		{1001, 100, ROOFLINE_BALANCED}, {1000, 100, ROOFLINE_MEMORY},
+		{101, 100, ROOFLINE_MEMORY},    {100, 100, ROOFLINE_BANDWIDTH},
+		{0, 100, ROOFLINE_BANDWIDTH},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct rl_op op = {.kernel = 1, .flops = cases[i].flops, .bytes = cases[i].bytes};
-		rl_estimate(&hw, HW_FP32, RL_SEED, &op, &e);
+		struct roofline_op op = {.kernel = 1,
+					 .flops = cases[i].flops,
+					 .bytes = cases[i].bytes};
+		roofline_estimate(&hw, HARDWARE_FP32, ROOFLINE_FIXED, &op, &e);
 		if (e.cls != cases[i].cls)
-			fail_msg("intensity %g: %s", (double)cases[i].flops / (double)cases[i].bytes,
-				 rl_class_name(e.cls));
+			fail_msg("intensity %g: %s",
+				 (double)cases[i].flops / (double)cases[i].bytes,
+				 roofline_class_name(e.cls));
 		assert_true(e.time_s > 0); /* the time is the roofline's in either mode */
 	}
 }
 
 static void test_dtypes_and_default(void **state)
 {
-	assert_int_equal(hw_dtype_parse("fp32"), HW_FP32);
-	assert_int_equal(hw_dtype_parse("tf32"), HW_TF32);
-	assert_int_equal(hw_dtype_parse("int8"), HW_INT8);
-	assert_int_equal(hw_dtype_parse("fp8"), -1);
-	assert_string_equal(hw_dtype_name(HW_BF16), "bf16");
+	assert_int_equal(hardware_dtype_parse("fp32"), HARDWARE_FP32);
+	assert_int_equal(hardware_dtype_parse("tf32"), HARDWARE_TF32);
+	assert_int_equal(hardware_dtype_parse("int8"), HARDWARE_INT8);
+	assert_int_equal(hardware_dtype_parse("fp8"), -1);
+	assert_string_equal(hardware_dtype_name(HARDWARE_BF16), "bf16");
 	/* make test runs in the repository: the shipped file equals the built-in */
-	struct hw_spec def, file;
+	struct hardware_spec def, file;
 	struct sp_err e;
-	hw_default(&def);
-	if (hw_load("configs/hardware/h200.yaml", &file, &e))
+	hardware_default(&def);
+	if (hardware_load("configs/hardware/h200.yaml", &file, &e))
 		fail_msg("%s", e.msg);
 	assert_string_equal(def.name, file.name);
-	for (int d = 0; d < HW_NDTYPES; d++)
+	for (int d = 0; d < HARDWARE_NDTYPES; d++)
 		close_to(file.peak_flops[d], def.peak_flops[d]);
 	close_to(file.vector_flops, def.vector_flops);
 	close_to(file.bandwidth, def.bandwidth);
 	close_to(file.l2_bytes, def.l2_bytes);
 	close_to(file.launch_s, def.launch_s);
 	assert_int_equal(file.sms, def.sms);
-	assert_int_equal(hw_load("configs/hardware/a100.yaml", &file, &e), 0);
+	assert_int_equal(hardware_load("configs/hardware/a100.yaml", &file, &e), 0);
 	assert_int_equal(file.sms, 108);
-	close_to(file.peak_flops[HW_TF32], 156e12);
+	close_to(file.peak_flops[HARDWARE_TF32], 156e12);
 }
 
-/* hw_load on text as a file must fail with "FILE:msg". */
+/* hardware_load on text as a file must fail with "FILE:msg". */
 static void load_fails(const char *text, const char *msg)
 {
 	const char *path = test_path("hw.yaml");
-	struct hw_spec hw;
+	struct hardware_spec hw;
 	struct sp_err e;
 	test_spit(path, text, strlen(text));
-	assert_int_equal(hw_load(path, &hw, &e), -1);
+	assert_int_equal(hardware_load(path, &hw, &e), -1);
 	if (strncmp(e.msg, path, strlen(path)) || strcmp(e.msg + strlen(path) + 1, msg))
 		fail_msg("'%s', expected '%s:%s'", e.msg, path, msg);
 }
@@ -134,10 +145,10 @@ static void test_file_errors(void **state)
 				 "launch_overhead_us: 2\npeak_tflops: {fp32: 1, tf32: 2, fp16: 3, "
 				 "bf16: 3, int8: 6}\n";
 	const char *path = test_path("ok.yaml");
-	struct hw_spec hw;
+	struct hardware_spec hw;
 	struct sp_err e;
 	test_spit(path, ok, sizeof ok - 1);
-	assert_int_equal(hw_load(path, &hw, &e), 0);
+	assert_int_equal(hardware_load(path, &hw, &e), 0);
 	close_to(hw.vector_flops, 1e12); /* the fp32 peak when absent */
 	close_to(hw.launch_s, 2e-6);
 	close_to(hw.l2_bytes, 1 << 20);
@@ -174,23 +185,24 @@ static void test_slow_hardware(void **state)
 	static const char model[] = "name: one\ninputs:\n  x: [8, 8]\nparams:\n  w: [8, 8]\n"
 				    "nodes:\n  - {op: MatMul, name: mm, inputs: [x, w], outputs: [y]}\n"
 				    "outputs: [y]\n";
-	struct gp_options o = {.thresholds = RL_SEED};
-	struct gp_report r = {0};
+	struct partition_options o = {.thresholds = ROOFLINE_FIXED};
+	struct partition_report r = {0};
 	struct sp_err e;
 	o.hw = toy();
-	for (int d = 0; d < HW_NDTYPES; d++)
+	for (int d = 0; d < HARDWARE_NDTYPES; d++)
 		o.hw.peak_flops[d] = 1e-290;
-	if (ym_load_buffer(model, sizeof model - 1, "one.yaml", &r.g, &e) || gp_analyse(&r, &o, &e))
+	if (model_yaml_load_buffer(model, sizeof model - 1, "one.yaml", &r.g, &e) ||
+	    partition_analyse(&r, &o, &e))
 		fail_msg("%s", e.msg);
 	assert_true(r.critical_path_time_s > 9e6);
-	gp_free(&r);
+	partition_free(&r);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ridge_classes),
-		cmocka_unit_test(test_seed_classes),
+		cmocka_unit_test(test_fixed_classes),
 		cmocka_unit_test(test_dtypes_and_default),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_slow_hardware),

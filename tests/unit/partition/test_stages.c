@@ -12,7 +12,7 @@
  * plus an Identity of a weight and a Shape of x that no stage holds. */
 static void test_diamond(void **state)
 {
-	struct om_graph g;
+	struct opgraph g;
 	struct sp_err e;
 	gu_init(&g);
 	gu_tensor(&g, 'i', "x", 1, GU_DIMS(4), NULL);
@@ -25,7 +25,7 @@ static void test_diamond(void **state)
 	gu_node(&g, "Shape", "shape", GU_IN("d"), "s");
 	size_t order[6];
 	unsigned char unknown[6], on_path[6];
-	struct si_opts o = {0};
+	struct shape_infer_opts o = {0};
 	assert_int_equal(shape_infer(&g, &o, order, unknown, &e), 0);
 	const int64_t flops[6] = {0, 10, 20, 100, 1, 1000};
 	int64_t stage[6], total;
@@ -40,7 +40,7 @@ static void test_diamond(void **state)
 	assert_int_equal(total, 101); /* through c, not the longer a-b; the Shape is constant */
 	const unsigned char want_path[6] = {0, 0, 0, 1, 1, 0};
 	assert_memory_equal(on_path, want_path, sizeof want_path);
-	om_free(&g);
+	opgraph_free(&g);
 }
 
 int main(void)

@@ -1,0 +1,624 @@
+/* One Kronecker-sparse factor times a batch of vectors (Gonon, Zheng,
+ * Carrivain, Le, "Fast inference with Kronecker-sparse matrices", ICML
+ * 2025). This file is compiled at run time by NVRTC (kernels/ksmm/
+ * ksmm_nvrtc.cu), one build per configuration: every hyperparameter below
+ * is a -D macro, so tile loops unroll and indices fold into constants, and
+ * any point of a tuning space runs without rebuilding spkit. The published
+ * kernel (PascalCarrivain/ksmm) reaches the same freedom by rewriting its
+ * source with sed and calling nvcc; NVRTC with a disk cache does it in
+ * process. No headers: fp16/bf16 conversions are PTX, so the compile needs
+ * no CUDA include folder on the machine that runs it.
+ *
+ * What it computes: for every group g = (al, de) of the a*d groups,
+ *     Y_g (b x B) = W_g (b x c) * X_g (c x B)
+ * with W_g[be][ga] = w[((al*d + de)*b + be)*c + ga] (the weights in the
+ * kernels' (a,d,b,c) layout) and
+ *     batch-size-last  X_g[ga][n] = x[((al*c + ga)*d + de)*B + n],
+ *                      Y_g[be][n] = y[((al*b + be)*d + de)*B + n];
+ *     batch-size-first X_g[ga][n] = x[n*a*c*d + (al*c + ga)*d + de],
+ *                      Y_g[be][n] = y[n*a*b*d + (al*b + be)*d + de].
+ * fp16 and bf16 are read and written in their type and accumulated in fp32.
+ *
+ * Work decomposition: a block computes a KSMM_TR x KSMM_TB tile of one
+ * group's Y (rows of b by batch columns), walking c in steps of KSMM_TK.
+ * Each step stages the W tile (TR x TK) and the X tile (TK x TB) in shared
+ * memory. 16-bit tensor-core tiles whose shared layout is the global one go
+ * there by cp.async, KSMM_STAGES buffers deep (STAGES - 1 steps in flight
+ * during a multiply, no registers spent on them); the others go through
+ * registers, the next step loaded while the current one is multiplied
+ * (KSMM_STAGES 2: double buffering, one barrier a step). cp.async won on
+ * the H100 by 4 to 20% on the anchors' fp16 bsl patterns (same space): the
+ * register path holds a whole step per thread and waits for it a step
+ * later, where cp.async keeps several steps in flight without registers.
+ * The output tile stays in registers until the end:
+ *   SIMT (KSMM_MMA 0): each thread owns KSMM_WR x KSMM_WB outputs, an outer
+ *     product a k; shared memory holds fp32 (fp16/bf16 converted once).
+ *   MMA (KSMM_MMA 1): each warp owns a KSMM_WR x KSMM_WB tile made of
+ *     m16n8k16 mma.sync (fp16, bf16; fragments by ldmatrix) or m16n8k8
+ *     (TF32, only when asked: KSMM_TF32); shared memory holds the inputs'
+ *     own type. Small warp tiles win where the pattern is memory-bound:
+ *     32 x 16 (64 registers, 8 warps a 64 x 64 block) is the best point on
+ *     7 of the 9 anchor patterns (fp16 bsl): more warps an SM, more loads
+ *     in flight. (It came in with the paired bsl stores of store_pair;
+ *     together they took 4,64,64,16 and 16,64,64,4 from 0.43 ms to 0.22.)
+ * Blocks are numbered row tile fastest, then de, then batch tile, then al:
+ * blocks that read the same X tile (other row tiles) or the same sectors
+ * of it (batch-size-first: neighbouring de) run side by side and share L2.
+ *
+ * Bytes moved: x, y and w once each from DRAM at best (the memory floor);
+ * x again from L2 for each of ceil(b/TR) row tiles and w for each of
+ * ceil(B/TB) batch tiles. Large TR and TB cut those re-reads; the shared
+ * memory and registers they cost are what the tuner trades.
+ *
+ * Global loads are KSMM_VEC elements wide along the contiguous dimension
+ * (w along c; x along the batch for bsl, along c for bsf when d = 1:
+ * KSMM_XVEC), whole vectors in or out of range (the host checks that VEC
+ * divides c, and the batch for bsl); elements past b, c or the batch are
+ * read as zeros and not written. Known weakness: bsf with d > 1 reads x
+ * one element a load, d elements apart (4 to 12x the memory floor on the
+ * H100 anchors); a block spanning several de would make those reads
+ * contiguous. */
+
+#define KSMM_F32 0
+#define KSMM_F16 1
+#define KSMM_BF16 2
+
+#if KSMM_DTYPE == KSMM_F32
+typedef float elem_t;
+#else
+typedef unsigned short elem_t; /* fp16 or bf16 bits */
+#endif
+
+/* Tiles go global -> shared by cp.async when shared memory holds them as
+ * global memory does (16-bit tensor-core tiles, x loaded as wide as w, at
+ * least 4 bytes); otherwise through registers. Must match ksmm_async() on
+ * the host. */
+#if KSMM_MMA && !KSMM_TF32 && KSMM_XVEC == KSMM_VEC && KSMM_VEC >= 2 && KSMM_STAGES >= 2
+#define KSMM_ASYNC 1
+#else
+#define KSMM_ASYNC 0
+#endif
+
+/* Threads of a block. */
+#if KSMM_MMA
+#define KSMM_WARPS ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
+#define KSMM_THREADS (KSMM_WARPS * 32)
+#else
+#define KSMM_THREADS ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
+#endif
+
+__device__ __forceinline__ float elem_to_float(elem_t v)
+{
+#if KSMM_DTYPE == KSMM_F32
+	return v;
+#elif KSMM_DTYPE == KSMM_F16
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+	return f;
+#else
+	return __uint_as_float((unsigned)v << 16);
+#endif
+}
+
+__device__ __forceinline__ elem_t float_to_elem(float f)
+{
+#if KSMM_DTYPE == KSMM_F32
+	return f;
+#elif KSMM_DTYPE == KSMM_F16
+	unsigned short v;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
+	return v;
+#else
+	unsigned short v;
+	asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
+	return v;
+#endif
+}
+
+/* N elements moved as one load of N * sizeof(elem_t) bytes. */
+template <int N> struct __align__(N * sizeof(elem_t)) vec_t {
+	elem_t e[N];
+};
+
+/* Shared-memory tiles. Rows are padded so that the reads of the inner
+ * loop fall in distinct banks: SIMT reads a k-row of W and of X (padding 4
+ * floats keeps 16-byte reads aligned); MMA's ldmatrix reads 8 rows of 16
+ * bytes (padding 8 halves spreads them over all 32 banks), TF32 reads a
+ * column of 8 rows (padding 4 floats). */
+#if KSMM_MMA
+#if KSMM_TF32
+typedef float smem_t;
+#define KSMM_KSTEP 8
+#define KSMM_PAD 4
+#else
+typedef unsigned short smem_t;
+#define KSMM_KSTEP 16
+#define KSMM_PAD 8
+#endif
+/* W as [row][k]; X as [n][k] (bsf: contiguous along k as in memory) or, for
+ * bsl, [k][n] (contiguous along n as in memory; ldmatrix.trans turns it). */
+#define A_LD (KSMM_TK + KSMM_PAD)
+#define A_AT(r, k) ((r) * A_LD + (k))
+#if KSMM_BSL && !KSMM_TF32
+#define B_LD (KSMM_TB + KSMM_PAD)
+#define B_AT(k, n) ((k) * B_LD + (n))
+#else
+#define B_LD (KSMM_TK + KSMM_PAD)
+#define B_AT(k, n) ((n) * B_LD + (k))
+#endif
+#define A_SIZE (KSMM_TR * A_LD)
+#define B_SIZE ((KSMM_BSL && !KSMM_TF32) ? KSMM_TK * B_LD : KSMM_TB * B_LD)
+#else
+typedef float smem_t;
+#define KSMM_PAD 4
+/* Both as [k][...]: the outer product reads a row of each per k. */
+#define A_LD (KSMM_TR + KSMM_PAD)
+#define A_AT(r, k) ((k) * A_LD + (r))
+#define B_LD (KSMM_TB + KSMM_PAD)
+#define B_AT(k, n) ((k) * B_LD + (n))
+#define A_SIZE (KSMM_TK * A_LD)
+#define B_SIZE (KSMM_TK * B_LD)
+#endif
+
+__device__ __forceinline__ smem_t to_smem(elem_t v)
+{
+#if KSMM_MMA
+#if KSMM_TF32
+	unsigned t;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(t) : "f"(v));
+	return __uint_as_float(t);
+#else
+	return v;
+#endif
+#else
+	return elem_to_float(v);
+#endif
+}
+
+/* The vectors of one step's tiles: W is TR x TK along k; X is TK x TB,
+ * along n for bsl, along k for bsf. A thread holds every KSMM_THREADS-th. */
+#define W_VECS (KSMM_TR * KSMM_TK / KSMM_VEC)
+#define X_VECS (KSMM_TK * KSMM_TB / KSMM_XVEC)
+#define W_PER_THREAD ((W_VECS + KSMM_THREADS - 1) / KSMM_THREADS)
+#define X_PER_THREAD ((X_VECS + KSMM_THREADS - 1) / KSMM_THREADS)
+
+struct ksmm_args {
+	int a, b, c, d, batch;
+};
+
+struct step_regs {
+	vec_t<KSMM_VEC> w[W_PER_THREAD];
+	vec_t<KSMM_XVEC> x[X_PER_THREAD];
+};
+
+/* The W vector i of the tile at (r0, k0): its row and first k. */
+__device__ __forceinline__ void w_vec_pos(int i, int *r, int *k)
+{
+	*r = i / (KSMM_TK / KSMM_VEC);
+	*k = i % (KSMM_TK / KSMM_VEC) * KSMM_VEC;
+}
+
+/* The X vector i of the tile at (k0, n0): its first k and first n. */
+__device__ __forceinline__ void x_vec_pos(int i, int *k, int *n)
+{
+#if KSMM_BSL
+	*k = i / (KSMM_TB / KSMM_XVEC);
+	*n = i % (KSMM_TB / KSMM_XVEC) * KSMM_XVEC;
+#else
+	*n = i / (KSMM_TK / KSMM_XVEC);
+	*k = i % (KSMM_TK / KSMM_XVEC) * KSMM_XVEC;
+#endif
+}
+
+/* Global to registers: one step's vectors of this thread, zeros outside. */
+__device__ __forceinline__ void load_step(const elem_t *__restrict__ wg,
+						 const elem_t *__restrict__ xg,
+						 const struct ksmm_args &p, int r0, int k0, int n0,
+						 struct step_regs *s)
+{
+#pragma unroll
+	for (int j = 0; j < W_PER_THREAD; j++) {
+		const int i = threadIdx.x + j * KSMM_THREADS;
+		int r, k;
+		w_vec_pos(i, &r, &k);
+		vec_t<KSMM_VEC> v = {};
+		if ((W_VECS % KSMM_THREADS == 0 || i < W_VECS) && r0 + r < p.b && k0 + k < p.c)
+			v = *(const vec_t<KSMM_VEC> *)(wg + (size_t)(r0 + r) * p.c + k0 + k);
+		s->w[j] = v;
+	}
+#pragma unroll
+	for (int j = 0; j < X_PER_THREAD; j++) {
+		const int i = threadIdx.x + j * KSMM_THREADS;
+		int k, n;
+		x_vec_pos(i, &k, &n);
+		vec_t<KSMM_XVEC> v = {};
+		if ((X_VECS % KSMM_THREADS == 0 || i < X_VECS) && k0 + k < p.c &&
+		    n0 + n < p.batch) {
+#if KSMM_BSL
+			/* xg: row (al*c)*d + de; rows of X_g are d apart. */
+			v = *(const vec_t<KSMM_XVEC> *)(xg + (size_t)(k0 + k) * p.d * p.batch +
+							n0 + n);
+#else
+			/* xg: column (al*c)*d + de; X_g's k are d apart (XVEC > 1 only
+			 * when d = 1). */
+			v = *(const vec_t<KSMM_XVEC> *)(xg + (size_t)(n0 + n) * p.a * p.c * p.d +
+							(size_t)(k0 + k) * p.d);
+#endif
+		}
+		s->x[j] = v;
+	}
+}
+
+/* Registers to one shared-memory buffer. */
+__device__ __forceinline__ void store_step(const struct step_regs *s, smem_t *as,
+						  smem_t *bs)
+{
+#pragma unroll
+	for (int j = 0; j < W_PER_THREAD; j++) {
+		const int i = threadIdx.x + j * KSMM_THREADS;
+		if (W_VECS % KSMM_THREADS != 0 && i >= W_VECS)
+			break;
+		int r, k;
+		w_vec_pos(i, &r, &k);
+#pragma unroll
+		for (int e = 0; e < KSMM_VEC; e++)
+			as[A_AT(r, k + e)] = to_smem(s->w[j].e[e]);
+	}
+#pragma unroll
+	for (int j = 0; j < X_PER_THREAD; j++) {
+		const int i = threadIdx.x + j * KSMM_THREADS;
+		if (X_VECS % KSMM_THREADS != 0 && i >= X_VECS)
+			break;
+		int k, n;
+		x_vec_pos(i, &k, &n);
+#pragma unroll
+		for (int e = 0; e < KSMM_XVEC; e++)
+#if KSMM_BSL
+			bs[B_AT(k, n + e)] = to_smem(s->x[j].e[e]);
+#else
+			bs[B_AT(k + e, n)] = to_smem(s->x[j].e[e]);
+#endif
+	}
+}
+
+#if KSMM_ASYNC
+/* Global straight to shared memory (cp.async, no registers, no wait until
+ * the step is needed): 16-bit tensor-core tiles whose shared layout is the
+ * global one, so a vector lands where it is read. Out of range: the source
+ * size 0 fills zeros (and reads nothing at the tile's own address). */
+#define VEC_BYTES (KSMM_VEC * 2)
+__device__ __forceinline__ void cp_async(smem_t *dst, const elem_t *src, bool in)
+{
+	const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+#if VEC_BYTES == 16
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+		     "r"(in ? 16 : 0));
+#else
+	asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src),
+		     "n"(VEC_BYTES), "r"(in ? VEC_BYTES : 0));
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+	asm volatile("cp.async.commit_group;");
+}
+
+/* Until at most STAGES - 2 groups are pending: the oldest step has landed. */
+__device__ __forceinline__ void cp_async_wait()
+{
+	asm volatile("cp.async.wait_group %0;" ::"n"(KSMM_STAGES - 2));
+}
+
+__device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
+					   const elem_t *__restrict__ xg,
+					   const struct ksmm_args &p, int r0, int k0, int n0,
+					   smem_t *as)
+{
+	smem_t *bs = as + A_SIZE;
+#pragma unroll
+	for (int j = 0; j < W_PER_THREAD; j++) {
+		const int i = threadIdx.x + j * KSMM_THREADS;
+		if (W_VECS % KSMM_THREADS != 0 && i >= W_VECS)
+			break;
+		int r, k;
+		w_vec_pos(i, &r, &k);
+		const bool in = r0 + r < p.b && k0 + k < p.c;
+		cp_async(as + A_AT(r, k), in ? wg + (size_t)(r0 + r) * p.c + k0 + k : wg, in);
+	}
+#pragma unroll
+	for (int j = 0; j < X_PER_THREAD; j++) {
+		const int i = threadIdx.x + j * KSMM_THREADS;
+		if (X_VECS % KSMM_THREADS != 0 && i >= X_VECS)
+			break;
+		int k, n;
+		x_vec_pos(i, &k, &n);
+		const bool in = k0 + k < p.c && n0 + n < p.batch;
+#if KSMM_BSL
+		const elem_t *src = xg + (size_t)(k0 + k) * p.d * p.batch + n0 + n;
+#else
+		const elem_t *src = xg + (size_t)(n0 + n) * p.a * p.c * p.d + (size_t)(k0 + k) * p.d;
+#endif
+		cp_async(bs + B_AT(k, n), in ? src : xg, in);
+	}
+}
+#endif
+
+/* Y_g[r][n] = v when inside the matrix; yg points at row (al*b)*d + de. */
+__device__ __forceinline__ void store_out(elem_t *__restrict__ yg,
+						 const struct ksmm_args &p, int r, int n, float v)
+{
+	if (r >= p.b || n >= p.batch)
+		return;
+#if KSMM_BSL
+	yg[(size_t)r * p.d * p.batch + n] = float_to_elem(v);
+#else
+	yg[(size_t)n * p.a * p.b * p.d + (size_t)r * p.d] = float_to_elem(v);
+#endif
+}
+
+#if KSMM_MMA
+#define MI (KSMM_WR / 16)
+#define NI (KSMM_WB / 8)
+struct acc_t {
+	float v[MI][NI][4];
+};
+
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+	return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* One step of TK: the warp's MI x NI tiles of m16n8 accumulate A (wr0.., k)
+ * times B (k, wn0..). Fragment layouts are those of the PTX ISA's
+ * mma.m16n8k16 / m16n8k8 figures. */
+__device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int wr0,
+						    int wn0, struct acc_t *acc)
+{
+	const int lane = threadIdx.x & 31;
+#pragma unroll
+	for (int kk = 0; kk < KSMM_TK; kk += KSMM_KSTEP) {
+#if KSMM_TF32
+		const int g = lane >> 2, t = lane & 3;
+		unsigned af[MI][4], bf[NI][2];
+#pragma unroll
+		for (int mi = 0; mi < MI; mi++) {
+			const int r = wr0 + mi * 16 + g;
+			af[mi][0] = __float_as_uint(as[A_AT(r, kk + t)]);
+			af[mi][1] = __float_as_uint(as[A_AT(r + 8, kk + t)]);
+			af[mi][2] = __float_as_uint(as[A_AT(r, kk + t + 4)]);
+			af[mi][3] = __float_as_uint(as[A_AT(r + 8, kk + t + 4)]);
+		}
+#pragma unroll
+		for (int ni = 0; ni < NI; ni++) {
+			const int n = wn0 + ni * 8 + g;
+			bf[ni][0] = __float_as_uint(bs[B_AT(kk + t, n)]);
+			bf[ni][1] = __float_as_uint(bs[B_AT(kk + t + 4, n)]);
+		}
+#pragma unroll
+		for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+			for (int ni = 0; ni < NI; ni++) {
+				float *c = acc->v[mi][ni];
+				asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+					     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+					     "{%0,%1,%2,%3};"
+					     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+					     : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]),
+					       "r"(af[mi][3]), "r"(bf[ni][0]), "r"(bf[ni][1]));
+			}
+#else
+		const int q = lane >> 3, l8 = lane & 7;
+		unsigned af[MI][4], bf[NI][2];
+		/* A: matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7,
+		 * k 8-15), (rows 8-15, k 8-15); lane supplies row l8 of matrix q. */
+#pragma unroll
+		for (int mi = 0; mi < MI; mi++) {
+			const smem_t *p = as + A_AT(wr0 + mi * 16 + l8 + (q & 1) * 8, kk + (q >> 1) * 8);
+			asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+				     : "=r"(af[mi][0]), "=r"(af[mi][1]), "=r"(af[mi][2]),
+				       "=r"(af[mi][3])
+				     : "r"(smem_addr(p)));
+		}
+		/* B, two n8 tiles at a time: matrices (n 0-7, k 0-7), (n 0-7, k
+		 * 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15). */
+#pragma unroll
+		for (int ni = 0; ni < NI; ni += 2) {
+			const int n = wn0 + ni * 8 + (q >> 1) * 8, k = kk + (q & 1) * 8;
+#if KSMM_BSL
+			/* [k][n] in shared memory: lane gives row k + l8 of an 8 x 8
+			 * block, .trans hands out its transpose. */
+			const smem_t *p = bs + B_AT(k + l8, n);
+			asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+				     "{%0,%1,%2,%3}, [%4];"
+				     : "=r"(bf[ni][0]), "=r"(bf[ni][1]), "=r"(bf[ni + 1][0]),
+				       "=r"(bf[ni + 1][1])
+				     : "r"(smem_addr(p)));
+#else
+			const smem_t *p = bs + B_AT(k, n + l8);
+			asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+				     : "=r"(bf[ni][0]), "=r"(bf[ni][1]), "=r"(bf[ni + 1][0]),
+				       "=r"(bf[ni + 1][1])
+				     : "r"(smem_addr(p)));
+#endif
+		}
+#pragma unroll
+		for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+			for (int ni = 0; ni < NI; ni++) {
+				float *c = acc->v[mi][ni];
+#if KSMM_DTYPE == KSMM_F16
+				asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#else
+				asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+#endif
+					     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+					     "{%0,%1,%2,%3};"
+					     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+					     : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]),
+					       "r"(af[mi][3]), "r"(bf[ni][0]), "r"(bf[ni][1]));
+			}
+#endif
+	}
+}
+
+/* Y_g[r][n], Y_g[r][n + 1] = v0, v1. For bsl they are neighbours in memory:
+ * one store of both when the batch is even (the pair then starts at an even
+ * element), halving the epilogue's store instructions. */
+__device__ __forceinline__ void store_pair(elem_t *__restrict__ yg, const struct ksmm_args &p,
+					   int r, int n, float v0, float v1)
+{
+#if KSMM_BSL
+	if (r < p.b && n + 1 < p.batch && !(p.batch & 1)) {
+		elem_t *q = yg + (size_t)r * p.d * p.batch + n;
+#if KSMM_DTYPE == KSMM_F32
+		*(float2 *)q = make_float2(v0, v1);
+#else
+		*(unsigned *)q = (unsigned)float_to_elem(v0) | (unsigned)float_to_elem(v1) << 16;
+#endif
+		return;
+	}
+#endif
+	store_out(yg, p, r, n, v0);
+	store_out(yg, p, r, n + 1, v1);
+}
+
+/* The warp's tile: c0, c1 at (row g, n 2t, 2t+1), c2, c3 at row g + 8. */
+__device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
+					  const struct ksmm_args &p, int r0, int n0)
+{
+	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+	for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+		for (int ni = 0; ni < NI; ni++)
+#pragma unroll
+			for (int h = 0; h < 2; h++)
+				store_pair(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t,
+					   acc->v[mi][ni][2 * h], acc->v[mi][ni][2 * h + 1]);
+}
+#else
+struct acc_t {
+	float v[KSMM_WR][KSMM_WB];
+};
+
+/* One step of TK: this thread's WR x WB outer products. */
+__device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int tr0,
+						    int tn0, struct acc_t *acc)
+{
+#pragma unroll
+	for (int k = 0; k < KSMM_TK; k++) {
+		float av[KSMM_WR], bv[KSMM_WB];
+#pragma unroll
+		for (int i = 0; i < KSMM_WR; i++)
+			av[i] = as[A_AT(tr0 + i, k)];
+#pragma unroll
+		for (int j = 0; j < KSMM_WB; j++)
+			bv[j] = bs[B_AT(k, tn0 + j)];
+#pragma unroll
+		for (int i = 0; i < KSMM_WR; i++)
+#pragma unroll
+			for (int j = 0; j < KSMM_WB; j++)
+				acc->v[i][j] = fmaf(av[i], bv[j], acc->v[i][j]);
+	}
+}
+
+__device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
+						 const struct ksmm_args &p, int r0, int n0)
+{
+#pragma unroll
+	for (int i = 0; i < KSMM_WR; i++)
+#pragma unroll
+		for (int j = 0; j < KSMM_WB; j++)
+			store_out(yg, p, r0 + i, n0 + j, acc->v[i][j]);
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
+	ksmm_kernel(const elem_t *__restrict__ w, const elem_t *__restrict__ x,
+		    elem_t *__restrict__ y, struct ksmm_args p)
+{
+	extern __shared__ __align__(16) unsigned char smem_raw[];
+	smem_t *smem = (smem_t *)smem_raw;
+
+	/* Block -> (row tile, de, batch tile, al), row tile fastest. */
+	const int row_tiles = (p.b + KSMM_TR - 1) / KSMM_TR;
+	const int batch_tiles = (p.batch + KSMM_TB - 1) / KSMM_TB;
+	int id = blockIdx.x;
+	const int r0 = id % row_tiles * KSMM_TR;
+	id /= row_tiles;
+	const int de = id % p.d;
+	id /= p.d;
+	const int n0 = id % batch_tiles * KSMM_TB;
+	const int al = id / batch_tiles;
+
+	const elem_t *wg = w + (size_t)(al * p.d + de) * p.b * p.c;
+#if KSMM_BSL
+	const elem_t *xg = x + ((size_t)al * p.c * p.d + de) * p.batch;
+	elem_t *yg = y + ((size_t)al * p.b * p.d + de) * p.batch;
+#else
+	const elem_t *xg = x + (size_t)al * p.c * p.d + de;
+	elem_t *yg = y + (size_t)al * p.b * p.d + de;
+#endif
+
+#if KSMM_MMA
+	const int warp = threadIdx.x >> 5;
+	const int wr0 = warp / (KSMM_TB / KSMM_WB) * KSMM_WR;
+	const int wn0 = warp % (KSMM_TB / KSMM_WB) * KSMM_WB;
+#else
+	const int wr0 = threadIdx.x / (KSMM_TB / KSMM_WB) * KSMM_WR;
+	const int wn0 = threadIdx.x % (KSMM_TB / KSMM_WB) * KSMM_WB;
+#endif
+	struct acc_t acc;
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof acc.v / sizeof(float)); i++)
+		((float *)acc.v)[i] = 0.f;
+
+	const int steps = (p.c + KSMM_TK - 1) / KSMM_TK;
+#if KSMM_ASYNC
+	/* KSMM_STAGES - 1 steps in flight while one is multiplied: the
+	 * barrier at the top of step s also tells every thread that the buffer
+	 * step s - 1 read is free for step s + STAGES - 1. */
+#pragma unroll
+	for (int s = 0; s < KSMM_STAGES - 1; s++) {
+		if (s < steps)
+			load_async(wg, xg, p, r0, s * KSMM_TK, n0, smem + s * (A_SIZE + B_SIZE));
+		cp_async_commit();
+	}
+	for (int s = 0; s < steps; s++) {
+		cp_async_wait();
+		__syncthreads();
+		const int next = s + KSMM_STAGES - 1;
+		if (next < steps)
+			load_async(wg, xg, p, r0, next * KSMM_TK, n0,
+				   smem + next % KSMM_STAGES * (A_SIZE + B_SIZE));
+		cp_async_commit();
+		smem_t *cur = smem + s % KSMM_STAGES * (A_SIZE + B_SIZE);
+		compute_step(cur, cur + A_SIZE, wr0, wn0, &acc);
+	}
+#else
+	struct step_regs regs;
+	load_step(wg, xg, p, r0, 0, n0, &regs);
+	store_step(&regs, smem, smem + A_SIZE);
+	__syncthreads();
+	for (int s = 0; s < steps; s++) {
+		const int buf = KSMM_STAGES == 1 ? 0 : s & 1;
+		const int more = s + 1 < steps;
+		if (more)
+			load_step(wg, xg, p, r0, (s + 1) * KSMM_TK, n0, &regs);
+		smem_t *cur = smem + buf * (A_SIZE + B_SIZE);
+		compute_step(cur, cur + A_SIZE, wr0, wn0, &acc);
+		if (more) {
+			/* One buffer: everyone must be done reading it first. Two:
+			 * the other buffer was last read before the previous
+			 * barrier. */
+			if (KSMM_STAGES == 1)
+				__syncthreads();
+			smem_t *nxt = smem + (KSMM_STAGES == 1 ? 0 : (buf ^ 1)) * (A_SIZE + B_SIZE);
+			store_step(&regs, nxt, nxt + A_SIZE);
+		}
+		__syncthreads();
+	}
+#endif
+	store_acc(&acc, yg, p, r0 + wr0, n0 + wn0);
+}

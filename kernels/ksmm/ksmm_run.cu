@@ -1,0 +1,328 @@
+/* The tuned KSMM kernel's host side: a configuration becomes -D options,
+ * NVRTC compiles kernels/ksmm/ksmm_kernel.cuh for the running device's
+ * architecture (or the disk cache hands back the machine code), the CUDA
+ * runtime loads it as a library (cudaLibraryLoadData: no libcuda link),
+ * and launches run it. Also the weights' permutation to the kernels'
+ * layout and the timing job.
+ *
+ * NVRTC rather than nvcc at build time: a tuning space of hundreds of
+ * configurations, each a different unrolling, cannot be compiled into the
+ * binary, and the published kernel's sed-and-nvcc loop needs a compiler on
+ * the GPU node and a process per configuration. */
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/gpu_check.cuh"
+
+extern "C" {
+#include "ksmm/ksmm_impl.h"
+}
+
+static inline const char *gpu_status_message(nvrtcResult rc)
+{
+	return rc == NVRTC_SUCCESS ? NULL : nvrtcGetErrorString(rc);
+}
+
+struct ksmm_kernel {
+	cudaLibrary_t lib;
+	cudaKernel_t fn;
+	struct ksmm_config cfg;
+	struct ksmm_pattern p;
+	enum ksmm_dtype t;
+	enum ksmm_layout l;
+	int threads, registers;
+	size_t smem;
+};
+
+/* Must match struct ksmm_args in the kernel source. */
+struct kernel_args {
+	int a, b, c, d, batch;
+};
+
+extern "C" int ksmm_device_limits(size_t *smem_optin, int *cc)
+{
+	int dev, smem, major, minor;
+	if (cudaGetDevice(&dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+		    cudaSuccess ||
+	    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+		cudaGetLastError(); /* no device: not an error to keep */
+		return -1;
+	}
+	*smem_optin = (size_t)smem;
+	*cc = major * 10 + minor;
+	return 0;
+}
+
+/* The build's options: every hyperparameter, the dtype, the layout and the
+ * width of x's loads, then the architecture. */
+#define MAX_OPTS 16
+struct build_opts {
+	char text[MAX_OPTS][48];
+	const char *ptr[MAX_OPTS];
+	int n;
+};
+
+static void opt_add(struct build_opts *o, const char *name, int value)
+{
+	snprintf(o->text[o->n], sizeof o->text[0], name[0] == '-' ? "%s%d" : "-D%s=%d", name,
+		 value);
+	o->ptr[o->n] = o->text[o->n];
+	o->n++;
+}
+
+static void build_opts_make(const struct ksmm_config *k, const struct ksmm_pattern *p,
+			    enum ksmm_dtype t, enum ksmm_layout l, int cc, struct build_opts *o)
+{
+	o->n = 0;
+	opt_add(o, "KSMM_DTYPE", t == KSMM_F32 ? 0 : t == KSMM_F16 ? 1 : 2);
+	opt_add(o, "KSMM_BSL", l == KSMM_BS_LAST);
+	opt_add(o, "KSMM_MMA", k->variant == KSMM_MMA);
+	opt_add(o, "KSMM_TF32", k->tf32 != 0);
+	opt_add(o, "KSMM_TR", k->tile_rows);
+	opt_add(o, "KSMM_TK", k->tile_k);
+	opt_add(o, "KSMM_TB", k->tile_batch);
+	opt_add(o, "KSMM_WR", k->thread_rows);
+	opt_add(o, "KSMM_WB", k->thread_batch);
+	opt_add(o, "KSMM_VEC", k->vec);
+	opt_add(o, "KSMM_XVEC", ksmm_xvec(p, l, k));
+	opt_add(o, "KSMM_STAGES", k->stages);
+	opt_add(o, "-arch=sm_", cc);
+}
+
+/* The first line of NVRTC's log, for a one-line message. */
+static void log_first_line(nvrtcProgram prog, char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = 0;
+	if (nvrtcGetProgramLogSize(prog, &len) != NVRTC_SUCCESS || len < 2)
+		return;
+	char *log = (char *)malloc(len);
+	if (!log)
+		return;
+	if (nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS) {
+		log[strcspn(log, "\n")] = 0;
+		snprintf(out, n, "%s", log);
+	}
+	free(log);
+}
+
+static int nvrtc_compile(const struct build_opts *o, void **cubin, size_t *size,
+			 struct sp_err *err)
+{
+	nvrtcProgram prog;
+	GPU_CHECK(err, nvrtcCreateProgram(&prog, ksmm_kernel_src, "ksmm_kernel.cuh", 0, NULL,
+					  NULL));
+	int rc = -1;
+	const nvrtcResult res = nvrtcCompileProgram(prog, o->n, o->ptr);
+	ksmm_cache_count_compile();
+	if (res != NVRTC_SUCCESS) {
+		char line[300];
+		log_first_line(prog, line, sizeof line);
+		sp_fail(err, "NVRTC: %s: %s", nvrtcGetErrorString(res), line);
+		goto done;
+	}
+	if (GPU_FAILED(err, nvrtcGetCUBINSize(prog, size)))
+		goto done;
+	*cubin = malloc(*size);
+	if (!*cubin) {
+		sp_fail(err, "NVRTC: out of host memory for %zu bytes of machine code", *size);
+		goto done;
+	}
+	if (GPU_FAILED(err, nvrtcGetCUBIN(prog, (char *)*cubin))) {
+		free(*cubin);
+		goto done;
+	}
+	rc = 0;
+done:
+	nvrtcDestroyProgram(&prog);
+	return rc;
+}
+
+/* The machine code for the options: from the disk cache, or compiled and
+ * then stored there. The key names everything the code depends on. */
+static int cubin_get(const struct build_opts *o, void **cubin, size_t *size, struct sp_err *err)
+{
+	int major, minor;
+	GPU_CHECK(err, nvrtcVersion(&major, &minor));
+	char key[1024];
+	int len = snprintf(key, sizeof key, "ksmm_kernel.cuh %016llx nvrtc %d.%d",
+			   (unsigned long long)ksmm_hash(ksmm_kernel_src, strlen(ksmm_kernel_src),
+							 0),
+			   major, minor);
+	for (int i = 0; i < o->n && len < (int)sizeof key; i++)
+		len += snprintf(key + len, sizeof key - len, " %s", o->ptr[i]);
+	if (ksmm_cache_load(key, cubin, size))
+		return 0;
+	if (nvrtc_compile(o, cubin, size, err))
+		return -1;
+	ksmm_cache_store(key, *cubin, *size);
+	return 0;
+}
+
+extern "C" int ksmm_kernel_build(const struct ksmm_config *cfg, const struct ksmm_pattern *p,
+				 enum ksmm_dtype t, enum ksmm_layout l, int cc, struct sp_err *err)
+{
+	char why[SP_ERR_MAX];
+	if (ksmm_config_check_any(p, 0, t, l, cfg, why, sizeof why)) {
+		sp_fail(err, "%s", why);
+		return KSMM_UNRUNNABLE;
+	}
+	struct build_opts o;
+	build_opts_make(cfg, p, t, l, cc, &o);
+	void *cubin = NULL;
+	size_t size;
+	const int rc = cubin_get(&o, &cubin, &size, err);
+	free(cubin);
+	return rc;
+}
+
+extern "C" void ksmm_kernel_free(struct ksmm_kernel *k)
+{
+	if (!k)
+		return;
+	if (k->lib)
+		cudaLibraryUnload(k->lib);
+	free(k);
+}
+
+extern "C" int ksmm_kernel_registers(const struct ksmm_kernel *k)
+{
+	return k->registers;
+}
+
+/* Load the code and check what only the compiled kernel knows: its
+ * registers allow the block size. */
+static int kernel_load(struct ksmm_kernel *k, const void *cubin, struct sp_err *err)
+{
+	GPU_CHECK(err, cudaLibraryLoadData(&k->lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
+	GPU_CHECK(err, cudaLibraryGetKernel(&k->fn, k->lib, "ksmm_kernel"));
+	struct cudaFuncAttributes attr;
+	GPU_CHECK(err, cudaFuncGetAttributes(&attr, (const void *)k->fn));
+	k->registers = attr.numRegs;
+	if (k->threads > attr.maxThreadsPerBlock) {
+		sp_fail(err, "registers: %d a thread allow %d threads a block, the configuration has %d",
+			attr.numRegs, attr.maxThreadsPerBlock, k->threads);
+		return KSMM_UNRUNNABLE;
+	}
+	int dev;
+	GPU_CHECK(err, cudaGetDevice(&dev));
+	GPU_CHECK(err, cudaKernelSetAttributeForDevice(
+			       k->fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem, dev));
+	return 0;
+}
+
+extern "C" int ksmm_kernel_get(const struct ksmm_config *cfg, const struct ksmm_pattern *p,
+			       enum ksmm_dtype t, enum ksmm_layout l, struct ksmm_kernel **out,
+			       struct sp_err *err)
+{
+	*out = NULL;
+	char why[SP_ERR_MAX];
+	if (ksmm_config_check_any(p, 0, t, l, cfg, why, sizeof why)) {
+		sp_fail(err, "%s", why);
+		return KSMM_UNRUNNABLE;
+	}
+	size_t smem_optin;
+	int cc;
+	if (ksmm_device_limits(&smem_optin, &cc))
+		return sp_fail(err, "ksmm: no CUDA device to compile for");
+	struct ksmm_kernel *k = (struct ksmm_kernel *)calloc(1, sizeof *k);
+	if (!k)
+		return sp_fail(err, "ksmm: out of host memory");
+	k->cfg = *cfg;
+	k->p = *p;
+	k->t = t;
+	k->l = l;
+	k->threads = ksmm_config_threads(cfg);
+	k->smem = ksmm_config_smem_bytes(cfg, t, l);
+
+	struct build_opts o;
+	build_opts_make(cfg, p, t, l, cc, &o);
+	void *cubin = NULL;
+	size_t size;
+	int rc = cubin_get(&o, &cubin, &size, err);
+	if (rc == 0)
+		rc = kernel_load(k, cubin, err);
+	free(cubin);
+	if (rc) {
+		ksmm_kernel_free(k);
+		return rc;
+	}
+	*out = k;
+	return 0;
+}
+
+extern "C" int ksmm_kernel_run(const struct ksmm_kernel *k, const void *d_w, const void *d_x,
+			       void *d_y, int64_t batch, struct sp_err *err)
+{
+	char why[SP_ERR_MAX];
+	if (ksmm_config_check(&k->p, batch, k->t, k->l, &k->cfg, why, sizeof why))
+		return sp_fail(err, "ksmm: %s", why);
+	struct kernel_args args = {(int)k->p.a, (int)k->p.b, (int)k->p.c, (int)k->p.d, (int)batch};
+	const void *w = d_w, *x = d_x;
+	void *y = d_y;
+	void *params[] = {&w, &x, &y, &args};
+	const dim3 grid((unsigned)ksmm_grid_blocks(&k->p, batch, &k->cfg));
+	GPU_CHECK(err, cudaLaunchKernel((const void *)k->fn, grid, dim3(k->threads), params,
+					k->smem, 0));
+	return 0;
+}
+
+/* (a,b,c,d) -> (a,d,b,c): one thread an output element, reads gathered
+ * with stride d (the weights are small and read once). */
+template <typename T>
+__global__ void weights_permute(const T *__restrict__ in, T *__restrict__ out, int a, int b,
+				int c, int d)
+{
+	const int64_t total = (int64_t)a * b * c * d;
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total;
+	     i += (int64_t)gridDim.x * blockDim.x) {
+		const int ga = (int)(i % c);
+		int64_t r = i / c;
+		const int be = (int)(r % b);
+		r /= b;
+		const int de = (int)(r % d);
+		const int al = (int)(r / d);
+		out[i] = in[(((int64_t)al * b + be) * c + ga) * d + de];
+	}
+}
+
+extern "C" int ksmm_weights_prepare(const struct ksmm_pattern *p, enum ksmm_dtype t,
+				    const void *d_w_abcd, void *d_w_kernel, struct sp_err *err)
+{
+	const int64_t total = p->a * p->b * p->c * p->d;
+	const unsigned blocks = (unsigned)(total / 256 + 1 < 4096 ? total / 256 + 1 : 4096);
+	if (t == KSMM_F32)
+		weights_permute<float><<<blocks, 256>>>((const float *)d_w_abcd, (float *)d_w_kernel,
+							(int)p->a, (int)p->b, (int)p->c, (int)p->d);
+	else
+		weights_permute<unsigned short><<<blocks, 256>>>(
+			(const unsigned short *)d_w_abcd, (unsigned short *)d_w_kernel, (int)p->a,
+			(int)p->b, (int)p->c, (int)p->d);
+	GPU_CHECK_LAUNCH(err, "weights_permute");
+	return 0;
+}
+
+struct run_job {
+	const struct ksmm_kernel *k;
+	const void *w, *x;
+	void *y;
+	int64_t batch;
+};
+
+static int run_enqueue(void *ctx, struct sp_err *err)
+{
+	const struct run_job *j = (const struct run_job *)ctx;
+	return ksmm_kernel_run(j->k, j->w, j->x, j->y, j->batch, err);
+}
+
+extern "C" int ksmm_kernel_time(const struct ksmm_kernel *k, const void *d_w, const void *d_x,
+				void *d_y, int64_t batch, int warmup, int reps,
+				struct gpu_timing *out, struct sp_err *err)
+{
+	struct run_job job = {k, d_w, d_x, d_y, batch};
+	return gpu_time(run_enqueue, &job, warmup, reps, 1, out, err);
+}

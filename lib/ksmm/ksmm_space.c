@@ -1,0 +1,226 @@
+#include "ksmm/ksmm_space.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/yaml_doc.h"
+
+static const char *const param_names[KSMM_P_COUNT + 1] = {
+	"tile_rows", "tile_k", "tile_batch", "thread_rows", "thread_batch",
+	"vec",       "stages", "tf32",       NULL,
+};
+
+const char *ksmm_param_name(enum ksmm_param k)
+{
+	return param_names[k];
+}
+
+int ksmm_config_get(const struct ksmm_config *c, enum ksmm_param k)
+{
+	const int v[KSMM_P_COUNT] = {c->tile_rows,    c->tile_k, c->tile_batch, c->thread_rows,
+				     c->thread_batch, c->vec,    c->stages,     c->tf32};
+	return v[k];
+}
+
+void ksmm_config_set(struct ksmm_config *c, enum ksmm_param k, int v)
+{
+	int *f[KSMM_P_COUNT] = {&c->tile_rows,    &c->tile_k, &c->tile_batch, &c->thread_rows,
+				&c->thread_batch, &c->vec,    &c->stages,     &c->tf32};
+	*f[k] = v;
+}
+
+static int param_min(enum ksmm_param k)
+{
+	return k == KSMM_P_TF32 ? 0 : 1;
+}
+
+static int param_max(enum ksmm_param k)
+{
+	return k == KSMM_P_TF32 ? 1 : k == KSMM_P_STAGES ? 8 : KSMM_SPACE_VALUE_MAX;
+}
+
+static int check_value(const struct yaml_doc_node *n, enum ksmm_param k, int64_t v,
+		       struct sp_err *err)
+{
+	if (v < param_min(k) || v > param_max(k))
+		return yaml_doc_fail(n, err, "%s: %" PRId64 " is out of range (%d to %d)",
+				 param_names[k], v, param_min(k), param_max(k));
+	return 0;
+}
+
+/* A range mapping {from, to, times | step} to its values. */
+static int read_range(const struct yaml_doc_node *n, enum ksmm_param k, int **out, size_t *count,
+		      struct sp_err *err)
+{
+	static const char *const keys[] = {"from", "to", "times", "step", NULL};
+	int64_t from, to, times, step;
+	if (yaml_doc_check_keys(n, keys, param_names[k], err) ||
+	    yaml_doc_require_int(n, "from", &from, err) || yaml_doc_require_int(n, "to", &to, err) ||
+	    yaml_doc_int(n, "times", 0, &times, err) || yaml_doc_int(n, "step", 0, &step, err))
+		return -1;
+	if ((times != 0) == (step != 0))
+		return yaml_doc_fail(n, err, "%s: a range takes one of 'times' and 'step'",
+				 param_names[k]);
+	if (times && times < 2)
+		return yaml_doc_fail(n, err, "%s: times %" PRId64 " must be at least 2", param_names[k],
+				 times);
+	if (step && step < 1)
+		return yaml_doc_fail(n, err, "%s: step %" PRId64 " must be at least 1", param_names[k],
+				 step);
+	if (from > to)
+		return yaml_doc_fail(n, err, "%s: range from %" PRId64 " to %" PRId64
+				 " holds no value", param_names[k], from, to);
+	if (check_value(n, k, from, err) || check_value(n, k, to, err))
+		return -1;
+	if (times && from == 0)
+		return yaml_doc_fail(n, err, "%s: a range by 'times' cannot start at 0",
+				 param_names[k]);
+	int *v = malloc((KSMM_SPACE_VALUE_MAX + 2) * sizeof *v);
+	if (!v)
+		return yaml_doc_fail(n, err, "out of memory");
+	size_t m = 0;
+	for (int64_t x = from;; x = times ? x * times : x + step) {
+		v[m++] = (int)x;
+		if (times ? x > to / times : x > to - step) /* the next would pass to */
+			break;
+	}
+	*out = v;
+	*count = m;
+	return 0;
+}
+
+static int read_param(const struct yaml_doc_node *sec, enum ksmm_param k, int **out, size_t *count,
+		      struct sp_err *err)
+{
+	const struct yaml_doc_node *n = yaml_doc_get(sec, param_names[k]);
+	if (!n || yaml_doc_is_null(n))
+		return yaml_doc_fail(sec, err, "missing key '%s'", param_names[k]);
+	if (yaml_doc_kind(n) == YDOC_MAPPING)
+		return read_range(n, k, out, count, err);
+	int64_t *list;
+	size_t m;
+	if (yaml_doc_require_int_list(sec, param_names[k], &list, &m, err))
+		return -1;
+	if (m == 0) {
+		free(list);
+		return yaml_doc_fail(n, err, "%s: an empty list holds no value", param_names[k]);
+	}
+	int *v = malloc(m * sizeof *v);
+	if (!v) {
+		free(list);
+		return yaml_doc_fail(n, err, "out of memory");
+	}
+	for (size_t i = 0; i < m; i++) {
+		if (check_value(yaml_doc_kind(n) == YDOC_SEQUENCE ? yaml_doc_seq_at(n, i) : n, k, list[i],
+				err)) {
+			free(list), free(v);
+			return -1;
+		}
+		v[i] = (int)list[i];
+	}
+	free(list);
+	*out = v;
+	*count = m;
+	return 0;
+}
+
+static int read_space(const struct yaml_doc *doc, struct ksmm_space *s, struct sp_err *err)
+{
+	static const char *const sections[] = {"simt", "mma", NULL};
+	const struct yaml_doc_node *root;
+	if (yaml_doc_root_map(doc, &root, err) ||
+	    yaml_doc_check_keys(root, sections, "the space", err))
+		return -1;
+	for (int v = 0; v < 2; v++) {
+		const struct yaml_doc_node *sec = yaml_doc_get(root, sections[v]);
+		if (!sec)
+			continue;
+		char what[32];
+		snprintf(what, sizeof what, "section %s", sections[v]);
+		if (yaml_doc_check_keys(sec, param_names, what, err))
+			return -1;
+		s->variant[v].present = 1;
+		uint64_t count = 1;
+		for (int k = 0; k < KSMM_P_COUNT; k++) {
+			if (read_param(sec, (enum ksmm_param)k, &s->variant[v].values[k],
+				       &s->variant[v].n[k], err))
+				return -1;
+			count *= s->variant[v].n[k];
+			if (count > KSMM_SPACE_CONFIGS_MAX)
+				return yaml_doc_fail(sec, err, "section %s holds more than %d "
+						 "configurations", sections[v],
+						 KSMM_SPACE_CONFIGS_MAX);
+		}
+		s->count += count;
+	}
+	if (s->count == 0)
+		return yaml_doc_fail(root, err, "no section (expected simt, mma or both)");
+	return 0;
+}
+
+/* The space of *doc once loaded (loaded: the load's status; *doc read only
+ * after it), which it frees; s is left empty on failure. */
+static int space_from(int loaded, struct yaml_doc **doc, struct ksmm_space *s,
+		      struct sp_err *err)
+{
+	if (loaded)
+		return -1;
+	int rc = read_space(*doc, s, err);
+	yaml_doc_free(*doc);
+	if (rc)
+		ksmm_space_free(s);
+	return rc;
+}
+
+int ksmm_space_read_buffer(const char *buf, size_t len, const char *name, struct ksmm_space *s,
+			   struct sp_err *err)
+{
+	struct yaml_doc *doc = NULL;
+	*s = (struct ksmm_space){0};
+	return space_from(yaml_doc_load_buffer(buf, len, name, &doc, err), &doc, s, err);
+}
+
+int ksmm_space_read(const char *path, struct ksmm_space *s, struct sp_err *err)
+{
+	struct yaml_doc *doc = NULL;
+	*s = (struct ksmm_space){0};
+	return space_from(yaml_doc_load(path, &doc, err), &doc, s, err);
+}
+
+int ksmm_space_default(struct ksmm_space *s, struct sp_err *err)
+{
+	return ksmm_space_read_buffer(ksmm_space_default_yaml, strlen(ksmm_space_default_yaml),
+				      "configs/ksmm/space.yaml (built in)", s, err);
+}
+
+void ksmm_space_free(struct ksmm_space *s)
+{
+	for (int v = 0; v < 2; v++)
+		for (int k = 0; k < KSMM_P_COUNT; k++)
+			free(s->variant[v].values[k]);
+	*s = (struct ksmm_space){0};
+}
+
+void ksmm_space_at(const struct ksmm_space *s, uint64_t i, struct ksmm_config *out)
+{
+	int v = 0;
+	for (;; v++) {
+		uint64_t count = 0;
+		if (s->variant[v].present) {
+			count = 1;
+			for (int k = 0; k < KSMM_P_COUNT; k++)
+				count *= s->variant[v].n[k];
+		}
+		if (i < count)
+			break;
+		i -= count;
+	}
+	*out = (struct ksmm_config){.variant = (enum ksmm_variant)v};
+	for (int k = KSMM_P_COUNT - 1; k >= 0; k--) {
+		size_t n = s->variant[v].n[k];
+		ksmm_config_set(out, (enum ksmm_param)k, s->variant[v].values[k][i % n]);
+		i /= n;
+	}
+}
