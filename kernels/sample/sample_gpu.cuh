@@ -52,9 +52,14 @@ int sample_gpu_embedding_prepare(struct sample_gpu_state *st, struct sp_err *err
 int sample_gpu_norm_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_linear_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_batched_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_softmax_prepare(struct sample_gpu_state *st, struct sp_err *err);
 
 /* The device's multiprocessor count, for grids sized to fill it. */
 int sample_gpu_sms(struct sp_err *err, int *sms);
+/* 0 when a block may have `bytes` of dynamic shared memory on this device;
+ * else -1 with "WHAT needs N bytes of shared memory a block, this GPU
+ * allows M" (a row too long for the row-cached kernels). */
+int sample_gpu_smem_fits(size_t bytes, const char *what, struct sp_err *err);
 
 template <typename T> static inline T *sample_dev(const struct sample_gpu_state *st, int i)
 {
@@ -122,6 +127,22 @@ static __device__ __forceinline__ float block_max(float v, float *red)
 		red[warp] = v;
 	__syncthreads();
 	return warp_max(lane < nwarps ? red[lane] : -INFINITY);
+}
+
+/* Two sums at once (one pair of barriers): `red` is 64 floats. */
+static __device__ __forceinline__ float2 block_sum2(float a, float b, float *red)
+{
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+	a = warp_sum(a);
+	b = warp_sum(b);
+	__syncthreads();
+	if (lane == 0) {
+		red[warp] = a;
+		red[32 + warp] = b;
+	}
+	__syncthreads();
+	return make_float2(warp_sum(lane < nwarps ? red[lane] : 0.0f),
+			   warp_sum(lane < nwarps ? red[32 + lane] : 0.0f));
 }
 
 /* Threads for a block that walks a row of `nvec` vectors, about two each:
