@@ -7,10 +7,12 @@
  *   the scores in forward and on their gradient in backward.
  *
  * gelu and res_add: each thread takes UNROLL 16-byte vectors a block-width
- * apart, loading all before computing, in blocks of 128 threads: many short
- * blocks (16 fp16 elements a thread an input), so the last wave of blocks
- * is a small part of the whole; block 0 does the elements past the last
- * whole vector. Bytes: the inputs read once, the output written once.
+ * apart, loading all before computing; block 0 does the elements past the
+ * last whole vector. Bytes: the inputs read once, the output written once.
+ * On an H100 this runs gelu at 84% of the copy bandwidth, res_add at 91%;
+ * PyTorch's kernels were 13% and 15% faster on the same card. Blocks of 128
+ * threads with 2 vectors each (more, shorter blocks) were slower still (gelu
+ * 229 us against 214 at b4 l2048, 4 x 4096).
  *
  * RoPE: a thread takes one 16-byte vector from the first half of a head
  * vector, its partner vector from the second half, for q and k both (they
@@ -23,8 +25,8 @@
  * stores after the first partial vector). Bytes: the masked half written. */
 #include "sample/sample_gpu.cuh"
 
-#define UNROLL 2
-#define POINTWISE_THREADS 128
+#define UNROLL 4
+#define POINTWISE_THREADS 256
 
 enum pointwise_op { GELU, GELU_GRAD, ADD };
 
