@@ -173,17 +173,38 @@ static inline int sample_row_threads(int64_t nvec)
 	} while (0)
 
 /* out[j] = sum over g < parts of partial[g][j], for j < n: the last step of a
- * column sum done as per-block partial sums (fp32), one thread a column. */
+ * column sum done as per-block partial sums (fp32). Blocks of
+ * COLSUM_THREADS_X x COLSUM_THREADS_Y threads: 32 columns a block, each
+ * column's parts split over 8 threads and added in shared memory, so that a
+ * few hundred parts over a few thousand columns still fill the device. */
+#define COLSUM_THREADS_X 32
+#define COLSUM_THREADS_Y 8
 template <typename T>
-static __global__ void colsum_finish(const float *partial, int parts, int64_t n, T *out)
+static __global__ void colsum_finish(const float *__restrict__ partial, int parts, int64_t n,
+				     T *__restrict__ out)
 {
-	int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (j >= n)
-		return;
+	__shared__ float sums[COLSUM_THREADS_Y][COLSUM_THREADS_X];
+	const int64_t j = (int64_t)blockIdx.x * COLSUM_THREADS_X + threadIdx.x;
 	float acc = 0;
-	for (int g = 0; g < parts; g++)
-		acc += partial[(int64_t)g * n + j];
-	out[j] = from_f<T>(acc);
+	if (j < n)
+		for (int g = threadIdx.y; g < parts; g += COLSUM_THREADS_Y)
+			acc += partial[(int64_t)g * n + j];
+	sums[threadIdx.y][threadIdx.x] = acc;
+	__syncthreads();
+	if (threadIdx.y == 0 && j < n) {
+		for (int y = 1; y < COLSUM_THREADS_Y; y++)
+			acc += sums[y][threadIdx.x];
+		out[j] = from_f<T>(acc);
+	}
+}
+
+/* Launch colsum_finish over n columns. */
+template <typename T>
+static inline void colsum_finish_launch(const float *partial, int parts, int64_t n, T *out)
+{
+	const dim3 block(COLSUM_THREADS_X, COLSUM_THREADS_Y);
+	colsum_finish<T><<<(unsigned)((n + COLSUM_THREADS_X - 1) / COLSUM_THREADS_X), block>>>(
+		partial, parts, n, out);
 }
 
 #endif

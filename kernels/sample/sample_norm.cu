@@ -201,11 +201,10 @@ static int norm_step(struct sample_gpu_state *st, enum norm_step step, struct sp
 		sample_dev<float>(s, NORM_MEAN), sample_dev<float>(s, NORM_RSTD),
 		sample_dev<T>(s, NORM_DX), e->partial, d->rows, d->cols);
 	GPU_CHECK_LAUNCH(err, "norm_backward");
-	unsigned blocks = (unsigned)((d->cols + 255) / 256);
-	colsum_finish<T><<<blocks, 256>>>(e->partial, e->grid, d->cols, sample_dev<T>(s, NORM_DW));
+	colsum_finish_launch<T>(e->partial, e->grid, d->cols, sample_dev<T>(s, NORM_DW));
 	if (!RMS)
-		colsum_finish<T><<<blocks, 256>>>(e->partial + (size_t)e->grid * d->cols, e->grid,
-						  d->cols, sample_dev<T>(s, NORM_DB));
+		colsum_finish_launch<T>(e->partial + (size_t)e->grid * d->cols, e->grid, d->cols,
+					sample_dev<T>(s, NORM_DB));
 	GPU_CHECK_LAUNCH(err, "colsum_finish");
 	return 0;
 }
