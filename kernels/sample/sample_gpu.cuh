@@ -108,25 +108,24 @@ static __device__ __forceinline__ float warp_max(float v)
 		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
-static __device__ __forceinline__ float block_sum(float v, float *red)
+template <bool MAX> static __device__ __forceinline__ float block_reduce(float v, float *red)
 {
 	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
-	v = warp_sum(v);
+	v = MAX ? warp_max(v) : warp_sum(v);
 	__syncthreads();
 	if (lane == 0)
 		red[warp] = v;
 	__syncthreads();
-	return warp_sum(lane < nwarps ? red[lane] : 0.0f);
+	v = lane < nwarps ? red[lane] : MAX ? -INFINITY : 0.0f;
+	return MAX ? warp_max(v) : warp_sum(v);
+}
+static __device__ __forceinline__ float block_sum(float v, float *red)
+{
+	return block_reduce<false>(v, red);
 }
 static __device__ __forceinline__ float block_max(float v, float *red)
 {
-	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
-	v = warp_max(v);
-	__syncthreads();
-	if (lane == 0)
-		red[warp] = v;
-	__syncthreads();
-	return warp_max(lane < nwarps ? red[lane] : -INFINITY);
+	return block_reduce<true>(v, red);
 }
 
 /* Two sums at once (one pair of barriers): `red` is 64 floats. */
