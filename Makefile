@@ -7,6 +7,7 @@
 #   make gpu-tests       build the GPU tests only (here, to carry to a GPU machine)
 #   make demo            generate a graph into data/generated and run the programs on it
 #   make fuzz            libFuzzer targets, FUZZ_SECONDS each (needs clang)
+#   make dev             the measurement probes dev/cuda/*.cu, into build/dev/ (needs nvcc)
 #   make install PREFIX=/usr/local
 #
 # Sources are found by wildcard, so a new lib/DOMAIN/*.c, kernels/DOMAIN/*.{cu,c},
@@ -61,6 +62,9 @@ GPU_TEST_SRC := $(sort $(wildcard tests/gpu/test_*.c))
 # The programs' GPU modes, tested from the shell (TAP, like the cmocka suites)
 GPU_TEST_SH  := $(sort $(wildcard tests/gpu/*.sh))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+DEV_SRC  := $(sort $(wildcard dev/cuda/*.cu))
+# macko_trace.cu includes the MACKO kernel's source
+DEV_HDR  := $(wildcard dev/cuda/*.h dev/cuda/*.cuh) $(wildcard kernels/*/*.cuh) $(wildcard kernels/*/*.h) kernels/macko/macko_spmv.cu
 
 # ONNX's protobuf schema, compiled to C by protoc-c at build time and put into
 # libspkit.a; lib/ includes it as "onnx/onnx.pb-c.h".
@@ -79,6 +83,7 @@ UNIT_BIN := $(foreach t,$(UNIT_SRC),$(BUILD)/tests/$(basename $(notdir $(t))))
 GPU_TEST_BIN := $(GPU_TEST_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu_%) \
                 $(GPU_TEST_SH:tests/gpu/%.sh=$(BUILD)/tests/gpu_%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+DEV_BIN  := $(DEV_SRC:dev/cuda/%.cu=$(BUILD)/dev/%)
 
 LIBSPKIT := $(BUILD)/libspkit.a
 LIBCLI   := $(BUILD)/libspkit_cli.a
@@ -93,6 +98,7 @@ ifneq ($(NVCC),)
   NVCCFLAGS  ?= -O3 -g -lineinfo
   NVCCFLAGS  += -std=c++17 $(NVCC_GENCODE) -Ilib -Ikernels -Xcompiler -Wall,-fPIC
 else
+  DEV_BIN    :=
   CU_OBJ     :=
   CUDA_LIBS  :=
   GPU_TEST_BIN :=
@@ -100,7 +106,7 @@ endif
 ALL_LIBS := $(LIBCLI) $(LIBGPU) $(LIBSPKIT)
 LINK_LIBS := $(ALL_LIBS)
 
-.PHONY: all test test-gpu gpu-tests demo bench fuzz install clean deps
+.PHONY: all test test-gpu gpu-tests demo bench dev fuzz install clean deps
 .DELETE_ON_ERROR:
 # Keep objects of chained rules (tests), so nothing is rebuilt needlessly and
 # `make test` ends with the test tally, not with make removing intermediates.
@@ -186,6 +192,20 @@ demo: deps $(PROGRAMS)
 
 bench: $(PROGRAMS)
 	@SPKIT_BIN=$(abspath $(BIN)) scripts/bench.sh
+
+# The measurement probes: one program each, linked against the kernels' and
+# the library's archives (gpu_time and the checks are the benchmarks' own).
+# They use Hopper's bulk copies and reductions, so they are built for sm_90
+# alone; nothing in the product includes dev/.
+dev: $(DEV_BIN)
+ifeq ($(NVCC),)
+	$(error the probes need nvcc: none at $(CUDA_HOME)/bin/nvcc or on PATH, or NVCC= was given)
+endif
+
+$(BUILD)/dev/%: dev/cuda/%.cu $(DEV_HDR) $(LIBGPU) $(LIBSPKIT)
+	@mkdir -p $(@D)
+	$(NVCC) -O3 -lineinfo -std=c++17 -gencode=arch=compute_90,code=sm_90 -Ilib -Ikernels -Xcompiler -Wall \
+	    -DSPKIT_CUDA=1 $< $(LIBGPU) $(LIBSPKIT) -lcublas -lcusparse -o $@
 
 # Fuzzers are built with clang's libFuzzer against the C library sources
 # directly (no CUDA), with ASan and UBSan. UBSan stops at its first report:

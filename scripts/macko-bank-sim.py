@@ -24,7 +24,8 @@ a time, over 8 groups of 4 banks). It prints the mean per gather for:
     a rotation of the lane's four pairs chosen greedily lane by lane (what
     an order like eight vectors' would give one vector).
 
-bench/RESULTS.md (MACKO, session 7) has the numbers and what they mean.
+bench/RESULTS.md (macko-spmv, 'Bank layouts of x' and 'Ideal banks') has the
+numbers and what they mean.
 """
 import sys
 

@@ -11,9 +11,9 @@ A step is 64 chunks of 8 elements; a gather instruction takes element k of
 8 chunks per quarter-warp, and costs the most chunks that hit one of the 8
 bank groups (column mod 8). Printed, per quarter-warp gather:
 
-  - none: every chunk in order (the kernel before session 14);
+  - none: every chunk in order (the plain order, without a gather order);
   - rotations: each chunk starts at element r and goes round, r chosen
-    greedily lane by lane (macko_order.cu, the kernel now);
+    greedily lane by lane (kernels/macko/macko_order.cu, the kernel's);
   - rotations and reversal: 16 orders a chunk (4 bits, a nibble);
   - any permutation of a chunk, chosen greedily (24 bits a chunk);
   - regrouped: which 8 chunks share a quarter-warp is chosen too (random
@@ -21,7 +21,8 @@ bank groups (column mod 8). Printed, per quarter-warp gather:
     rotations greedy. Needs each lane to load a chunk that is not its own
     (6 bits a chunk more, known a step ahead) and a scan in chunk order.
 
-bench/RESULTS.md (MACKO, session 15) has the numbers and what they mean.
+bench/RESULTS.md (macko-spmv, 'Regrouped gather order') has the numbers and
+what they mean.
 """
 import importlib.util
 import itertools

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Summaries of the per-warp timelines kernels/tools/macko_trace.cu writes.
+"""Summaries of the per-warp timelines dev/cuda/macko_trace.cu writes (make dev;
+build/dev/macko_trace ROWS COLS DENSITY OUTDIR).
 
     python3 scripts/macko-trace.py [--bin US] [--bins] OUTDIR/trace-*.bin
 

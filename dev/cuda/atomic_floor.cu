@@ -1,6 +1,6 @@
-// The floor under the MaxK backward's scatter form: what the H200 takes to
+// The floor under the MaxK backward's scatter form: what the GPU takes to
 // add one row of k = 32 floats (128 bytes) into a random row of dX
-// (reddit_like: 232,965 x 32 floats, 29.8 MB, in L2) for each of
+// (reddit_like: 232,965 x 32 floats, 29.8 MB, which stays in L2) for each of
 // 114,618,749 edges, with nothing else to do: no edge list, no indices, no
 // dY (the row is a hash of the edge). Timed side by side:
 //   red.v4   8 lanes an edge, red.global.add.v4.f32 (the backward's adds)
@@ -9,18 +9,18 @@
 //            cp.reduce.async.bulk .add.f32
 //   st.v4    8 lanes an edge, plain 16-byte stores (not atomic, so not
 //            the same sums: the L2 write floor for the same traffic)
-// Events, 3 warm-up runs, median of 9.
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o atomic-floor kernels/tools/atomic_floor.cu
-// (a standalone measurement, not part of the build, like launch_overhead.cu)
-#include <algorithm>
+// Each kernel runs as many blocks as are resident at once, timed by the
+// benchmarks' gpu_time (events, 3 warm-up launches, median of 9; no L2
+// flush: dX belongs in L2). bench/RESULTS.md, maxk-train, "Atomic floor".
+//   make dev && build/dev/atomic_floor
 #include <cstdint>
 #include <cstdio>
-#include <vector>
 
+#include "core/gpu_check.cuh"
 #include "edge_mix.cuh"
-#include "tool_check.h"
+#include "probe.h"
 
-enum { K = 32, BLOCK = 256 };
+enum { K = 32, BLOCK = 256, WARMUP = 3, REPS = 9 };
 static const int64_t NODES = 232965, EDGES = 114618749;
 
 __device__ __forceinline__ uint32_t row_of(int64_t e)
@@ -76,47 +76,56 @@ __global__ void bulk(float *dx)
 	asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 
-int main()
-{
-	cudaDeviceProp prop;
-	CHECK(cudaGetDeviceProperties(&prop, 0));
-	const size_t bytes = (size_t)NODES * K * sizeof(float);
+struct add_job {
+	void (*kernel)(float *);
+	int grid, threads;
 	float *dx;
-	CHECK(cudaMalloc(&dx, bytes));
-	CHECK(cudaMemset(dx, 0, bytes));
-	cudaEvent_t start, stop;
-	CHECK(cudaEventCreate(&start));
-	CHECK(cudaEventCreate(&stop));
-	std::printf("%s, %d SMs, L2 %d MB; %lld edges x %d floats into %lld x %d (%.1f MB)\n",
-		    prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, (long long)EDGES, K,
-		    (long long)NODES, K, bytes / 1e6);
-	struct {
+};
+
+static int enqueue_adds(void *ctx, struct sp_err *err)
+{
+	const add_job *j = (const add_job *)ctx;
+	j->kernel<<<j->grid, j->threads>>>(j->dx);
+	GPU_CHECK_LAUNCH(err, "atomic_floor kernel");
+	return 0;
+}
+
+static int run(float *dx, size_t bytes, struct sp_err *err)
+{
+	struct gpu_info info;
+	if (gpu_query(0, &info, err))
+		return -1;
+	std::printf("%s, %d SMs, L2 %zu MB; %lld edges x %d floats into %lld x %d (%.1f MB)\n",
+		    info.name, info.sms, info.l2_bytes >> 20, (long long)EDGES, K, (long long)NODES,
+		    K, bytes / 1e6);
+	GPU_CHECK(err, cudaMemset(dx, 0, bytes));
+	const struct {
 		const char *name;
 		void (*kernel)(float *);
 	} runs[] = {{"red.v4", red_v4}, {"red.f32", red_f32}, {"bulk", bulk}, {"st.v4", st_v4}};
-	for (auto &r : runs) {
+	for (const auto &r : runs) {
 		// as many blocks as are resident at once (the bulk kernel's shared
 		// buffers allow fewer than the others)
-		const int threads = r.kernel == bulk ? BLOCK / 2 : BLOCK;
+		add_job job = {r.kernel, 0, r.kernel == bulk ? BLOCK / 2 : BLOCK, dx};
 		int per_sm;
-		CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, r.kernel, threads, 0));
-		const int grid = prop.multiProcessorCount * per_sm;
-		std::vector<float> ms;
-		for (int i = 0; i < 12; i++) {
-			CHECK(cudaEventRecord(start));
-			r.kernel<<<grid, threads>>>(dx);
-			CHECK(cudaEventRecord(stop));
-			CHECK(cudaEventSynchronize(stop));
-			float t;
-			CHECK(cudaEventElapsedTime(&t, start, stop));
-			if (i >= 3)
-				ms.push_back(t);
-		}
-		CHECK(cudaGetLastError());
-		std::sort(ms.begin(), ms.end());
-		const double gbs = (double)EDGES * K * 4 / (ms[ms.size() / 2] * 1e6);
+		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, r.kernel,
+									     job.threads, 0));
+		job.grid = info.sms * per_sm;
+		struct gpu_timing t;
+		if (gpu_time(enqueue_adds, &job, WARMUP, REPS, 0, &t, err))
+			return -1;
 		std::printf("%-8s median %.3f ms (min %.3f, max %.3f)  %.0f GB/s of adds\n", r.name,
-			    ms[ms.size() / 2], ms.front(), ms.back(), gbs);
+			    t.median_ms, t.min_ms, t.max_ms, (double)EDGES * K * 4 / (t.median_ms * 1e6));
 	}
 	return 0;
+}
+
+int main()
+{
+	const size_t bytes = (size_t)NODES * K * sizeof(float);
+	void *dx = NULL;
+	struct sp_err err;
+	const int failed = gpu_malloc(&dx, bytes, "dX", &err) || run((float *)dx, bytes, &err);
+	gpu_free(dx);
+	return probe_exit("atomic_floor", failed, &err);
 }

@@ -1,8 +1,8 @@
-// Does it matter which half of the H200's L2 an atomic lands in? The MaxK
+// Does it matter which half of the L2 an atomic lands in? The MaxK
 // backward adds 32 floats (one 128-byte line) into a random row of dX for
 // every edge, and atomic_floor.cu shows those adds alone take longer than
-// the issue's target. The L2 is split in two partitions; an SM reaches the
-// far one through the crossbar between them. This program
+// the backward's target. The L2 is split in two partitions; an SM reaches
+// the far one through the crossbar between them. This program
 //   1. times dependent L2 hits (ld.global.cg chasing a line's own address)
 //      from every SM to a sample of lines, and splits SMs and lines into
 //      two sides by latency;
@@ -11,21 +11,24 @@
 //   3. times atomic_floor's red.v4 case (114,618,749 edges, 8 lanes an edge,
 //      red.global.add.v4.f32 into a hashed line of 2^16) with the lines
 //      taken from either side, only the SM's own side, only the other
-//      side, and (the control) lines 0 .. 2^16 - 1 without a list.
+//      side, and (the control) lines 0 .. 2^16 - 1 without a list, by the
+//      benchmarks' gpu_time (events, 3 warm-up launches, median of 9, no
+//      L2 flush: dX belongs in L2).
 // If "own side" is much faster than "either side", a backward that sends
-// each edge to an SM near its row of dX would have a lower floor.
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o l2-sides kernels/tools/l2_sides.cu
-// (a standalone measurement, not part of the build, like atomic_floor.cu)
+// each edge to an SM near its row of dX would have a lower floor
+// (bench/RESULTS.md, maxk-train, "L2 sides").
+//   make dev && build/dev/l2_sides
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
+#include "core/gpu_check.cuh"
 #include "edge_mix.cuh"
-#include "tool_check.h"
+#include "probe.h"
 
 static const int64_t NODES = 232965, EDGES = 114618749;
-enum { LINE_WORDS = 32, CHASE = 16, SAMPLE = 512, BLOCK = 256, LIST = 1 << 16 };
+enum { LINE_WORDS = 32, CHASE = 16, SAMPLE = 512, BLOCK = 256, LIST = 1 << 16, WARMUP = 3, REPS = 9 };
 
 __device__ __forceinline__ unsigned smid()
 {
@@ -98,31 +101,47 @@ __global__ void __launch_bounds__(BLOCK) reds(float *dx, const int32_t *lists, c
 	}
 }
 
-int main()
+struct reds_job {
+	unsigned grid;
+	float *dx;
+	const int32_t *lists;
+	const int8_t *side_of_sm;
+	int mode;
+};
+
+static int enqueue_reds(void *ctx, struct sp_err *err)
+{
+	const reds_job *j = (const reds_job *)ctx;
+	reds<<<j->grid, BLOCK>>>(j->dx, j->lists, j->side_of_sm, j->mode);
+	GPU_CHECK_LAUNCH(err, "reds");
+	return 0;
+}
+
+static int run(struct sp_err *err)
 {
 	int sms;
-	CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+	GPU_CHECK(err, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
 	uint64_t *lines;
-	CHECK(cudaMalloc(&lines, NODES * 128));
+	GPU_CHECK(err, cudaMalloc(&lines, NODES * 128));
 	link_lines<<<1024, 256>>>(lines, NODES);
-	CHECK(cudaGetLastError());
-	CHECK(cudaDeviceSynchronize());
+	GPU_CHECK(err, cudaGetLastError());
+	GPU_CHECK(err, cudaDeviceSynchronize());
 	const size_t hold = 150 << 10; /* one probe block an SM */
-	CHECK(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)hold));
+	GPU_CHECK(err, cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)hold));
 	uint32_t *lat;
 	unsigned *sm_of;
-	CHECK(cudaMalloc(&lat, std::max<size_t>((size_t)sms * SAMPLE, NODES) * 4));
-	CHECK(cudaMalloc(&sm_of, sms * 4));
+	GPU_CHECK(err, cudaMalloc(&lat, std::max<size_t>((size_t)sms * SAMPLE, NODES) * 4));
+	GPU_CHECK(err, cudaMalloc(&sm_of, sms * 4));
 
 	/* 1. every SM against a sample of lines spread over the array */
 	const int64_t stride = NODES / SAMPLE;
 	probe<<<sms, 32, hold>>>(lines, NODES, stride, lat, sm_of, false);
-	CHECK(cudaGetLastError());
-	CHECK(cudaDeviceSynchronize());
+	GPU_CHECK(err, cudaGetLastError());
+	GPU_CHECK(err, cudaDeviceSynchronize());
 	std::vector<uint32_t> a((size_t)sms * SAMPLE);
 	std::vector<unsigned> where(sms);
-	CHECK(cudaMemcpy(a.data(), lat, a.size() * 4, cudaMemcpyDeviceToHost));
-	CHECK(cudaMemcpy(where.data(), sm_of, sms * 4, cudaMemcpyDeviceToHost));
+	GPU_CHECK(err, cudaMemcpy(a.data(), lat, a.size() * 4, cudaMemcpyDeviceToHost));
+	GPU_CHECK(err, cudaMemcpy(where.data(), sm_of, sms * 4, cudaMemcpyDeviceToHost));
 	std::vector<uint32_t> b0(a.begin(), a.begin() + SAMPLE);
 	std::sort(b0.begin(), b0.end());
 	printf("block 0 (SM %u): L2 hit cycles over %d lines: min %u p10 %u p25 %u p50 %u p75 %u p90 %u max %u\n",
@@ -163,11 +182,11 @@ int main()
 
 	/* 2. every line, each block measuring its share, judged by its threshold */
 	probe<<<sms, 32, hold>>>(lines, NODES, 1, lat, sm_of, true);
-	CHECK(cudaGetLastError());
-	CHECK(cudaDeviceSynchronize());
+	GPU_CHECK(err, cudaGetLastError());
+	GPU_CHECK(err, cudaDeviceSynchronize());
 	std::vector<uint32_t> all(NODES);
-	CHECK(cudaMemcpy(all.data(), lat, NODES * 4, cudaMemcpyDeviceToHost));
-	CHECK(cudaMemcpy(where.data(), sm_of, sms * 4, cudaMemcpyDeviceToHost));
+	GPU_CHECK(err, cudaMemcpy(all.data(), lat, NODES * 4, cudaMemcpyDeviceToHost));
+	GPU_CHECK(err, cudaMemcpy(where.data(), sm_of, sms * 4, cudaMemcpyDeviceToHost));
 	std::vector<int32_t> by_side[2];
 	for (int64_t i = 0; i < NODES; i++) {
 		const int b = (int)(i % sms);
@@ -182,10 +201,8 @@ int main()
 	std::vector<int32_t> lists(3 * (size_t)LIST);
 	for (int s = 0; s < 2; s++) {
 		const size_t n = by_side[s].size();
-		if (n < LIST) {
-			printf("side %d has %zu lines, fewer than %d\n", s, n, (int)LIST);
-			return 1;
-		}
+		if (n < LIST)
+			return sp_fail(err, "side %d has %zu lines, fewer than %d", s, n, (int)LIST);
 		for (int i = 0; i < LIST; i++) {
 			lists[(size_t)s * LIST + i] = by_side[s][(size_t)i * n / LIST];
 			if (i % 2 == s)
@@ -193,38 +210,31 @@ int main()
 		}
 	}
 	int32_t *dlists;
-	CHECK(cudaMalloc(&dlists, lists.size() * 4));
-	CHECK(cudaMemcpy(dlists, lists.data(), lists.size() * 4, cudaMemcpyHostToDevice));
+	GPU_CHECK(err, cudaMalloc(&dlists, lists.size() * 4));
+	GPU_CHECK(err, cudaMemcpy(dlists, lists.data(), lists.size() * 4, cudaMemcpyHostToDevice));
 	int8_t *dside;
-	CHECK(cudaMalloc(&dside, 256));
-	CHECK(cudaMemcpy(dside, side.data(), 256, cudaMemcpyHostToDevice));
+	GPU_CHECK(err, cudaMalloc(&dside, 256));
+	GPU_CHECK(err, cudaMemcpy(dside, side.data(), 256, cudaMemcpyHostToDevice));
 	float *dx;
-	CHECK(cudaMalloc(&dx, NODES * 128));
+	GPU_CHECK(err, cudaMalloc(&dx, NODES * 128));
+	GPU_CHECK(err, cudaMemset(dx, 0, NODES * 128)); /* the sums are not read: zeroed once */
 	int per_sm;
-	CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reds, BLOCK, 0));
+	GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reds, BLOCK, 0));
 	const unsigned grid = (unsigned)(per_sm * sms);
-	cudaEvent_t e0, e1;
-	CHECK(cudaEventCreate(&e0));
-	CHECK(cudaEventCreate(&e1));
 	const char *names[4] = {"either side", "own side", "other side", "no list"};
-	std::vector<float> t[4];
-	for (int r = 0; r < 12; r++)
-		for (int mode = 0; mode < 4; mode++) {
-			CHECK(cudaMemset(dx, 0, NODES * 128));
-			CHECK(cudaEventRecord(e0));
-			reds<<<grid, BLOCK>>>(dx, dlists, dside, mode);
-			CHECK(cudaGetLastError());
-			CHECK(cudaEventRecord(e1));
-			CHECK(cudaEventSynchronize(e1));
-			float ms;
-			CHECK(cudaEventElapsedTime(&ms, e0, e1));
-			if (r >= 3)
-				t[mode].push_back(ms);
-		}
 	for (int mode = 0; mode < 4; mode++) {
-		std::sort(t[mode].begin(), t[mode].end());
-		printf("red.v4, 114.6M edges x 128 bytes into %d lines, %-10s: median %.3f ms (min %.3f)\n", (int)LIST, names[mode],
-		       t[mode][t[mode].size() / 2], t[mode][0]);
+		reds_job job = {grid, dx, dlists, dside, mode};
+		struct gpu_timing t;
+		if (gpu_time(enqueue_reds, &job, WARMUP, REPS, 0, &t, err))
+			return -1;
+		printf("red.v4, 114.6M edges x 128 bytes into %d lines, %-10s: median %.3f ms (min %.3f)\n",
+		       (int)LIST, names[mode], t.median_ms, t.min_ms);
 	}
 	return 0;
+}
+
+int main()
+{
+	struct sp_err err;
+	return probe_exit("l2_sides", run(&err), &err);
 }

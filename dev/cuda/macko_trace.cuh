@@ -1,6 +1,7 @@
-// The per-warp timeline hooks of kernels/macko_spmv.cu and
-// kernels/tools/stream_read.cuh, switched on by MACKO_TRACE
-// (kernels/tools/macko_trace.cu defines it; elsewhere they are empty). Lane 0
+// The per-warp timeline hooks of kernels/macko/macko_spmv.cu and of the read
+// kernels in this folder, switched on by MACKO_TRACE (defined here, and
+// included only by the probes; in the library the kernel defines them
+// empty). Lane 0
 // of each warp writes %globaltimer (ns) into the warp's row of TRACE_SLOTS
 // words in g_macko_trace: at entry, once its first row's ends are loaded,
 // once its own loads of x are in (TRACE_X_ARRIVED, before the block waits for
@@ -12,7 +13,8 @@
 // 14% at d = 0.1, where with .cs loads it was within 1% (streaming stores
 // for the stamps changed nothing; not explained). Its start (row ends and x
 // staged at the same times either way) is trustworthy; read the steady rate
-// beside the untraced kernel's time (bench/RESULTS.md, session 11).
+// beside the untraced kernel's time (bench/RESULTS.md, macko-spmv,
+// "Timelines").
 #ifndef SPKIT_MACKO_TRACE_CUH
 #define SPKIT_MACKO_TRACE_CUH
 

@@ -1,6 +1,6 @@
 // Whether the order of MACKO's reads costs time, without its decode: three
 // kernels read ROWS x STEPS steps of 1280 bytes on 264 blocks of 512
-// threads, timed by the benchmarks' own gpu_time (kernels/gpu.cu: the L2
+// threads, timed by the benchmarks' own gpu_time (kernels/core/gpu.h: the L2
 // flushed before each repetition, events around the one launch, the
 // median of REPS after 3 warm-up launches):
 //   read         a plain grid-stride read of the same bytes (stream_read.cuh);
@@ -8,18 +8,15 @@
 //                stored one after the other, rows one after the other;
 //   interleaved  the same walk, step k of a turn's rows stored side by
 //                side, so the warps, at about the same step, read one
-//                contiguous region (bench/RESULTS.md, session 16).
+//                contiguous region (bench/RESULTS.md, macko-spmv,
+//                "Turn-by-turn step placement").
 // All three with .cs loads (evict first), so only the order differs.
-//   make CUDA_ARCH=90 all    (the project's libraries)
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Ilib -Ikernels -o read-order kernels/tools/read_order.cu \
-//        -Xlinker --start-group build/libspkit_cuda.a build/libspkit.a -Xlinker --end-group \
-//        -lcublas -lcusparse
-// (a measurement, not part of the build: make compiles kernels/*.cu only)
-//   ./read-order ROWS STEPS [REPS]
+//   make dev && build/dev/read_order ROWS STEPS [REPS]
 #include <cstdio>
 #include <cstdlib>
 
 #include "core/gpu_check.cuh"
+#include "probe.h"
 #include "stream_read.cuh"
 #include "walk_read.cuh"
 
@@ -81,20 +78,16 @@ static long positive(const char *s)
 int main(int argc, char **argv)
 {
 	if (argc < 3 || argc > 4) {
-		std::fprintf(stderr, "usage: read-order ROWS STEPS [REPS]\n");
+		std::fprintf(stderr, "usage: read_order ROWS STEPS [REPS]\n");
 		return 2;
 	}
 	const long rows = positive(argv[1]), steps = positive(argv[2]);
 	const long reps = argc > 3 ? positive(argv[3]) : 30;
 	if (rows < 1 || steps < 1 || reps < 1 || (double)rows * steps * 1280 > 8e9) {
-		std::fprintf(stderr, "read-order: ROWS, STEPS and REPS must be whole positive numbers, "
+		std::fprintf(stderr, "read_order: ROWS, STEPS and REPS must be whole positive numbers, "
 				     "and the bytes at most 8 GB\n");
 		return 2;
 	}
 	struct sp_err err;
-	if (run((int)rows, (int)steps, (int)reps, &err)) {
-		std::fprintf(stderr, "read-order: %s\n", err.msg);
-		return 1;
-	}
-	return 0;
+	return probe_exit("read_order", run((int)rows, (int)steps, (int)reps, &err), &err);
 }

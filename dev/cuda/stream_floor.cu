@@ -1,22 +1,20 @@
 // The least time one kernel launch can take to read N bytes from DRAM, timed
-// by the benchmarks' own gpu_time (kernels/gpu.cu: the L2 flushed before
+// by the benchmarks' own gpu_time (kernels/core/gpu.h: the L2 flushed before
 // each repetition, events around the one launch, the median): a floor under
 // any SpMV that must move those bytes. Also an empty kernel of MACKO's
 // launch shape (two 512-thread blocks an SM, 33 KB of shared memory), the
 // cost of a launch with nothing to read, and the copy bandwidth the
-// benchmarks' "% of copy" divides by, measured in the same run.
-//   make CUDA_ARCH=90 all    (the project's libraries)
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Ilib -Ikernels -o stream-floor kernels/tools/stream_floor.cu \
-//        -Xlinker --start-group build/libspkit_cuda.a build/libspkit.a -Xlinker --end-group \
-//        -lcublas -lcusparse
-// (a measurement, not part of the build: make compiles kernels/*.cu only)
-//   ./stream-floor [BYTES]...   default: the MACKO bytes of 28672x8192 at
-//                               d = 0.1 and 0.5, and the dense fp16 matrix
+// benchmarks' "% of copy" divides by, measured in the same run
+// (bench/RESULTS.md, macko-spmv, "Read floor").
+//   make dev && build/dev/stream_floor [BYTES]...
+//     default: the MACKO bytes of 28672x8192 at d = 0.1 and 0.5, and the
+//     dense fp16 matrix
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 #include "core/gpu_check.cuh"
+#include "probe.h"
 #include "stream_read.cuh"
 
 enum { REPS = 200, WARMUP = 20, EMPTY_SMEM = 33 * 1024 };
@@ -109,9 +107,5 @@ int main(int argc, char **argv)
 	if (sizes.empty())
 		sizes = {72226440, 293783620, 469762048};
 	struct sp_err err;
-	if (run(sizes, &err)) {
-		std::fprintf(stderr, "stream-floor: %s\n", err.msg);
-		return 1;
-	}
-	return 0;
+	return probe_exit("stream_floor", run(sizes, &err), &err);
 }

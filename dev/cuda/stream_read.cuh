@@ -1,5 +1,5 @@
-// The read floor's kernel (kernels/tools/stream_floor.cu), shared with
-// kernels/tools/macko_trace.cu, which times it with the timeline hooks on:
+// The read floor's kernel (stream_floor.cu), shared with macko_trace.cu,
+// which times it with the timeline hooks on:
 // reads n 16-byte words, grid-stride, UNROLL independent loads in flight a
 // thread; the sum keeps the loads alive. A step of the timeline is one
 // round of UNROLL loads.

@@ -1,6 +1,6 @@
-// MACKO's walk of the rows without its decode, shared by
-// kernels/tools/macko_trace.cu (which times it with the timeline hooks on)
-// and kernels/tools/read_order.cu: warp g of W takes rows g, g + W, ...,
+// MACKO's walk of the rows without its decode, shared by macko_trace.cu
+// (which times it with the timeline hooks on) and read_order.cu: warp g of
+// W takes rows g, g + W, ...,
 // `steps` steps of 1280 bytes a row (1024 of values, 256 of deltas, from
 // two arrays, as MACKO's steps are), the next step in flight while the
 // current one is summed over the warp. A step of the timeline is one step.
@@ -27,7 +27,7 @@ struct walk_step {
 
 // Step t of warp g: row g + (t / steps) W, its step t % steps. Values are
 // rows x steps x 1024 bytes, deltas the next rows x steps x 256. EVICT_FIRST:
-// .cs loads (the trace's pattern since session 11), else .cg (the kernel's).
+// .cs loads (what the probes use), else .cg (the kernel's).
 template <walk_order ORDER, bool EVICT_FIRST>
 __device__ __forceinline__ walk_step walk_load(const unsigned char *base, int rows, int steps,
 					       int skew, int g, int W, int t, int lane)

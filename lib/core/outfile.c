@@ -1,16 +1,29 @@
+/* O_TMPFILE and linkat are Linux's. */
+#define _GNU_SOURCE
 #include "core/outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Temporaries still open, for the signal handler. A fixed table because the
- * handler may not allocate; programs hold a handful of outputs at a time. */
+
+/* Named temporaries still open, for the signal handler. A fixed table
+ * because the handler may not allocate; programs hold a handful of outputs
+ * at a time. */
 #define MAX_UNFINISHED 32
 static char *volatile unfinished[MAX_UNFINISHED];
+static int named_only;
+
+void outfile_use_named_temporaries(int on)
+{
+	named_only = on;
+}
 
 static void track(char *tmp)
 {
@@ -24,7 +37,7 @@ static void track(char *tmp)
 static void untrack(const char *tmp)
 {
 	for (int i = 0; i < MAX_UNFINISHED; i++)
-		if (unfinished[i] == tmp)
+		if (tmp && unfinished[i] == tmp)
 			unfinished[i] = NULL;
 }
 
@@ -35,22 +48,57 @@ void outfile_remove_all_unfinished(void)
 			unlink(unfinished[i]);
 }
 
-int outfile_open(struct outfile *f, const char *path, struct sp_err *err)
+static void release(struct outfile *f)
 {
+	untrack(f->tmp);
+	free(f->path);
+	free(f->target);
+	free(f->tmp);
 	memset(f, 0, sizeof *f);
-	struct stat st;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return sp_fail(err, "%s: is a directory", path);
-	size_t n = strlen(path);
-	f->path = strdup(path);
-	f->tmp = malloc(n + sizeof ".tmp.XXXXXX");
-	if (!f->path || !f->tmp) {
-		free(f->path);
-		free(f->tmp);
-		return sp_fail(err, "%s: out of memory", path);
+}
+
+/* "TARGET.tmp.XXXXXX", a name to create in TARGET's folder. */
+static char *temporary_name(const char *target)
+{
+	size_t n = strlen(target);
+	char *tmp = malloc(n + sizeof ".tmp.XXXXXX");
+	if (tmp) {
+		memcpy(tmp, target, n);
+		memcpy(tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
 	}
-	memcpy(f->tmp, path, n);
-	memcpy(f->tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+	return tmp;
+}
+
+/* The folder of target, for O_TMPFILE. */
+static char *folder_of(const char *target)
+{
+	const char *slash = strrchr(target, '/');
+	if (!slash)
+		return strdup(".");
+	if (slash == target)
+		return strdup("/");
+	return strndup(target, (size_t)(slash - target));
+}
+
+/* An unnamed file in target's folder, or -1 where the filesystem (or this
+ * kernel) has none, or /proc is missing for the link at commit. */
+static int open_unnamed(const char *target)
+{
+	if (named_only || access("/proc/self/fd", X_OK) != 0)
+		return -1;
+	char *dir = folder_of(target);
+	if (!dir)
+		return -1;
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	free(dir);
+	return fd;
+}
+
+static int open_named(struct outfile *f, struct sp_err *err)
+{
+	f->tmp = temporary_name(f->target);
+	if (!f->tmp)
+		return sp_fail(err, "%s: out of memory", f->path);
 	/* Block signals while the name is created and registered, so the
 	 * handler never misses a temporary that exists. */
 	sigset_t all, old;
@@ -60,16 +108,59 @@ int outfile_open(struct outfile *f, const char *path, struct sp_err *err)
 	if (fd >= 0)
 		track(f->tmp);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (fd < 0) {
-		sp_fail_errno(err, "%s: cannot create output", path);
-		free(f->path);
-		free(f->tmp);
-		return -1;
-	}
+	if (fd < 0)
+		return sp_fail_errno(err, "%s: cannot create output", f->path);
 	/* mkstemp makes the file 0600; outputs should follow the umask. */
 	mode_t mask = umask(0);
 	umask(mask);
 	fchmod(fd, 0666 & ~mask);
+	return fd;
+}
+
+/* Opens an existing non-regular file for writing in place. A FIFO is
+ * opened without waiting for a reader (ENXIO when there is none). */
+static int open_direct(struct outfile *f, struct sp_err *err)
+{
+	f->direct = 1;
+	int fd = open(f->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENXIO)
+		return sp_fail(err, "%s: is a FIFO with no reader", f->path);
+	if (fd < 0)
+		return sp_fail_errno(err, "%s: cannot open output", f->path);
+	int flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
+int outfile_open(struct outfile *f, const char *path, struct sp_err *err)
+{
+	memset(f, 0, sizeof *f);
+	if (!*path)
+		return sp_fail(err, "an output file name is empty");
+	struct stat st, lst;
+	int exists = stat(path, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode))
+		return sp_fail(err, "%s: is a directory", path);
+	f->path = strdup(path);
+	/* A link to a regular file: replace the file it names, keep the link. */
+	if (exists && S_ISREG(st.st_mode) && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+		f->target = realpath(path, NULL);
+	else
+		f->target = strdup(path);
+	if (!f->path || !f->target) {
+		release(f);
+		return sp_fail(err, "%s: out of memory", path);
+	}
+	int fd;
+	if (exists && !S_ISREG(st.st_mode))
+		fd = open_direct(f, err);
+	else if ((fd = open_unnamed(f->target)) < 0)
+		fd = open_named(f, err);
+	if (fd < 0) {
+		release(f);
+		return -1;
+	}
 	f->fp = fdopen(fd, "wb");
 	if (!f->fp) {
 		sp_fail_errno(err, "%s: cannot open output", path);
@@ -80,15 +171,6 @@ int outfile_open(struct outfile *f, const char *path, struct sp_err *err)
 	return 0;
 }
 
-static void release(struct outfile *f)
-{
-	untrack(f->tmp);
-	free(f->path);
-	free(f->tmp);
-	f->path = f->tmp = NULL;
-	f->fp = NULL;
-}
-
 int outfile_write(struct outfile *f, const void *buf, size_t n, struct sp_err *err)
 {
 	if (n && fwrite(buf, 1, n, f->fp) != n)
@@ -96,19 +178,57 @@ int outfile_write(struct outfile *f, const void *buf, size_t n, struct sp_err *e
 	return 0;
 }
 
+/* The unnamed temporary given a name in the target's folder, then renamed
+ * over the target (linkat cannot replace a file). The name exists only
+ * between the two calls. */
+static int link_unnamed(struct outfile *f, int fd, struct sp_err *err)
+{
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, f->target, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return sp_fail_errno(err, "%s: cannot link into place", f->path);
+	f->tmp = temporary_name(f->target);
+	if (!f->tmp)
+		return sp_fail(err, "%s: out of memory", f->path);
+	size_t n = strlen(f->tmp);
+	uint64_t state = (uint64_t)getpid() << 32 ^ (uint64_t)fd ^ (uint64_t)(uintptr_t)f;
+	for (int tries = 0; tries < 100; tries++) {
+		state = state * 6364136223846793005ull + 1442695040888963407ull;
+		for (int i = 0; i < 6; i++)
+			f->tmp[n - 6 + i] = "abcdefghijklmnopqrstuvwxyz0123456789"[(state >> (8 * i + 16)) % 36];
+		sigset_t all, old;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, &old);
+		int rc = linkat(AT_FDCWD, proc, AT_FDCWD, f->tmp, AT_SYMLINK_FOLLOW);
+		if (rc == 0)
+			track(f->tmp);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (rc == 0)
+			return rename(f->tmp, f->target) == 0
+				       ? 0
+				       : sp_fail_errno(err, "%s: cannot rename into place", f->path);
+		if (errno != EEXIST)
+			break;
+	}
+	return sp_fail_errno(err, "%s: cannot link into place", f->path);
+}
+
 int outfile_commit(struct outfile *f, struct sp_err *err)
 {
-	int bad = fflush(f->fp) != 0 || ferror(f->fp);
-	if (fclose(f->fp) != 0)
-		bad = 1;
+	int named = f->tmp != NULL;
+	int rc = 0;
+	if (fflush(f->fp) != 0 || ferror(f->fp))
+		rc = sp_fail_errno(err, "%s: write failed", f->path);
+	else if (!f->direct && !named)
+		rc = link_unnamed(f, fileno(f->fp), err);
+	if (fclose(f->fp) != 0 && !rc)
+		rc = sp_fail_errno(err, "%s: write failed", f->path);
 	f->fp = NULL;
-	if (bad) {
-		sp_fail_errno(err, "%s: write failed", f->path);
-		outfile_abort(f);
-		return -1;
-	}
-	if (rename(f->tmp, f->path) != 0) {
-		sp_fail_errno(err, "%s: cannot rename into place", f->path);
+	if (!rc && named && rename(f->tmp, f->target) != 0)
+		rc = sp_fail_errno(err, "%s: cannot rename into place", f->path);
+	if (rc) {
 		outfile_abort(f);
 		return -1;
 	}

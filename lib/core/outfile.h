@@ -1,10 +1,21 @@
-/* Atomic output files. Output is written to a temporary file in the same
- * folder ("OUT.tmp.XXXXXX") and renamed over OUT only when complete, so a
- * crash, a kill or an error never leaves a partial OUT behind. Unfinished
- * temporaries are also removed when the program dies of SIGINT/SIGTERM
- * (cli_init) or exits through cli_die. */
-#ifndef SPKIT_AFILE_H
-#define SPKIT_AFILE_H
+/* Output files that are never seen half-written.
+ *
+ * A regular file (new, or one that exists, also through a symbolic link,
+ * which stays a link) is written to an unnamed temporary in its folder
+ * (Linux's O_TMPFILE) and linked into place only when complete: a crash,
+ * an error or even SIGKILL leaves nothing behind and the old file as it
+ * was. Where the folder's filesystem has no O_TMPFILE, the temporary is a
+ * named file ("OUT.tmp.XXXXXX") renamed over OUT at the end; a SIGKILL can
+ * leave that one behind (SIGINT, SIGTERM, SIGHUP and errors remove it:
+ * cli_init, cli_die).
+ *
+ * Anything else that exists at the path (a character device such as
+ * /dev/null, a FIFO, /dev/stdout or a link to a descriptor) is written
+ * directly: replacing it with a regular file would be wrong, and no
+ * temporary can make a stream atomic. A FIFO with no reader is an error,
+ * not a wait. */
+#ifndef SPKIT_OUTFILE_H
+#define SPKIT_OUTFILE_H
 
 #include <stdio.h>
 
@@ -12,19 +23,27 @@
 
 struct outfile {
 	FILE *fp;
-	char *path; /* final name */
-	char *tmp;  /* temporary name, in the same folder */
+	char *path;   /* as the caller named it, for messages */
+	char *target; /* where the finished file goes (a link's target) */
+	char *tmp;    /* named temporary, NULL when unnamed or direct */
+	int direct;   /* written in place: not a regular file */
 };
 
 int outfile_open(struct outfile *f, const char *path, struct sp_err *err);
-/* Flush, close and rename into place. On failure the temporary is removed. */
+/* Flush, close and put into place. On failure the temporary is removed. */
 int outfile_commit(struct outfile *f, struct sp_err *err);
-/* Close and remove the temporary; the final path is untouched. */
+/* Close and drop the temporary; the final path is untouched (a direct
+ * output keeps what was written). */
 void outfile_abort(struct outfile *f);
 /* fwrite that reports a short write as an error naming the final path. */
 int outfile_write(struct outfile *f, const void *buf, size_t n, struct sp_err *err);
 
-/* Async-signal-safe: unlink every temporary not yet committed or aborted. */
+/* Async-signal-safe: unlink every named temporary not yet committed or
+ * aborted. */
 void outfile_remove_all_unfinished(void);
+
+/* For tests of the fallback: make every later output use a named
+ * temporary, as on a filesystem without O_TMPFILE. */
+void outfile_use_named_temporaries(int on);
 
 #endif

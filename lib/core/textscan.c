@@ -1,5 +1,7 @@
 #include "core/textscan.h"
 
+#include "core/infile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -21,9 +23,36 @@ static int is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* Read a stream that cannot be mapped (a pipe) to its end. */
+int text_guard_check(struct text_guard *g, const char *p, size_t n, const char *path,
+		     struct sp_err *err)
+{
+	const char *nul = memchr(p, '\0', n);
+	const char *end = nul ? nul : p + n;
+	for (const char *q = p; q < end;) {
+		const char *nl = memchr(q, '\n', (size_t)(end - q));
+		size_t piece = (size_t)((nl ? nl : end) - q);
+		if (g->line_len + piece > TEXT_LINE_MAX)
+			return sp_fail(err, "%s:%llu: line longer than %zu MiB: not a text file of lines",
+				       path, (unsigned long long)g->line + 1, TEXT_LINE_MAX >> 20);
+		g->line_len += piece;
+		if (!nl)
+			break;
+		g->line++;
+		g->line_len = 0;
+		q = nl + 1;
+	}
+	if (nul)
+		return sp_fail(err, "%s:%llu: a NUL byte at byte %llu: not a text file", path,
+			       (unsigned long long)g->line + 1,
+			       (unsigned long long)(g->offset + (uint64_t)(nul - p)));
+	g->offset += n;
+	return 0;
+}
+
+/* Read a stream that cannot be mapped (a pipe, a device) to its end. */
 static int read_all(struct text_file *f, int fd, const char *path, struct sp_err *err)
 {
+	struct text_guard guard = {0};
 	size_t cap = (size_t)1 << 20, len = 0;
 	char *buf = malloc(cap);
 	for (;;) {
@@ -38,6 +67,10 @@ static int read_all(struct text_file *f, int fd, const char *path, struct sp_err
 		}
 		if (got == 0)
 			break;
+		if (text_guard_check(&guard, buf + len, (size_t)got, path, err)) {
+			free(buf);
+			return -1;
+		}
 		len += (size_t)got;
 		if (len == cap) {
 			char *bigger = realloc(buf, cap * 2);
@@ -57,18 +90,17 @@ int text_file_open(struct text_file *f, const char *path, struct sp_err *err)
 {
 	memset(f, 0, sizeof *f);
 	f->data = "";
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return sp_fail_errno(err, "%s", path);
+	int fd;
+	uint64_t size;
+	if (infile_open_fd(path, INFILE_STREAM, &fd, &size, err))
+		return -1;
 	struct stat st;
 	int rc = 0;
 	if (fstat(fd, &st) != 0) {
 		rc = sp_fail_errno(err, "%s", path);
-	} else if (S_ISDIR(st.st_mode)) {
-		rc = sp_fail(err, "%s: is a directory", path);
 	} else if (!S_ISREG(st.st_mode)) {
 		rc = read_all(f, fd, path, err);
-	} else if (st.st_size > 0) {
+	} else if (size > 0) {
 		/* Mapped rather than read: no copy, and the pages are the kernel's
 		 * cache, not our heap, while the parsed arrays take the memory. */
 		size_t len = (size_t)st.st_size;
@@ -80,9 +112,13 @@ int text_file_open(struct text_file *f, const char *path, struct sp_err *err)
 			f->map = map;
 			f->data = map;
 			f->len = len;
+			struct text_guard guard = {0};
+			rc = text_guard_check(&guard, map, len, path, err);
 		}
 	}
 	close(fd);
+	if (rc)
+		text_file_close(f);
 	return rc;
 }
 

@@ -23,8 +23,22 @@ struct text_file {
 	char *heap; /* what to free, or NULL */
 };
 
+/* The whole file, mapped (a regular file) or read (a FIFO, a device), and
+ * checked by a text_guard: text readers refuse binary data and endless
+ * lines before they build anything from them. */
 int text_file_open(struct text_file *f, const char *path, struct sp_err *err);
 void text_file_close(struct text_file *f);
+
+/* What every text reader refuses, checked piece by piece as the text
+ * arrives: a NUL byte (a binary file, /dev/zero) and a line longer than
+ * TEXT_LINE_MAX (an endless line). Start zeroed. */
+#define TEXT_LINE_MAX ((size_t)16 << 20)
+struct text_guard {
+	uint64_t offset, line; /* bytes and whole lines seen */
+	size_t line_len;       /* bytes of the unfinished line */
+};
+int text_guard_check(struct text_guard *g, const char *p, size_t n, const char *path,
+		     struct sp_err *err);
 
 /* A piece of the input, never NUL-terminated. */
 struct text_span {

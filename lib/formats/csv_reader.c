@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/infile.h"
+#include "core/textscan.h"
 
 #define READ_CHUNK (64 * 1024)
 
@@ -252,6 +254,7 @@ int csv_reader_scan_fd(int fd, const char *name, unsigned flags, csv_reader_row_
 		 struct csv_reader_result *res, struct sp_err *err)
 {
 	struct scanner s;
+	struct text_guard guard = {0};
 	scanner_init(&s, name, flags, fn, ctx, err);
 	char *chunk = malloc(READ_CHUNK);
 	if (!chunk)
@@ -260,6 +263,10 @@ int csv_reader_scan_fd(int fd, const char *name, unsigned flags, csv_reader_row_
 		ssize_t n = read_full(fd, chunk, READ_CHUNK);
 		if (n < 0) {
 			s.failed = sp_fail_errno(err, "%s: read failed", name);
+			break;
+		}
+		if (text_guard_check(&guard, chunk, (size_t)n, name, err)) {
+			s.failed = -1;
 			break;
 		}
 		if (first)
@@ -278,9 +285,9 @@ int csv_reader_scan_file(const char *path, unsigned flags, csv_reader_row_fn fn,
 {
 	if (!strcmp(path, "-"))
 		return csv_reader_scan_fd(STDIN_FILENO, "stdin", flags, fn, ctx, res, err);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return sp_fail_errno(err, "%s: cannot open", path);
+	int fd;
+	if (infile_open_fd(path, INFILE_STREAM, &fd, NULL, err))
+		return -1;
 	int rc = csv_reader_scan_fd(fd, path, flags, fn, ctx, res, err);
 	close(fd);
 	return rc;

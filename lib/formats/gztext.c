@@ -11,21 +11,15 @@
 /* Bytes a read asks zlib for: large, so the per-call cost vanishes, and
  * small enough that the line buffer stays a few MiB. */
 enum { CHUNK = 4 << 20 };
-/* The longest line accepted: past it a file is not the text it claims. */
-#define LINE_MAX_BYTES ((size_t)1 << 30)
-
 int gztext_open(struct gztext *t, const char *path, struct sp_err *err)
 {
 	memset(t, 0, sizeof *t);
-	/* infile_open says "cannot open: No such file" or "is a directory";
-	 * zlib would only say that the open failed. */
-	FILE *fp;
-	if (infile_open(path, &fp, NULL, err))
+	/* infile_open_fd says "cannot open: No such file" or "is a directory",
+	 * and does not block on a FIFO; zlib would only say that the open
+	 * failed. */
+	int fd;
+	if (infile_open_fd(path, INFILE_STREAM, &fd, NULL, err))
 		return -1;
-	int fd = dup(fileno(fp));
-	fclose(fp);
-	if (fd < 0)
-		return sp_fail_errno(err, "%s: cannot open", path);
 	t->gz = gzdopen(fd, "rb");
 	t->buf = malloc(CHUNK);
 	if (!t->gz || !t->buf) {
@@ -89,6 +83,8 @@ static int read_more(struct gztext *t, struct sp_err *err)
 			       where, why);
 	}
 	t->eof = got == 0;
+	if (text_guard_check(&t->guard, t->buf + t->len, (size_t)got, t->scan.name, err))
+		return -1;
 	t->len += (size_t)got;
 	return 0;
 }
@@ -123,13 +119,8 @@ static int fill(struct gztext *t, struct sp_err *err)
 	memmove(t->buf, t->scan.p, keep);
 	t->len = keep;
 	t->scan.p = t->scan.end = t->buf;
-	if (t->len == t->cap) {
-		if (t->cap >= LINE_MAX_BYTES)
-			return sp_fail(err, "%s:%lld: line longer than %zu bytes", t->scan.name,
-				       (long long)t->scan.line + 1, LINE_MAX_BYTES);
-		if (grow(t, err))
-			return -1;
-	}
+	if (t->len == t->cap && grow(t, err))
+		return -1;
 	if (read_more(t, err))
 		return -1;
 	const char *end = t->buf + t->len;

@@ -26,6 +26,7 @@ struct gztext {
 	size_t cap, len; /* buf's size and the bytes in it */
 	int eof;         /* the file is spent: what is in buf is all there is */
 	struct text_scan scan; /* over the whole lines in buf; scan.line counts from the start */
+	struct text_guard guard; /* no NUL bytes, no line past TEXT_LINE_MAX */
 };
 
 int gztext_open(struct gztext *t, const char *path, struct sp_err *err);

@@ -9,6 +9,7 @@
 #include <yaml.h>
 
 #include "core/buf.h"
+#include "core/infile.h"
 #include "core/num.h"
 #include "core/strmap.h"
 
@@ -399,9 +400,9 @@ int yaml_doc_load_buffer(const void *buf, size_t len, const char *name, struct y
 int yaml_doc_load(const char *path, struct yaml_doc **out, struct sp_err *err)
 {
 	*out = NULL;
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return sp_fail_errno(err, "%s: cannot open", path);
+	FILE *fp;
+	if (infile_open_stream(path, &fp, err))
+		return -1;
 	struct buf text = {0};
 	char chunk[8192];
 	size_t n;

@@ -38,7 +38,15 @@ int zip_writer_open(struct zip_writer *w, const char *path, struct sp_err *err)
 	memset(w, 0, sizeof *w);
 	w->limit32 = 0xffffffff;
 	w->limit16 = 0xffff;
-	return outfile_open(&w->out, path, err);
+	if (outfile_open(&w->out, path, err))
+		return -1;
+	/* Each member's sizes are written back into its header once known. */
+	if (w->out.direct && fseeko(w->out.fp, 0, SEEK_CUR) != 0) {
+		outfile_abort(&w->out);
+		return sp_fail(err, "%s: an .npz is written with seeks, so not into a pipe or FIFO",
+			       path);
+	}
+	return 0;
 }
 
 static int add_member(struct zip_writer *w, const char *name, int deflate, struct sp_err *err)

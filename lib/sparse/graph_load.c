@@ -26,20 +26,10 @@ static enum graph_format format_of(const char *path)
 	return FORMAT_UNKNOWN;
 }
 
-/* A missing file or a folder is reported as such, before its name's format. */
-static int check_input(const char *path, struct sp_err *err)
-{
-	FILE *fp;
-	if (infile_open(path, &fp, NULL, err))
-		return -1;
-	fclose(fp);
-	return 0;
-}
-
 int graph_load(const char *path, const struct graph_load_opts *opts, struct csr *g,
 	       struct sp_err *err)
 {
-	if (check_input(path, err))
+	if (infile_check(path, err))
 		return -1;
 	switch (format_of(path)) {
 	case FORMAT_NPZ:
@@ -57,7 +47,7 @@ int graph_load(const char *path, const struct graph_load_opts *opts, struct csr 
 int graph_load_indptr(const char *path, const struct graph_load_opts *opts, int64_t **indptr,
 		      int64_t *nrows, struct sp_err *err)
 {
-	if (check_input(path, err))
+	if (infile_check(path, err))
 		return -1;
 	if (format_of(path) == FORMAT_NPZ) {
 		int64_t ncols, nnz;

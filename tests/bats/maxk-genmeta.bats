@@ -286,19 +286,36 @@ np.savez('norows.npz', format=np.array(b'csr'), shape=np.array([0, 0]),
 	[ "$(stat -c %s "$T/x.warp4")" -gt 3 ]
 }
 
+# Waits until process $1 holds a file open in folder $2 (the output's
+# temporary, unnamed or not, shows in /proc as a path in that folder).
+wait_writing_in() {
+	for _ in $(seq 6000); do
+		ls -l "/proc/$1/fd" 2>/dev/null | grep -q -- "-> $2/" && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
 @test "killed while writing (SIGTERM, as SLURM does): no output and no temporary left" {
 	mkdir "$T/out"
 	"$BIN/$G" -q --synthetic powerlaw:nodes=200000,edges=30000000 --graph-out "$T/out/g.npz" &
 	pid=$!
-	# wait until the output is being written (its temporary exists), then kill
-	for _ in $(seq 6000); do
-		compgen -G "$T/out/g.npz.tmp.*" >/dev/null && break
-		sleep 0.01
-	done
-	compgen -G "$T/out/g.npz.tmp.*" >/dev/null
+	wait_writing_in "$pid" "$T/out"
 	kill -TERM "$pid"
 	code=0
 	wait "$pid" || code=$?
 	[ "$code" -eq 143 ] # 128 + SIGTERM: it died of the signal, not of an error
+	assert_only_files "$T/out"
+}
+
+@test "killed by SIGKILL while writing: the unnamed temporary leaves nothing behind" {
+	mkdir "$T/out"
+	"$BIN/$G" -q --synthetic powerlaw:nodes=200000,edges=30000000 --graph-out "$T/out/g.npz" &
+	pid=$!
+	wait_writing_in "$pid" "$T/out"
+	kill -KILL "$pid"
+	code=0
+	wait "$pid" || code=$?
+	[ "$code" -eq 137 ]
 	assert_only_files "$T/out"
 }

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "core/err.h"
@@ -65,17 +67,106 @@ static void test_outfile_errors(void **state)
 	assert_non_null(strstr(e.msg, "is a directory"));
 }
 
+/* The fallback where a filesystem has no O_TMPFILE: a named temporary,
+ * which the signal handlers remove. */
 static void test_outfile_signal_cleanup(void **state)
 {
 	struct sp_err e;
 	struct outfile f;
 	char path[256];
 	snprintf(path, sizeof path, "%s/sig.bin", test_dir);
+	outfile_use_named_temporaries(1);
 	assert_int_equal(outfile_open(&f, path, &e), 0);
+	outfile_use_named_temporaries(0);
 	assert_int_equal(test_dir_count(), 2);
 	outfile_remove_all_unfinished();
 	assert_int_equal(test_dir_count(), 1);
 	outfile_abort(&f);
+}
+
+/* An unfinished output has no name at all, so even SIGKILL leaves nothing;
+ * committed, it replaces the old file. */
+static void test_outfile_unnamed_until_commit(void **state)
+{
+	struct sp_err e;
+	struct outfile f;
+	char path[256];
+	snprintf(path, sizeof path, "%s/unnamed.bin", test_dir);
+	int before = test_dir_count();
+	assert_int_equal(outfile_open(&f, path, &e), 0);
+	assert_null(f.tmp);
+	assert_int_equal(outfile_write(&f, "xyz", 3, &e), 0);
+	assert_int_equal(test_dir_count(), before);
+	assert_int_equal(outfile_commit(&f, &e), 0);
+	assert_int_equal(test_dir_count(), before + 1);
+	assert_int_equal(outfile_open(&f, path, &e), 0);
+	assert_int_equal(outfile_write(&f, "abcd", 4, &e), 0);
+	assert_int_equal(outfile_commit(&f, &e), 0);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	assert_int_equal(test_dir_count(), before + 1);
+}
+
+/* A link to a regular file stays a link: the file it names is replaced. */
+static void test_outfile_through_symlink(void **state)
+{
+	struct sp_err e;
+	struct outfile f;
+	char real[256], link[256];
+	snprintf(real, sizeof real, "%s/real.bin", test_dir);
+	snprintf(link, sizeof link, "%s/link.bin", test_dir);
+	FILE *fp = fopen(real, "wb");
+	fputs("old", fp);
+	fclose(fp);
+	assert_int_equal(symlink(real, link), 0);
+	assert_int_equal(outfile_open(&f, link, &e), 0);
+	assert_int_equal(outfile_write(&f, "newer", 5, &e), 0);
+	assert_int_equal(outfile_commit(&f, &e), 0);
+	struct stat st;
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat(real, &st), 0);
+	assert_int_equal(st.st_size, 5);
+}
+
+/* Special files are written in place, never replaced by a regular file;
+ * a FIFO with no reader is an error at once, not a wait. */
+static void test_outfile_special_files(void **state)
+{
+	struct sp_err e;
+	struct outfile f;
+	struct stat st;
+	char null[256];
+	snprintf(null, sizeof null, "%s/null", test_dir);
+	if (mknod(null, S_IFCHR | 0666, makedev(1, 3)) == 0) { /* as root: a /dev/null */
+		assert_int_equal(outfile_open(&f, null, &e), 0);
+		assert_int_equal(outfile_write(&f, "data", 4, &e), 0);
+		assert_int_equal(outfile_commit(&f, &e), 0);
+		assert_int_equal(stat(null, &st), 0);
+		assert_true(S_ISCHR(st.st_mode));
+		unlink(null);
+	}
+
+	char fifo[256];
+	snprintf(fifo, sizeof fifo, "%s/fifo", test_dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(outfile_open(&f, fifo, &e), -1);
+	assert_non_null(strstr(e.msg, "is a FIFO with no reader"));
+	int reader = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(reader >= 0);
+	assert_int_equal(outfile_open(&f, fifo, &e), 0);
+	assert_int_equal(outfile_write(&f, "via fifo", 8, &e), 0);
+	assert_int_equal(outfile_commit(&f, &e), 0);
+	char got[16] = {0};
+	assert_int_equal(read(reader, got, sizeof got), 8);
+	assert_string_equal(got, "via fifo");
+	close(reader);
+	assert_int_equal(lstat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+
+	assert_int_equal(outfile_open(&f, "", &e), -1);
+	assert_non_null(strstr(e.msg, "empty"));
 }
 
 static void test_rng_reproducible(void **state)
@@ -129,6 +220,9 @@ int main(void)
 		cmocka_unit_test(test_outfile_commit_and_abort),
 		cmocka_unit_test(test_outfile_errors),
 		cmocka_unit_test(test_outfile_signal_cleanup),
+		cmocka_unit_test(test_outfile_unnamed_until_commit),
+		cmocka_unit_test(test_outfile_through_symlink),
+		cmocka_unit_test(test_outfile_special_files),
 		cmocka_unit_test(test_rng_reproducible),
 		cmocka_unit_test(test_rng_distributions),
 	};

@@ -203,7 +203,7 @@ static void test_files(void **state)
 	assert_int_equal(text_file_open(&f, test_dir, &e), -1);
 	assert_msg_has(&e, test_dir, ": is a directory", NULL);
 	assert_int_equal(text_file_open(&f, "/no/such/file", &e), -1);
-	assert_string_equal(e.msg, "/no/such/file: No such file or directory");
+	assert_string_equal(e.msg, "/no/such/file: cannot open: No such file or directory");
 
 	/* A pipe cannot be mapped: it is read to its end, past one block. */
 	int fds[2];

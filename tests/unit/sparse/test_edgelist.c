@@ -186,7 +186,7 @@ static void test_bad_options_and_files(void **state)
 	assert_int_equal(edgelist_read(test_dir, NULL, &g, &e), -1);
 	assert_msg_has(&e, test_dir, ": is a directory", NULL);
 	assert_int_equal(edgelist_read("/no/such/g.csv", NULL, &g, &e), -1);
-	assert_string_equal(e.msg, "/no/such/g.csv: No such file or directory");
+	assert_string_equal(e.msg, "/no/such/g.csv: cannot open: No such file or directory");
 }
 
 int main(void)

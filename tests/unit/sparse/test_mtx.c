@@ -232,7 +232,7 @@ static void test_file_errors(void **state)
 	assert_int_equal(mtx_read(test_dir, &g, &e), -1);
 	assert_msg_has(&e, test_dir, ": is a directory", NULL);
 	assert_int_equal(mtx_read("/no/such/file.mtx", &g, &e), -1);
-	assert_string_equal(e.msg, "/no/such/file.mtx: No such file or directory");
+	assert_string_equal(e.msg, "/no/such/file.mtx: cannot open: No such file or directory");
 }
 
 static void assert_karate(const struct csr *g)
