@@ -125,12 +125,16 @@ static int plan_trial_run(void *ctx, struct sp_err *err)
 }
 
 /* Keep cuBLASLt's first choice unless another candidate is faster by more
- * than PICK_MARGIN. The clocks first ramp up on the first choice (about
- * PICK_WARM_MS of it), then the candidates are timed in PICK_ROUNDS
- * interleaved rounds of 2 runs, each keeping its fastest: timed one after
- * the other with no warm-up, the first candidates ran at lower clocks and
- * lost to slower ones (linear3 on an H100: 12% slower than the first choice).
- * A candidate that fails to run is passed over; the first choice must run. */
+ * than PICK_MARGIN. Products under PICK_MIN_MS keep it untimed: a setup of
+ * the test configs' small shapes stays a few milliseconds, and there launch
+ * overhead outweighs the algorithm. Otherwise the clocks first ramp up on
+ * the first choice (about PICK_WARM_MS of it), then the candidates are timed
+ * in PICK_ROUNDS interleaved rounds of 2 runs, each keeping its fastest:
+ * timed one after the other with no warm-up, the first candidates ran at
+ * lower clocks and lost to slower ones (linear3 on an H100: 12% slower than
+ * the first choice). A candidate that fails to run is passed over; the first
+ * choice must run. */
+#define PICK_MIN_MS 0.05
 #define PICK_WARM_MS 20.0
 #define PICK_ROUNDS 2
 #define PICK_MARGIN 0.03
@@ -144,6 +148,8 @@ static int plan_pick(struct gemm_extra *e, struct gemm_plan *p,
 	p->algo = result[0].algo;
 	if (gpu_time(plan_trial_run, &trial, 1, 1, 0, &t, err))
 		return -1;
+	if (found == 1 || t.median_ms < PICK_MIN_MS)
+		return 0;
 	int warm = (int)(PICK_WARM_MS / (t.median_ms > 1e-3 ? t.median_ms : 1e-3));
 	if (gpu_time(plan_trial_run, &trial, warm < 1 ? 1 : warm > 200 ? 200 : warm, 1, 0, &t,
 		     err))
