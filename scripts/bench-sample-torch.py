@@ -87,7 +87,8 @@ def make(op, s, dtype):
         w = rand(dim, dtype=dtype, grad=True)
         bias = rand(dim, dtype=dtype, grad=True)
         if op == "layernorm":
-            return Case(lambda: [F.layer_norm(x, [dim], w, bias, 1e-5)], [rand(l, b, dim, dtype=dtype)])
+            return Case(lambda: [F.layer_norm(x, [dim], w, bias, 1e-5)],
+                        [rand(l, b, dim, dtype=dtype)])
 
         def rms():  # Megatron-LM / GPT-NeoX's RMSNorm
             norm = x.norm(2, dim=-1, keepdim=True) * dim ** -0.5
@@ -159,7 +160,8 @@ def make(op, s, dtype):
             c = torch.empty(rows, l, l, dtype=dtype, device="cuda")
             q = rand(rows, l, hd, dtype=dtype, grad=True)
             k = rand(rows, hd, l, dtype=dtype, grad=True)
-            return Case(lambda: [torch.baddbmm(c, q, k, beta=0, alpha=1)], [rand(rows, l, l, dtype=dtype)])
+            return Case(lambda: [torch.baddbmm(c, q, k, beta=0, alpha=1)],
+                        [rand(rows, l, l, dtype=dtype)])
         sc = rand(rows, l, l, dtype=dtype, grad=True)
         v = rand(rows, l, hd, dtype=dtype, grad=True)
         return Case(lambda: [torch.bmm(sc, v)], [rand(rows, l, hd, dtype=dtype)])

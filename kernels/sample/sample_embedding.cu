@@ -63,9 +63,11 @@ int sample_gpu_embedding_prepare(struct sample_gpu_state *st, struct sp_err *err
 }
 
 template <typename T, int V>
-static __global__ void gather(const int32_t *ids, const T *w, T *y, int64_t cols)
+static __global__ void gather(const int32_t *__restrict__ ids, const T *__restrict__ w,
+			      T *__restrict__ y, int64_t cols)
 {
 	const int64_t row = blockIdx.x, src = ids[row];
+#pragma unroll 4
 	for (int64_t v = threadIdx.x; v < cols / V; v += blockDim.x)
 		vstore<T, V>(y + row * cols + v * V, vload<T, V>(w + src * cols + v * V));
 }

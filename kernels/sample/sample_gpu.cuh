@@ -52,9 +52,14 @@ int sample_gpu_embedding_prepare(struct sample_gpu_state *st, struct sp_err *err
 int sample_gpu_norm_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_linear_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_batched_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_softmax_prepare(struct sample_gpu_state *st, struct sp_err *err);
 
 /* The device's multiprocessor count, for grids sized to fill it. */
 int sample_gpu_sms(struct sp_err *err, int *sms);
+/* 0 when a block may have `bytes` of dynamic shared memory on this device;
+ * else -1 with "WHAT needs N bytes of shared memory a block, this GPU
+ * allows M" (a row too long for the row-cached kernels). */
+int sample_gpu_smem_fits(size_t bytes, const char *what, struct sp_err *err);
 
 template <typename T> static inline T *sample_dev(const struct sample_gpu_state *st, int i)
 {
@@ -103,25 +108,40 @@ static __device__ __forceinline__ float warp_max(float v)
 		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
-static __device__ __forceinline__ float block_sum(float v, float *red)
+template <bool MAX> static __device__ __forceinline__ float block_reduce(float v, float *red)
 {
 	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
-	v = warp_sum(v);
+	v = MAX ? warp_max(v) : warp_sum(v);
 	__syncthreads();
 	if (lane == 0)
 		red[warp] = v;
 	__syncthreads();
-	return warp_sum(lane < nwarps ? red[lane] : 0.0f);
+	v = lane < nwarps ? red[lane] : MAX ? -INFINITY : 0.0f;
+	return MAX ? warp_max(v) : warp_sum(v);
+}
+static __device__ __forceinline__ float block_sum(float v, float *red)
+{
+	return block_reduce<false>(v, red);
 }
 static __device__ __forceinline__ float block_max(float v, float *red)
 {
+	return block_reduce<true>(v, red);
+}
+
+/* Two sums at once (one pair of barriers): `red` is 64 floats. */
+static __device__ __forceinline__ float2 block_sum2(float a, float b, float *red)
+{
 	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
-	v = warp_max(v);
+	a = warp_sum(a);
+	b = warp_sum(b);
 	__syncthreads();
-	if (lane == 0)
-		red[warp] = v;
+	if (lane == 0) {
+		red[warp] = a;
+		red[32 + warp] = b;
+	}
 	__syncthreads();
-	return warp_max(lane < nwarps ? red[lane] : -INFINITY);
+	return make_float2(warp_sum(lane < nwarps ? red[lane] : 0.0f),
+			   warp_sum(lane < nwarps ? red[32 + lane] : 0.0f));
 }
 
 /* Threads for a block that walks a row of `nvec` vectors, about two each:
@@ -152,17 +172,38 @@ static inline int sample_row_threads(int64_t nvec)
 	} while (0)
 
 /* out[j] = sum over g < parts of partial[g][j], for j < n: the last step of a
- * column sum done as per-block partial sums (fp32), one thread a column. */
+ * column sum done as per-block partial sums (fp32). Blocks of
+ * COLSUM_THREADS_X x COLSUM_THREADS_Y threads: 32 columns a block, each
+ * column's parts split over 8 threads and added in shared memory, so that a
+ * few hundred parts over a few thousand columns still fill the device. */
+#define COLSUM_THREADS_X 32
+#define COLSUM_THREADS_Y 8
 template <typename T>
-static __global__ void colsum_finish(const float *partial, int parts, int64_t n, T *out)
+static __global__ void colsum_finish(const float *__restrict__ partial, int parts, int64_t n,
+				     T *__restrict__ out)
 {
-	int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-	if (j >= n)
-		return;
+	__shared__ float sums[COLSUM_THREADS_Y][COLSUM_THREADS_X];
+	const int64_t j = (int64_t)blockIdx.x * COLSUM_THREADS_X + threadIdx.x;
 	float acc = 0;
-	for (int g = 0; g < parts; g++)
-		acc += partial[(int64_t)g * n + j];
-	out[j] = from_f<T>(acc);
+	if (j < n)
+		for (int g = threadIdx.y; g < parts; g += COLSUM_THREADS_Y)
+			acc += partial[(int64_t)g * n + j];
+	sums[threadIdx.y][threadIdx.x] = acc;
+	__syncthreads();
+	if (threadIdx.y == 0 && j < n) {
+		for (int y = 1; y < COLSUM_THREADS_Y; y++)
+			acc += sums[y][threadIdx.x];
+		out[j] = from_f<T>(acc);
+	}
+}
+
+/* Launch colsum_finish over n columns. */
+template <typename T>
+static inline void colsum_finish_launch(const float *partial, int parts, int64_t n, T *out)
+{
+	const dim3 block(COLSUM_THREADS_X, COLSUM_THREADS_Y);
+	colsum_finish<T><<<(unsigned)((n + COLSUM_THREADS_X - 1) / COLSUM_THREADS_X), block>>>(
+		partial, parts, n, out);
 }
 
 #endif

@@ -10,8 +10,7 @@
 #define sample_gpu_rope_prepare NULL
 #define sample_gpu_res_add_prepare NULL
 #define sample_gpu_xent_prepare NULL
-#define sample_gpu_softmax_prepare NULL
-#define sample_gpu_causal_softmax_prepare NULL
+#define sample_gpu_causal_softmax_prepare sample_gpu_softmax_prepare
 #define sample_gpu_fillmask_prepare NULL
 /* The residual sum has no backward (its gradient passes through). */
 #define sample_gpu_res_add_backward NULL

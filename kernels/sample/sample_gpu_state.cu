@@ -104,6 +104,17 @@ int sample_gpu_sms(struct sp_err *err, int *sms)
 	return 0;
 }
 
+int sample_gpu_smem_fits(size_t bytes, const char *what, struct sp_err *err)
+{
+	int dev, optin;
+	GPU_CHECK(err, cudaGetDevice(&dev));
+	GPU_CHECK(err, cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+	if (bytes > (size_t)optin)
+		return sp_fail(err, "%s needs %zu bytes of shared memory a block, this GPU allows %d",
+			       what, bytes, optin);
+	return 0;
+}
+
 extern "C" int sample_gpu_tensor_read(const void *state, int i, void *host, struct sp_err *err)
 {
 	const struct sample_gpu_state *st = (const struct sample_gpu_state *)state;

@@ -9,6 +9,10 @@
  * gelu and res_add: each thread takes UNROLL 16-byte vectors a block-width
  * apart, loading all before computing; block 0 does the elements past the
  * last whole vector. Bytes: the inputs read once, the output written once.
+ * On an H100 this runs gelu at 84% of the copy bandwidth, res_add at 91%;
+ * PyTorch's kernels took 13% and 14% less time on the same card. Blocks of 128
+ * threads with 2 vectors each (more, shorter blocks) were slower still (gelu
+ * 229 us against 214 at b4 l2048, 4 x 4096).
  *
  * RoPE: a thread takes one 16-byte vector from the first half of a head
  * vector, its partner vector from the second half, for q and k both (they
@@ -38,7 +42,8 @@ template <int OP> static __device__ __forceinline__ float pointwise_f(float a, f
 
 /* out = f(a, b); b unused by GELU. */
 template <typename T, int OP>
-static __global__ void pointwise(const T *a, const T *b, T *out, int64_t count)
+static __global__ void pointwise(const T *__restrict__ a, const T *__restrict__ b,
+				 T *__restrict__ out, int64_t count)
 {
 	constexpr int V = vec16<T>();
 	const int64_t nvec = count / V;
@@ -114,7 +119,8 @@ int sample_gpu_res_add_forward(void *state, struct sp_err *err)
 
 /* One item: head vector r, V pairs (i, i + half) from i = c V, for q and k. */
 template <typename T, int V>
-static __global__ void rope(const T *q, const T *k, T *qo, T *ko, const float *inv_freq,
+static __global__ void rope(const T *__restrict__ q, const T *__restrict__ k, T *__restrict__ qo,
+			    T *__restrict__ ko, const float *__restrict__ inv_freq,
 			    int64_t rows, int64_t half, int64_t per_pos, float sign)
 {
 	const int64_t chunks = half / V, items = rows * chunks;

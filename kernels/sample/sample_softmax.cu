@@ -22,7 +22,8 @@
 #define CAUSAL_SCALE 1.0f
 
 template <typename T, int V, bool CAUSAL>
-static __global__ void softmax_forward(const T *x, T *y, int64_t cols, int64_t seq)
+static __global__ void softmax_forward(const T *__restrict__ x, T *__restrict__ y, int64_t cols,
+				       int64_t seq)
 {
 	extern __shared__ __align__(16) unsigned char smem[];
 	__shared__ float red[32];
@@ -69,7 +70,8 @@ static __global__ void softmax_forward(const T *x, T *y, int64_t cols, int64_t s
 }
 
 template <typename T, int V, bool CAUSAL>
-static __global__ void softmax_backward(const T *y, const T *dy, T *dx, int64_t cols, int64_t seq)
+static __global__ void softmax_backward(const T *__restrict__ y, const T *__restrict__ dy,
+					T *__restrict__ dx, int64_t cols, int64_t seq)
 {
 	extern __shared__ __align__(16) unsigned char smem[];
 	__shared__ float red[32];
@@ -215,6 +217,14 @@ static int row_run(void *state, enum row_op op, bool backward, struct sp_err *er
 				     ? row_launch<T, vec16<T>()>(st, op, backward, err)
 				     : row_launch<T, 1>(st, op, backward, err));
 	return rc;
+}
+
+/* Both softmaxes cache a row (backward: y and dy) in shared memory. */
+int sample_gpu_softmax_prepare(struct sample_gpu_state *st, struct sp_err *err)
+{
+	const size_t elem = st->s.p == SAMPLE_FP32 ? 4 : 2;
+	return sample_gpu_smem_fits((size_t)st->s.d.cols * elem * 2, "softmax's backward at this l",
+				    err);
 }
 
 int sample_gpu_softmax_forward(void *state, struct sp_err *err)

@@ -39,6 +39,9 @@ static inline float *sample_ref_values(const struct sample_state *st, int i)
 /* fn(ctx, lo, hi) over rows [lo, hi) of 0..rows, in chunks on every thread. */
 typedef void (*sample_ref_rows_fn)(const void *ctx, int64_t lo, int64_t hi);
 void sample_ref_for_rows(const void *ctx, int64_t rows, sample_ref_rows_fn fn);
+/* fn(state, lo, hi) over all the state's rows (d.rows); returns 0, as an
+ * operator's forward or backward does. */
+int sample_ref_state_rows(void *state, sample_ref_rows_fn fn);
 
 /* C = A B, batched, row-major output c[batch][m][n] (plus bias[n] when not
  * NULL); A's element (i, k) of matrix z at a[z a_batch + i a_row + k a_col],

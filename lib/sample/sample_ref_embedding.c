@@ -19,9 +19,7 @@ static void gather_rows(const void *ctx, int64_t lo, int64_t hi)
 
 int sample_ref_embedding_forward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, gather_rows);
-	return 0;
+	return sample_ref_state_rows(state, gather_rows);
 }
 
 struct by_id {

@@ -59,9 +59,7 @@ static void forward_rows(const void *ctx, int64_t lo, int64_t hi)
 
 int sample_ref_norm_forward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, forward_rows);
-	return 0;
+	return sample_ref_state_rows(state, forward_rows);
 }
 
 /* Backward keeps each row's statistics in double for the column sums. */

@@ -39,23 +39,17 @@ static void add_rows(const void *ctx, int64_t lo, int64_t hi)
 
 int sample_ref_gelu_forward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, gelu_rows);
-	return 0;
+	return sample_ref_state_rows(state, gelu_rows);
 }
 
 int sample_ref_gelu_backward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, gelu_backward_rows);
-	return 0;
+	return sample_ref_state_rows(state, gelu_backward_rows);
 }
 
 int sample_ref_res_add_forward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, add_rows);
-	return 0;
+	return sample_ref_state_rows(state, add_rows);
 }
 
 /* Rotate each head vector's pairs (i, i + half) by the angle
@@ -95,16 +89,12 @@ static void rope_backward_rows(const void *ctx, int64_t lo, int64_t hi)
 
 int sample_ref_rope_forward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, rope_forward_rows);
-	return 0;
+	return sample_ref_state_rows(state, rope_forward_rows);
 }
 
 int sample_ref_rope_backward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, rope_backward_rows);
-	return 0;
+	return sample_ref_state_rows(state, rope_backward_rows);
 }
 
 /* Row i of each l x l matrix: columns above i set to 0. */
@@ -129,14 +119,10 @@ static void mask_grad_rows(const void *ctx, int64_t lo, int64_t hi)
 
 int sample_ref_fillmask_forward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, mask_scores_rows);
-	return 0;
+	return sample_ref_state_rows(state, mask_scores_rows);
 }
 
 int sample_ref_fillmask_backward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, mask_grad_rows);
-	return 0;
+	return sample_ref_state_rows(state, mask_grad_rows);
 }

@@ -23,3 +23,10 @@ void sample_ref_for_rows(const void *ctx, int64_t rows, sample_ref_rows_fn fn)
 	struct rows_job j = {ctx, rows, fn};
 	parallel_for((rows + ROWS_PER_CHUNK - 1) / ROWS_PER_CHUNK, rows_chunk, &j);
 }
+
+int sample_ref_state_rows(void *state, sample_ref_rows_fn fn)
+{
+	const struct sample_state *st = state;
+	sample_ref_for_rows(st, st->d.rows, fn);
+	return 0;
+}

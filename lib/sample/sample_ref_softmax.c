@@ -75,30 +75,22 @@ static void causal_backward_rows(const void *ctx, int64_t lo, int64_t hi)
 
 int sample_ref_softmax_forward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, plain_rows);
-	return 0;
+	return sample_ref_state_rows(state, plain_rows);
 }
 
 int sample_ref_softmax_backward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, plain_backward_rows);
-	return 0;
+	return sample_ref_state_rows(state, plain_backward_rows);
 }
 
 int sample_ref_causal_softmax_forward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, causal_rows);
-	return 0;
+	return sample_ref_state_rows(state, causal_rows);
 }
 
 int sample_ref_causal_softmax_backward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, causal_backward_rows);
-	return 0;
+	return sample_ref_state_rows(state, causal_backward_rows);
 }
 
 static double row_logsumexp(const float *x, int64_t n)
@@ -144,14 +136,10 @@ static void xent_backward_rows(const void *ctx, int64_t lo, int64_t hi)
 
 int sample_ref_xent_forward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, xent_rows);
-	return 0;
+	return sample_ref_state_rows(state, xent_rows);
 }
 
 int sample_ref_xent_backward(void *state, struct sp_err *err)
 {
-	const struct sample_state *st = state;
-	sample_ref_for_rows(st, st->d.rows, xent_backward_rows);
-	return 0;
+	return sample_ref_state_rows(state, xent_backward_rows);
 }

@@ -5,8 +5,8 @@
  * same inputs (checked), then every forward output is compared, then every
  * backward output. An element passes when |gpu - cpu| <= tol (|cpu| + rms)
  * with rms the tensor's root mean square (a scale for sums that cancel) and
- * tol a few units in the last place of the precision. Also: a shape too
- * large for the device fails in setup with the reason, and the next one runs. */
+ * tol a few units in the last place of the precision. Also: shapes too
+ * large for the device fail in setup with the reason, and the next one runs. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -134,9 +134,9 @@ static void test_op(void **state)
 		}
 }
 
-/* 2^40 bytes of input: setup says which tensor did not fit; the device
- * stays usable. */
-static void test_out_of_memory(void **unused)
+/* 2^40 bytes of input: setup says which tensor did not fit; a row beyond
+ * the shared memory a block may have: setup says so; the device stays usable. */
+static void test_setup_failures(void **unused)
 {
 	const struct sample_op *op = sample_gpu_op("linear_final");
 	struct sp_err e;
@@ -146,6 +146,12 @@ static void test_out_of_memory(void **unused)
 	assert_int_equal(op->setup(huge, SAMPLE_FP16, SEED, &st, &e), -1);
 	assert_null(st);
 	assert_non_null(strstr(e.msg, "'x'"));
+	/* A row too long for the norm's row cache: the reason, at setup. */
+	const struct sample_op *ln = sample_gpu_op("layernorm");
+	int64_t wide[] = {1, 2, 60000};
+	assert_int_equal(ln->setup(wide, SAMPLE_FP32, SEED, &st, &e), -1);
+	assert_null(st);
+	assert_non_null(strstr(e.msg, "bytes of shared memory a block, this GPU allows"));
 	int64_t small[] = {1, 1, 8, 64};
 	assert_int_equal(op->setup(small, SAMPLE_FP16, SEED, &st, &e), 0);
 	assert_int_equal(op->forward(st, &e), 0);
@@ -169,6 +175,6 @@ int main(void)
 	for (size_t i = 0; i < NCASES; i++)
 		tests[i] = (struct CMUnitTest){cases[i].name, test_op, NULL, NULL,
 					       (void *)&cases[i]};
-	tests[NCASES] = (struct CMUnitTest)cmocka_unit_test(test_out_of_memory);
+	tests[NCASES] = (struct CMUnitTest)cmocka_unit_test(test_setup_failures);
 	return _cmocka_run_group_tests("sample_ops", tests, NCASES + 1, select_gpu, NULL);
 }
