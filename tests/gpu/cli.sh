@@ -193,8 +193,9 @@ ncu_runs_one() {
 check "ksmm-tune tune --ncu: one configuration, once, its row on stdout" ncu_runs_one
 
 # kernel-sample's configs, in the source tree two folders above this script
-# (tests/gpu/, or build/tests/ where make gpu-tests copies it)
-SAMPLE_CONFIGS=$(cd "$(dirname "$0")/../.." && pwd)/configs/kernel_sampling
+# (tests/gpu/, or build/tests/ where make gpu-tests copies it); $0 may be
+# relative to the folder the script was started in, which cd "$T" left
+SAMPLE_CONFIGS=$(cd "$OLDPWD" && cd "$(dirname "$0")/../.." && pwd)/configs/kernel_sampling
 
 sample_sweeps_every_test_config() {
 	local f csv name
