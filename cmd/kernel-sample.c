@@ -66,9 +66,26 @@ static int full_argc;
 static char **full_argv;
 
 struct run_options {
-	const char *config, *run, *device, *parts, *part, *output_dir, *shape, *seed;
+	const char *config, *output_dir, *shape;
+	int mode; /* an enum sample_mode, or -1: the config's */
 	enum sample_precision precision;
+	enum gpu_device_choice device;
+	int gpu_index; /* cuda:N */
+	struct cli_parts parts;
+	uint64_t seed;
 };
+
+/* --device cpu|cuda|cuda:N|auto; N (default 0) only with cuda. */
+static void parse_device(const char *text, struct run_options *o)
+{
+	o->gpu_index = 0;
+	if (!strncmp(text, "cuda:", 5)) {
+		o->gpu_index = (int)cli_int("--device", text + 5, 0, 1023);
+		o->device = DEVICE_CUDA;
+	} else {
+		o->device = cli_device(text);
+	}
+}
 
 static struct run_options parse_run(int argc, char **argv)
 {
@@ -86,24 +103,26 @@ static struct run_options parse_run(int argc, char **argv)
 		{"seed", required_argument, NULL, OPT_SEED},
 		CLI_COMMON_LONGOPTS,
 	};
-	struct run_options o = {.device = "auto", .output_dir = ".", .precision = SAMPLE_FP16};
+	struct run_options o = {.output_dir = ".", .mode = -1, .precision = SAMPLE_FP16,
+				.device = DEVICE_AUTO};
+	const char *parts = NULL, *part = NULL;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":c:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o.config = optarg; break;
-		case OPT_RUN: o.run = optarg; break;
+		case OPT_RUN: o.mode = cli_choice("--run", optarg, sample_mode_names); break;
 		case OPT_PRECISION:
 			if (sample_precision_parse(optarg, &o.precision))
 				cli_usage_error("--precision: '%s' is not one of fp16, bf16, fp32",
 						optarg);
 			break;
-		case OPT_DEVICE: o.device = optarg; break;
-		case OPT_PARTS: o.parts = optarg; break;
-		case OPT_PART: o.part = optarg; break;
+		case OPT_DEVICE: parse_device(optarg, &o); break;
+		case OPT_PARTS: parts = optarg; break;
+		case OPT_PART: part = optarg; break;
 		case OPT_OUTPUT_DIR: o.output_dir = optarg; break;
 		case OPT_SHAPE: o.shape = optarg; break;
-		case OPT_SEED: o.seed = optarg; break;
+		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
 		default: cli_common_option(c, usage, argv);
 		}
 	}
@@ -117,18 +136,8 @@ static struct run_options parse_run(int argc, char **argv)
 		cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (!o.output_dir[0])
 		cli_usage_error("--output-dir: empty");
+	o.parts = cli_parts(parts, part);
 	return o;
-}
-
-/* --device cpu|cuda|cuda:N|auto; N (default 0) only with cuda. */
-static int pick_device(const char *text, int *device)
-{
-	*device = 0;
-	if (!strncmp(text, "cuda:", 5)) {
-		*device = (int)cli_int("--device", text + 5, 0, 1023);
-		return cli_use_gpu(DEVICE_CUDA);
-	}
-	return cli_use_gpu(cli_device(text));
 }
 
 /* An argument as the shell reads it back. */
@@ -235,11 +244,8 @@ static int run_main(int argc, char **argv)
 	struct sp_err err;
 	if (sample_config_read(o.config, &cfg, &err))
 		cli_fatal(&err);
-	enum sample_mode mode = o.run ? (enum sample_mode)cli_choice("--run", o.run,
-								      sample_mode_names)
-				      : cfg.run;
-	struct cli_parts parts = cli_parts(o.parts, o.part);
-	int device, gpu = pick_device(o.device, &device);
+	enum sample_mode mode = o.mode >= 0 ? (enum sample_mode)o.mode : cfg.run;
+	int gpu = cli_use_gpu(o.device);
 	struct sample_clock clock;
 	const struct sample_op *op = gpu ? sample_gpu_op(cfg.function_name)
 					 : sample_cpu_op(cfg.function_name);
@@ -251,16 +257,18 @@ static int run_main(int argc, char **argv)
 		cli_die("%s: no operator '%s' %s (kernel-sample has %s)", cfg.path,
 			cfg.function_name, gpu ? "on the GPU" : "on the CPU", names);
 	}
-	if (gpu ? sample_gpu_clock(device, &clock, &err) : (sample_cpu_clock(&clock), 0))
+	if (!gpu)
+		sample_cpu_clock(&clock);
+	else if (sample_gpu_clock(o.gpu_index, &clock, &err))
 		cli_fatal(&err);
 	struct sample_job job = {
 		.cfg = &cfg,
 		.op = op,
 		.clock = &clock,
 		.precision = o.precision,
-		.seed = o.seed ? (uint64_t)cli_int("--seed", o.seed, 0, INT64_MAX) : 0,
-		.parts = parts.count,
-		.part = parts.index,
+		.seed = o.seed,
+		.parts = o.parts.count,
+		.part = o.parts.index,
 		.output_dir = o.output_dir,
 	};
 	if (sample_job_check(&job, &err))
