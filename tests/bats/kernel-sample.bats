@@ -213,6 +213,9 @@ EOF
 	[ "$output" = "layernorm_fp16: input_shape: [2, 8, 16] ran once" ]
 	run "$BIN/$K" ln.yml --device cpu --run get_everything
 	assert_error 2 $K "--run: 'get_everything' is not one of get_all, get_one, get_profiler, run_function"
+	# option values are checked before the config is read
+	run "$BIN/$K" missing.yml --run get_everything
+	assert_error 2 $K "--run: 'get_everything'"
 	[ ! -e sampling_data ]
 }
 
