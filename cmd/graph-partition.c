@@ -101,7 +101,7 @@ static struct options parse_options(int argc, char **argv)
 			    .analysis = {.dtype = HARDWARE_FP32, .thresholds = ROOFLINE_RIDGE}};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:b:o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":f:b:o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			o.format = (enum partition_format)cli_choice("--format", optarg,

@@ -63,6 +63,8 @@ static const char usage[] =
 	"      --table FILE           best table (from best) to pick each kernel's\n"
 	"                             configuration; without it, or for patterns it\n"
 	"                             lacks, see the man page's rules\n"
+	"      --skip M[,M]...        bench: baselines not to run (dense, dense_tf32,\n"
+	"                             bmm, bsr; cuSPARSE BSR can take seconds a row)\n"
 	"      --weights W1.npy,...   apply: one (a,b,c,d) array per pattern, same order\n"
 	"      --device D             apply: cpu, cuda or auto (default auto)\n"
 	"  -q, --quiet                no progress or messages\n"
@@ -91,6 +93,7 @@ struct options {
 	const char *space, *output, *table, *weights, *parts, *part;
 	enum gpu_device_choice device;
 	int dry_run, ncu, reps, warmup;
+	unsigned skip; /* bench: 1 << method for each baseline left out */
 	uint64_t seed;
 	const char **args; /* positional */
 	int nargs;
@@ -99,7 +102,7 @@ struct options {
 enum {
 	OPT_PATTERN = 256, OPT_PATTERNS, OPT_BATCH, OPT_DTYPE, OPT_LAYOUT, OPT_SPACE, OPT_PARTS,
 	OPT_PART, OPT_DRY_RUN, OPT_NCU, OPT_REPS, OPT_WARMUP, OPT_SEED, OPT_TABLE, OPT_WEIGHTS,
-	OPT_DEVICE
+	OPT_DEVICE, OPT_SKIP
 };
 
 /* Each subcommand's options: the common ones and those it names. */
@@ -121,6 +124,7 @@ static const struct option all_options[] = {
 	{"table", required_argument, NULL, OPT_TABLE},
 	{"weights", required_argument, NULL, OPT_WEIGHTS},
 	{"device", required_argument, NULL, OPT_DEVICE},
+	{"skip", required_argument, NULL, OPT_SKIP},
 };
 #define NALL (sizeof all_options / sizeof *all_options)
 
@@ -153,7 +157,7 @@ static struct options parse_options(int argc, char **argv, const int *allowed)
 	int dtypes[3] = {0}, layouts[2] = {0};
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PATTERN: add_pattern(&o, optarg); break;
 		case OPT_PATTERNS: {
@@ -188,6 +192,18 @@ static struct options parse_options(int argc, char **argv, const int *allowed)
 		case OPT_TABLE: o.table = optarg; break;
 		case OPT_WEIGHTS: o.weights = optarg; break;
 		case OPT_DEVICE: o.device = cli_device(optarg); break;
+		case OPT_SKIP: {
+			/* The baselines, as ksmm_method_name writes them. */
+			const char *names[KSMM_M_COUNT];
+			for (int m = 1; m < KSMM_M_COUNT; m++)
+				names[m - 1] = ksmm_method_name((enum ksmm_method)m);
+			names[KSMM_M_COUNT - 1] = NULL;
+			int got[KSMM_M_COUNT];
+			int count = cli_choice_list("--skip", optarg, names, got, KSMM_M_COUNT - 1);
+			for (int i = 0; i < count; i++)
+				o.skip |= 1u << (got[i] + 1);
+			break;
+		}
 		default: cli_common_option(c, usage, argv);
 		}
 	}
@@ -315,7 +331,7 @@ static int run_bench(int argc, char **argv)
 {
 	static const int allowed[] = {OPT_PATTERN, OPT_PATTERNS, OPT_BATCH, OPT_DTYPE,
 				      OPT_LAYOUT,  'o',		 OPT_REPS,  OPT_WARMUP,
-				      OPT_SEED,	   OPT_TABLE,	 0};
+				      OPT_SEED,	   OPT_TABLE,	 OPT_SKIP,  0};
 	struct options o = parse_options(argc, argv, allowed);
 	need_patterns(&o);
 	no_args(&o);
@@ -328,7 +344,8 @@ static int run_bench(int argc, char **argv)
 	struct progress bar = {0};
 	struct sp_report report = progress_report(&bar);
 	struct ksmm_tune_opts to = tune_opts(&o, NULL, &report);
-	struct ksmm_bench_opts bo = {.warmup = o.warmup, .reps = o.reps, .seed = o.seed};
+	struct ksmm_bench_opts bo = {.warmup = o.warmup, .reps = o.reps, .seed = o.seed,
+				     .skip = o.skip};
 	if (ksmm_bench_csv(&to, o.table ? &table : NULL, &bo, o.output ? o.output : "-", &err))
 		cli_fatal(&err);
 	ksmm_table_free(&table);

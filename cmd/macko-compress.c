@@ -89,7 +89,7 @@ static struct options parse_options(int argc, char **argv)
 	int decompress = 0, deflate = 0;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case OPT_DENSITY: density_text = optarg; break;

@@ -134,7 +134,7 @@ static struct multiply_options parse_multiply(int argc, char **argv)
 	const char *bench_option = NULL;
 	int c, li = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, &li)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, &li)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case OPT_ALPHA: o.alpha = cli_double("--alpha", optarg, -1e30, 1e30); break;
@@ -185,7 +185,7 @@ static struct bench_options parse_bench(int argc, char **argv)
 	const char *multiply_option = NULL, *random_shape = NULL;
 	int c, li = 0, kernels[3];
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, &li)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, &li)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case OPT_ROWS:

@@ -73,7 +73,7 @@ static struct options parse_options(int argc, char **argv)
 	struct options o = {.warp_max_nz = WARP4_DEFAULT_MAX_NZ};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:w:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":o:w:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.output = optarg; break;
 		case 'w':

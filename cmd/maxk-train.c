@@ -295,7 +295,7 @@ static struct train_options train_parse(int argc, char **argv)
 	};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":" CLI_COMMON_SHORTOPTS, train_longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":" CLI_COMMON_SHORTOPTS, train_longopts, NULL)) != -1) {
 		if (source_option(c, &o.src))
 			continue;
 		switch (c) {
@@ -378,7 +378,7 @@ static struct bench_options bench_parse(int argc, char **argv, const char *form)
 				  .flush = 1};
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, bench_longopts, NULL)) !=
+	while ((c = cli_getopt(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, bench_longopts, NULL)) !=
 	       -1) {
 		if (source_option(c, &o.src))
 			continue;

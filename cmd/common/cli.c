@@ -66,15 +66,17 @@ const char *cli_name(void)
 	return program;
 }
 
-/* One line on stderr: "PROGRAM: KIND: MESSAGE", then `tail` (or nothing). */
+/* One line on stderr: "PROGRAM: KIND: MESSAGE", then `tail` (or nothing).
+ * The message is quoted as a whole (sp_quote): a file name or option value
+ * holding a newline or an escape sequence cannot split the line or drive
+ * the terminal. */
 static void vreport(const char *kind, const char *tail, const char *fmt, va_list ap)
 {
+	char text[SP_ERR_MAX * 2], shown[SP_ERR_MAX * 4];
+	vsnprintf(text, sizeof text, fmt, ap);
 	fflush(stdout);
-	fprintf(stderr, "%s: %s: ", program, kind);
-	vfprintf(stderr, fmt, ap);
-	if (tail)
-		fputs(tail, stderr);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s: %s: %s%s\n", program, kind, sp_quote(shown, sizeof shown, text),
+		tail ? tail : "");
 }
 
 void cli_usage_error(const char *fmt, ...)
@@ -216,6 +218,21 @@ int cli_choice_list(const char *option, const char *text, const char *const *nam
 		if (!*p)
 			return n;
 	}
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+	       int *longindex)
+{
+	int li = -1;
+	int c = getopt_long(argc, argv, shortopts, longopts, &li);
+	if (longindex)
+		*longindex = li;
+	if (c != -1 && c != '?' && c != ':' && optarg && !*optarg) {
+		if (li >= 0)
+			cli_usage_error("--%s: the value is empty", longopts[li].name);
+		cli_usage_error("-%c: the value is empty", c);
+	}
+	return c;
 }
 
 int64_t cli_int(const char *option, const char *text, int64_t min, int64_t max)

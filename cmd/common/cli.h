@@ -50,6 +50,12 @@ void cli_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 	{"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'}, { 0 }
 void cli_common_option(int c, const char *usage, char **argv);
 
+/* getopt_long, with an empty value ("-o ''", "--log=") a usage error
+ * naming the option, found before any work instead of after it. */
+struct option;
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+	       int *longindex);
+
 /* "--help" text on stdout, exit 0; and "--version". */
 noreturn void cli_help(const char *text);
 noreturn void cli_version(void);

@@ -4,6 +4,8 @@
  * instead of reading or allocating past reason. */
 #include "formats/zipfile.h"
 
+#include "core/strmap.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,7 +144,12 @@ static int parse_directory(struct zip_reader *z, const unsigned char *cd, const 
 			       (unsigned long long)d->count);
 	char *name = z->names;
 	uint64_t p = 0;
-	for (z->count = 0; z->count < d->count; z->count++) {
+	/* Names seen: NumPy's zipfile reads the last of two members of one
+	 * name and a first-match lookup the first, so an archive with both
+	 * would mean different arrays to NumPy and to spkit: refused. */
+	struct strmap seen = {0};
+	int rc = 0;
+	for (z->count = 0; z->count < d->count && !rc; z->count++) {
 		struct zip_entry *e = &z->entries[z->count];
 		const unsigned char *h = cd + p;
 		if (d->size - p < CENTRAL_SIZE || memcmp(h, "PK\1\2", 4) != 0)
@@ -160,13 +167,23 @@ static int parse_directory(struct zip_reader *z, const unsigned char *cd, const 
 		memcpy(name, h + CENTRAL_SIZE, nlen);
 		name[nlen] = 0;
 		name += nlen + 1;
+		int added;
+		char shown[128];
 		if (apply_zip64_extra(e, h + CENTRAL_SIZE + nlen, xlen))
-			return sp_fail(err, "%s: member '%s': bad ZIP64 extra field (at byte %llu)",
-				       z->path, e->name, (unsigned long long)(d->offset + p));
+			rc = sp_fail(err, "%s: member '%s': bad ZIP64 extra field (at byte %llu)",
+				     z->path, sp_quote(shown, sizeof shown, e->name),
+				     (unsigned long long)(d->offset + p));
+		else if (!strmap_insert(&seen, e->name, nlen, &added))
+			rc = sp_fail(err, "%s: out of memory", z->path);
+		else if (!added)
+			rc = sp_fail(err, "%s: two members named '%s' (NumPy would read the last)",
+				     z->path, sp_quote(shown, sizeof shown, e->name));
 		p += CENTRAL_SIZE + nlen + xlen + clen;
 	}
-	return 0;
+	strmap_free(&seen);
+	return rc;
 corrupt:
+	strmap_free(&seen);
 	return sp_fail(err, "%s: central directory entry %zu is corrupt (at byte %llu)", z->path,
 		       z->count, (unsigned long long)(d->offset + p));
 }

@@ -363,6 +363,18 @@ static int read_checkpoint(struct gnn_trainer *t, const char *path, struct ck_ar
 		     read_member(&z, path, "adam_m2", NPY_F4, 1, (int64_t)P, 0, a->params + 2 * P,
 				 err) ||
 		     read_member(&z, path, "log", NPY_F8, 2, epoch, LOG_COLS, a->log, err);
+	/* Training from NaN or infinite weights or moments would only predict
+	 * NaN and print a score: such a checkpoint is broken, not resumable. */
+	static const char *const param_names[] = {"params", "adam_m1", "adam_m2"};
+	for (size_t i = 0; !rc && i < 3 * P; i++)
+		if (!isfinite(a->params[i]) || (i >= 2 * P && a->params[i] < 0))
+			rc = sp_fail(err, "%s: member '%s': element %zu is %g%s", path,
+				     param_names[i / P], i % P, a->params[i],
+				     isfinite(a->params[i]) ? ", a negative second moment" : "");
+	if (!rc && a->state[2] > 0 && !isfinite(a->best[0]) && !isfinite(a->best[1]) &&
+	    !isfinite(a->best[2]))
+		rc = sp_fail(err, "%s: member 'best': no finite score at best epoch %lld", path,
+			     (long long)a->state[2]);
 	/* Row i is epoch i + 1; checked before it becomes an integer. */
 	for (int64_t i = 0; !rc && i < epoch; i++)
 		if (a->log[i * LOG_COLS] != (double)(i + 1))

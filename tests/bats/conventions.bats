@@ -36,3 +36,32 @@ options_in() { # the long options a text mentions, sorted
 		[[ ${lines[0]} == *" (try '$p --help')" ]]
 	done
 }
+
+@test "a file name with a newline or an escape sequence stays on the error's one line, quoted" {
+	bad=$(printf 'bad\nname\033[31m')
+	for p in maxk-genmeta graph-partition macko-compress; do
+		case $p in
+		graph-partition) run "$BIN/$p" "$T/$bad.onnx" ;;
+		*) run "$BIN/$p" "$T/$bad.npz" -o "$T/out" ;;
+		esac
+		[ "$status" -eq 1 ]
+		[ "${#lines[@]}" -eq 1 ] || { echo "$p: ${#lines[@]} lines: $output"; return 1; }
+		[[ ${lines[0]} == *'bad\nname\x1b[31m'* ]] || { echo "$p: $output"; return 1; }
+		[[ $output != *$'\033'* ]]
+	done
+}
+
+@test "an empty option value is a usage error before any work (-o '', --log '', --hardware=)" {
+	while read -r p args; do
+		eval "set -- $args"
+		run "$BIN/$p" "$@"
+		assert_error 2 "$p" "the value is empty"
+	done <<-'LIST'
+	maxk-genmeta --synthetic powerlaw:nodes=100,edges=300 -o ''
+	maxk-train --synthetic csbm --epochs 1000 --log ''
+	graph-partition --hardware= x.onnx
+	macko-compress --random 64x64 -o ''
+	macko-spmv a.npz x.npy -o ''
+	ksmm-tune best r.csv -o ''
+	LIST
+}

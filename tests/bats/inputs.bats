@@ -76,3 +76,20 @@ np.savez('$T/coo.npz', format=np.array(b'coo'), shape=np.array([2**27, 2**27]),
 	assert_error 1 $G "coo.npz: a row pointer array of 134217728 rows needs 1.0 GiB of memory; this process may use 0.5 GiB"
 	assert_only_files "$T" big.csv coo.npz
 }
+
+@test "an .npz with two members of one name is refused (NumPy reads the last, a lookup the first)" {
+	"$BIN/$G" -q --synthetic powerlaw:nodes=100,edges=400 --graph-out "$T/g.npz"
+	/usr/bin/python3 - "$T" <<'PY'
+import sys, warnings, zipfile
+import numpy as np
+warnings.simplefilter("ignore")
+with zipfile.ZipFile(f"{sys.argv[1]}/g.npz") as src, zipfile.ZipFile(f"{sys.argv[1]}/dup.npz", "w") as dst:
+    for info in src.infolist():
+        dst.writestr(info.filename, src.read(info.filename))
+    np.save(f"{sys.argv[1]}/other.npy", np.zeros(101, dtype=np.int32))
+    dst.write(f"{sys.argv[1]}/other.npy", "indptr.npy")
+PY
+	run "$BIN/$G" "$T/dup.npz" -o "$T/x.warp4"
+	assert_error 1 $G "dup.npz: two members named 'indptr.npy' \(NumPy would read the last\)"
+	[ ! -e "$T/x.warp4" ]
+}

@@ -486,6 +486,12 @@ EOF
 	assert_error 2 $K "no pattern"
 	run "$BIN/$K" bench --pattern 2,16,16,2 --batch 0
 	assert_error 2 $K "--batch: 0 is out of range"
+	run "$BIN/$K" bench --pattern 2,16,16,2 --skip bsr,kernel
+	assert_error 2 $K "--skip: 'kernel' is not one of dense, dense_tf32, bmm, bsr"
+	run "$BIN/$K" bench --pattern 2,16,16,2 --skip bsr,bsr
+	assert_error 2 $K "--skip: 'bsr' is listed twice"
+	run "$BIN/$K" tune --pattern 2,16,16,2 --skip bsr -o "$T/t.csv"
+	assert_error 2 $K "unknown option '--skip'"
 	if "$BIN/$K" bench --pattern 2,16,16,2 -o "$T/b.csv" 2>&1 | grep -q "no usable CUDA device"; then
 		run "$BIN/$K" bench --pattern 2,16,16,2 -o "$T/b.csv"
 		assert_error 1 $K "--device cuda: no usable CUDA device"

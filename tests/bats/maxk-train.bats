@@ -292,6 +292,24 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	assert_only_files "$T" ds ck.npz bad.npz model.npz
 }
 
+@test "--resume refuses a checkpoint with NaN weights, infinite or negative moments" {
+	dataset "$T/ds"
+	"$BIN/$G" "$T/ds" "${SMALL[@]}" --epochs 2 --checkpoint "$T/ck.npz" 2>/dev/null
+	for spec in params:nan adam_m1:inf adam_m2:-1; do
+		member=${spec%%:*} value=${spec#*:}
+		$PY - "$T/ck.npz" "$T/bad.npz" "$member" "$value" <<'PY'
+import sys
+import numpy as np
+z = dict(np.load(sys.argv[1]))
+z[sys.argv[3]][3] = float(sys.argv[4])
+np.savez(sys.argv[2], **z)
+PY
+		run "$BIN/$G" "$T/ds" "${SMALL[@]}" --epochs 4 --resume "$T/bad.npz"
+		assert_error 1 $G "bad.npz: member '$member': element 3 is"
+	done
+	assert_only_files "$T" ds ck.npz bad.npz
+}
+
 @test "an output folder that does not exist is an error before training" {
 	dataset "$T/ds"
 	for opt in --log --save-model --predict --checkpoint; do
