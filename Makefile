@@ -96,7 +96,8 @@ ifneq ($(NVCC),)
   # --as-needed: programs that never call cuBLAS/cuSPARSE (maxk-genmeta) do not
   # depend on them, so they also run on login nodes without the CUDA libraries.
   # -lnvrtc: ksmm-tune compiles its kernel's configurations at run time.
-  CUDA_LIBS  := -Wl,--as-needed -L$(CUDA_HOME)/lib64 -lcublas -lcusparse -lnvrtc -lcudart_static -ldl -lrt -lstdc++
+  # -lcublasLt: kernel-sample's GEMM operators.
+  CUDA_LIBS  := -Wl,--as-needed -L$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcusparse -lnvrtc -lcudart_static -ldl -lrt -lstdc++
   # The KSMM kernel's source travels inside the binary as a C string.
   CU_OBJ     += $(GEN)/ksmm/ksmm_kernel_src.o
   NVCC_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode=arch=compute_$(a),code=sm_$(a)) \
@@ -248,6 +249,12 @@ install: $(PROGRAMS)
 	install -d $(DESTDIR)$(PREFIX)/share/spkit/hardware $(DESTDIR)$(PREFIX)/share/spkit/models
 	install -m 644 $(wildcard configs/hardware/*.yaml) $(DESTDIR)$(PREFIX)/share/spkit/hardware/
 	install -m 644 $(wildcard configs/models/*.yaml) $(DESTDIR)$(PREFIX)/share/spkit/models/
+	install -d $(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/collect \
+		$(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/test
+	install -m 644 $(wildcard configs/kernel_sampling/collect/*.yml) \
+		$(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/collect/
+	install -m 644 $(wildcard configs/kernel_sampling/test/*.yml) \
+		$(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/test/
 
 clean:
 	rm -rf build bin

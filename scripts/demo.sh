@@ -83,3 +83,14 @@ if [ -f "$models/resnet18.onnx" ]; then
 	echo "== graph-partition: ResNet-18 (torchvision export, weights stripped), the summary"
 	"$bin/graph-partition" "$models/resnet18.onnx" --format table | sed -n '/^model /,$p'
 fi
+
+echo
+echo "== kernel-sample: layernorm's small test sweep (8 shapes, forward and backward) in two parts,"
+echo "   as two SLURM array tasks would run it, then merged into one table (GPU if usable)"
+rm -rf "$out/sample"
+for part in 1 2; do
+	"$bin/kernel-sample" configs/kernel_sampling/test/layernorm.yml --parts 2 --part $part \
+		--output-dir "$out/sample"
+done
+"$bin/kernel-sample" merge "$out"/sample/sampling_data/*.csv -o "$out/sample/layernorm.csv"
+cat "$out/sample/layernorm.csv"

@@ -192,5 +192,50 @@ ncu_runs_one() {
 }
 check "ksmm-tune tune --ncu: one configuration, once, its row on stdout" ncu_runs_one
 
+# kernel-sample's configs, in the source tree two folders above this script
+# (tests/gpu/, or build/tests/ where make gpu-tests copies it); $0 may be
+# relative to the folder the script was started in, which cd "$T" left
+SAMPLE_CONFIGS=$(cd "$OLDPWD" && cd "$(dirname "$0")/../.." && pwd)/configs/kernel_sampling
+
+sample_sweeps_every_test_config() {
+	local f csv name
+	for f in "$SAMPLE_CONFIGS"/test/*.yml; do
+		"$BIN/kernel-sample" -q "$f" --device cuda --output-dir s || return 1
+	done
+	[ "$(ls s/sampling_data | wc -l)" -eq 17 ] || { ls s/sampling_data; return 1; }
+	for csv in s/sampling_data/*.csv; do
+		name=$(basename "$csv" _fp16_1_1.csv | cut -d_ -f2-) # DEVICE_OP_fp16_1_1.csv
+		# one row per shape of the config (its log's Start line says how many), each
+		# forward time positive; B_dur 0 only for res_add
+		grep -q "Start: part 1 of 1, $(($(wc -l <"$csv") - 1)) shapes" \
+			"s/sampling_log/$(basename "$csv" .csv).txt" || { cat "$csv"; return 1; }
+		awk -F, -v op="$name" 'NR > 1 && !($(NF - 1) > 0) { bad = 1 }
+			NR > 1 && (op == "res_add") != ($NF == 0) { bad = 1 } END { exit bad }' "$csv" ||
+			{ echo "$name:"; cat "$csv"; return 1; }
+	done
+}
+check "kernel-sample: every test config sweeps on the GPU, a timed row per shape" \
+	sample_sweeps_every_test_config
+
+sample_single_shape_modes() {
+	local cfg=$SAMPLE_CONFIGS/collect/bmm.yml out
+	out=$("$BIN/kernel-sample" "$cfg" --device cuda:0 --run get_one) || return 1
+	[[ $out =~ ^bmm_fp16:\ input_shape:\ \[2,\ 16,\ 16,\ 2048,\ 1024\]\ timecost\(us\)\ \[fwd,\ bwd\]:\ \[[0-9.]+,\ [0-9.]+\]$ ]] ||
+		{ echo "$out"; return 1; }
+	out=$("$BIN/kernel-sample" "$cfg" --device cuda --run get_profiler --precision bf16) || return 1
+	[ "$out" = "ncu --nvtx --nvtx-include bmm_bf16_2_16_16_2048_1024/ $BIN/kernel-sample $cfg --device cuda --run get_profiler --precision bf16" ] ||
+		{ echo "$out"; return 1; }
+	"$BIN/kernel-sample" -q "$cfg" --device cuda --run run_function --precision fp32 || return 1
+	# a shape the operator accepts but no card holds (logits and their gradient,
+	# 2^20 tokens x 50304 x 2 bytes each, 210 GB): one line saying so, exit 1
+	out=$("$BIN/kernel-sample" "$SAMPLE_CONFIGS/collect/linear_final.yml" --device cuda \
+		--run get_one --shape 1,1024,1024,16 2>&1) && { echo "$out"; return 1; }
+	[ "$(echo "$out" | wc -l)" -eq 1 ] &&
+		[[ $out == "kernel-sample: error: "*"linear_final [1, 1024, 1024, 16]: "*memory* ]] ||
+		{ echo "$out"; return 1; }
+}
+check "kernel-sample get_one, get_profiler (its ncu command), run_function; a shape out of memory" \
+	sample_single_shape_modes
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

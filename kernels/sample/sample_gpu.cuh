@@ -1,0 +1,209 @@
+/* What kernel-sample's GPU operators share (CUDA C++, kernels/sample/ only):
+ * the GPU state (a struct sample_state whose tensors are device memory,
+ * plus what a family keeps beside them), the generic setup, element
+ * conversions, 16-byte vectors, block reductions, the precision dispatch and
+ * the column-sum finish used by the norms' and the linears' backward. */
+#ifndef SPKIT_SAMPLE_GPU_CUH
+#define SPKIT_SAMPLE_GPU_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "core/gpu_check.cuh"
+extern "C" {
+#include "sample/sample_op.h"
+#include "sample/sample_spec.h"
+}
+
+/* The state: tensors first (sample_spec.h), then the family's own data
+ * (cuBLASLt plans, scratch), made by its prepare and freed by release. */
+struct sample_gpu_state {
+	struct sample_state s;
+	void *extra;
+	void (*release)(void *extra);
+};
+
+/* A family's extra set-up, after the tensors exist and are filled; NULL when
+ * it needs none. */
+typedef int (*sample_gpu_prepare_fn)(struct sample_gpu_state *st, struct sp_err *err);
+
+int sample_gpu_setup(sample_layout_fn layout, sample_gpu_prepare_fn prepare, const int64_t *shape,
+		     enum sample_precision p, uint64_t seed, void **state, struct sp_err *err);
+void sample_gpu_teardown(void *state);
+
+/* Each family of SAMPLE_OP_LIST: forward, backward, and for some a prepare. */
+#define SAMPLE_GPU_DECLARE(family)                                          \
+	int sample_gpu_##family##_forward(void *state, struct sp_err *err); \
+	int sample_gpu_##family##_backward(void *state, struct sp_err *err);
+SAMPLE_GPU_DECLARE(embedding)
+SAMPLE_GPU_DECLARE(norm)
+SAMPLE_GPU_DECLARE(linear)
+SAMPLE_GPU_DECLARE(gelu)
+SAMPLE_GPU_DECLARE(rope)
+SAMPLE_GPU_DECLARE(xent)
+SAMPLE_GPU_DECLARE(softmax)
+SAMPLE_GPU_DECLARE(causal_softmax)
+SAMPLE_GPU_DECLARE(fillmask)
+SAMPLE_GPU_DECLARE(batched)
+#undef SAMPLE_GPU_DECLARE
+int sample_gpu_res_add_forward(void *state, struct sp_err *err);
+int sample_gpu_embedding_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_norm_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_linear_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_batched_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_softmax_prepare(struct sample_gpu_state *st, struct sp_err *err);
+
+/* The device's multiprocessor count, for grids sized to fill it. */
+int sample_gpu_sms(struct sp_err *err, int *sms);
+/* 0 when a block may have `bytes` of dynamic shared memory on this device;
+ * else -1 with "WHAT needs N bytes of shared memory a block, this GPU
+ * allows M" (a row too long for the row-cached kernels). */
+int sample_gpu_smem_fits(size_t bytes, const char *what, struct sp_err *err);
+
+template <typename T> static inline T *sample_dev(const struct sample_gpu_state *st, int i)
+{
+	return (T *)st->s.t[i].data;
+}
+
+/* Elements to and from fp32. */
+static __device__ __forceinline__ float to_f(float x) { return x; }
+static __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
+static __device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> static __device__ __forceinline__ T from_f(float x);
+template <> __device__ __forceinline__ float from_f<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half from_f<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x)
+{
+	return __float2bfloat16_rn(x);
+}
+
+/* V elements moved as one load or store: 16 bytes when V = 16 / sizeof(T). */
+template <typename T, int V> struct alignas(sizeof(T) * V) vec {
+	T v[V];
+};
+template <typename T, int V> static __device__ __forceinline__ vec<T, V> vload(const T *p)
+{
+	return *(const vec<T, V> *)p;
+}
+template <typename T, int V> static __device__ __forceinline__ void vstore(T *p, vec<T, V> x)
+{
+	*(vec<T, V> *)p = x;
+}
+
+/* Elements a 16-byte vector holds. */
+template <typename T> __host__ __device__ constexpr int vec16() { return (int)(16 / sizeof(T)); }
+
+/* Sums and maxima over a block; every thread gets the result. `red` is 32
+ * floats of shared memory; the leading barrier lets calls follow each other. */
+static __device__ __forceinline__ float warp_sum(float v)
+{
+	for (int o = 16; o; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+static __device__ __forceinline__ float warp_max(float v)
+{
+	for (int o = 16; o; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+template <bool MAX> static __device__ __forceinline__ float block_reduce(float v, float *red)
+{
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+	v = MAX ? warp_max(v) : warp_sum(v);
+	__syncthreads();
+	if (lane == 0)
+		red[warp] = v;
+	__syncthreads();
+	v = lane < nwarps ? red[lane] : MAX ? -INFINITY : 0.0f;
+	return MAX ? warp_max(v) : warp_sum(v);
+}
+static __device__ __forceinline__ float block_sum(float v, float *red)
+{
+	return block_reduce<false>(v, red);
+}
+static __device__ __forceinline__ float block_max(float v, float *red)
+{
+	return block_reduce<true>(v, red);
+}
+
+/* Two sums at once (one pair of barriers): `red` is 64 floats. */
+static __device__ __forceinline__ float2 block_sum2(float a, float b, float *red)
+{
+	int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+	a = warp_sum(a);
+	b = warp_sum(b);
+	__syncthreads();
+	if (lane == 0) {
+		red[warp] = a;
+		red[32 + warp] = b;
+	}
+	__syncthreads();
+	return make_float2(warp_sum(lane < nwarps ? red[lane] : 0.0f),
+			   warp_sum(lane < nwarps ? red[32 + lane] : 0.0f));
+}
+
+/* Threads for a block that walks a row of `nvec` vectors, about two each:
+ * a multiple of 32 in [32, 512]. */
+static inline int sample_row_threads(int64_t nvec)
+{
+	int64_t t = ((nvec + 1) / 2 + 31) / 32 * 32;
+	return (int)(t < 32 ? 32 : t > 512 ? 512 : t);
+}
+
+/* Run `body` with T the state's element type: SAMPLE_DISPATCH(p, T, launch<T>(...)). */
+#define SAMPLE_DISPATCH(p, T, ...)                                  \
+	do {                                                        \
+		switch (p) {                                        \
+		case SAMPLE_FP16: {                                 \
+			typedef __half T;                           \
+			__VA_ARGS__;                                \
+		} break;                                            \
+		case SAMPLE_BF16: {                                 \
+			typedef __nv_bfloat16 T;                    \
+			__VA_ARGS__;                                \
+		} break;                                            \
+		case SAMPLE_FP32: {                                 \
+			typedef float T;                            \
+			__VA_ARGS__;                                \
+		} break;                                            \
+		}                                                   \
+	} while (0)
+
+/* out[j] = sum over g < parts of partial[g][j], for j < n: the last step of a
+ * column sum done as per-block partial sums (fp32). Blocks of
+ * COLSUM_THREADS_X x COLSUM_THREADS_Y threads: 32 columns a block, each
+ * column's parts split over 8 threads and added in shared memory, so that a
+ * few hundred parts over a few thousand columns still fill the device. */
+#define COLSUM_THREADS_X 32
+#define COLSUM_THREADS_Y 8
+template <typename T>
+static __global__ void colsum_finish(const float *__restrict__ partial, int parts, int64_t n,
+				     T *__restrict__ out)
+{
+	__shared__ float sums[COLSUM_THREADS_Y][COLSUM_THREADS_X];
+	const int64_t j = (int64_t)blockIdx.x * COLSUM_THREADS_X + threadIdx.x;
+	float acc = 0;
+	if (j < n)
+		for (int g = threadIdx.y; g < parts; g += COLSUM_THREADS_Y)
+			acc += partial[(int64_t)g * n + j];
+	sums[threadIdx.y][threadIdx.x] = acc;
+	__syncthreads();
+	if (threadIdx.y == 0 && j < n) {
+		for (int y = 1; y < COLSUM_THREADS_Y; y++)
+			acc += sums[y][threadIdx.x];
+		out[j] = from_f<T>(acc);
+	}
+}
+
+/* Launch colsum_finish over n columns. */
+template <typename T>
+static inline void colsum_finish_launch(const float *partial, int parts, int64_t n, T *out)
+{
+	const dim3 block(COLSUM_THREADS_X, COLSUM_THREADS_Y);
+	colsum_finish<T><<<(unsigned)((n + COLSUM_THREADS_X - 1) / COLSUM_THREADS_X), block>>>(
+		partial, parts, n, out);
+}
+
+#endif

@@ -1,0 +1,24 @@
+/* kernel-sample's GPU operators, what the tests see beyond the table
+ * (sample_gpu_op in sample/sample_op.h): a GPU state's tensor read back as
+ * the CPU reference holds it. kernels/sample/sample_gpu_none.c answers in
+ * builds without CUDA. */
+#ifndef SPKIT_SAMPLE_GPU_H
+#define SPKIT_SAMPLE_GPU_H
+
+#include "core/err.h"
+#include "sample/sample_spec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Tensor i of a GPU state (from a GPU op's setup) into host memory: floats
+ * for values (fp16 and bf16 widened exactly), int32 for ids. Synchronizes,
+ * so a fault in an earlier kernel surfaces here. */
+int sample_gpu_tensor_read(const void *state, int i, void *host, struct sp_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,16 @@
+/* kernel-sample's GPU operators in builds without nvcc: there are none, so
+ * the sweep runs only with --device cpu. */
+#ifndef SPKIT_CUDA
+#include "sample/sample_gpu.h"
+#include "sample/sample_op.h"
+
+const struct sample_op *sample_gpu_op(const char *name)
+{
+	return NULL;
+}
+
+int sample_gpu_tensor_read(const void *state, int i, void *host, struct sp_err *err)
+{
+	return sp_fail(err, "kernel-sample: spkit was built without CUDA");
+}
+#endif

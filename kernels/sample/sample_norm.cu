@@ -1,0 +1,247 @@
+/* LayerNorm (eps 1e-5) and RMSNorm (x / (rms + 1e-8) * scale, as
+ * Megatron-LM / GPT-NeoX write it) over the last dimension of (l, b, dim),
+ * forward and backward, at fp16, bf16 or fp32, fp32 inside.
+ *
+ * Forward: a block a row; each thread loads its 16-byte vectors of the row
+ * once into shared memory (it is the only one to read them back, so the
+ * copy is a register file that any row length fits), the block reduces the
+ * sums, and each thread writes its normalized vectors. Bytes: the row read
+ * once and written once, plus the 4 or 8 bytes of statistics a row.
+ *
+ * Backward: a grid of as many blocks as fit on the device at once, each
+ * walking rows blockIdx.x, + gridDim.x, ...: per row it loads x and dy once
+ * (cached as above), reduces sum(g) and sum(g xh) with g = dy w, writes dx,
+ * and adds dy xh and dy to per-column fp32 accumulators in shared memory
+ * (each column owned by one thread, so no atomics; stored element-major,
+ * acc[e][vector], so that a warp's 32 threads touch 32 banks, where the
+ * column order would put 8 threads on each bank at fp16). The blocks' partial
+ * column sums (gridDim.x x dim x 2 floats) are summed by colsum_finish into
+ * dweight and dbias. Bytes: x and dy read once, dx written once, plus the
+ * partials (under 5% at dim 4096 and 8192 rows).
+ *
+ * A row that does not split into 16-byte vectors (dim not a multiple of 8
+ * at fp16/bf16, of 4 at fp32) runs the same code one element at a time. */
+#include "sample/sample_gpu.cuh"
+
+#define LN_EPS 1e-5f
+#define RMS_EPS 1e-8f
+
+template <typename T, int V, bool RMS>
+static __global__ void norm_forward(const T *__restrict__ x, const T *__restrict__ w,
+				    const T *__restrict__ b, T *__restrict__ y,
+				    float *__restrict__ mean_out, float *__restrict__ inv_out, int64_t cols)
+{
+	extern __shared__ __align__(16) unsigned char smem[];
+	__shared__ float red[32];
+	T *cache = (T *)smem;
+	const int64_t row = blockIdx.x, nvec = cols / V;
+	const T *xr = x + row * cols;
+	float s = 0;
+	for (int64_t v = threadIdx.x; v < nvec; v += blockDim.x) {
+		vec<T, V> a = vload<T, V>(xr + v * V);
+		vstore<T, V>(cache + v * V, a);
+#pragma unroll
+		for (int e = 0; e < V; e++) {
+			float f = to_f(a.v[e]);
+			s += RMS ? f * f : f;
+		}
+	}
+	float mean = 0, inv;
+	if (RMS) {
+		inv = 1.0f / (sqrtf(block_sum(s, red) / (float)cols) + RMS_EPS);
+	} else {
+		mean = block_sum(s, red) / (float)cols;
+		float q = 0;
+		for (int64_t v = threadIdx.x; v < nvec; v += blockDim.x) {
+			vec<T, V> a = vload<T, V>(cache + v * V);
+#pragma unroll
+			for (int e = 0; e < V; e++) {
+				float d = to_f(a.v[e]) - mean;
+				q += d * d;
+			}
+		}
+		inv = rsqrtf(block_sum(q, red) / (float)cols + LN_EPS);
+	}
+	for (int64_t v = threadIdx.x; v < nvec; v += blockDim.x) {
+		vec<T, V> a = vload<T, V>(cache + v * V), wv = vload<T, V>(w + v * V), o;
+		vec<T, V> bv = RMS ? wv : vload<T, V>(b + v * V);
+#pragma unroll
+		for (int e = 0; e < V; e++)
+			o.v[e] = from_f<T>((to_f(a.v[e]) - mean) * inv * to_f(wv.v[e]) +
+					   (RMS ? 0.0f : to_f(bv.v[e])));
+		vstore<T, V>(y + row * cols + v * V, o);
+	}
+	if (threadIdx.x == 0) {
+		if (!RMS)
+			mean_out[row] = mean;
+		inv_out[row] = inv;
+	}
+}
+
+/* See the file's comment. LayerNorm: xh = (x - mean) inv,
+ * dx = inv (g - sum(g)/n - xh sum(g xh)/n). RMSNorm: xh = x inv,
+ * dx = inv g - x inv sum(g xh) / (n rms), rms = 1/inv - eps. */
+template <typename T, int V, bool RMS>
+static __global__ void norm_backward(const T *__restrict__ x, const T *__restrict__ w,
+				     const T *__restrict__ dy, const float *__restrict__ mean,
+				     const float *__restrict__ inv, T *__restrict__ dx,
+				     float *__restrict__ partial, int64_t rows, int64_t cols)
+{
+	extern __shared__ __align__(16) unsigned char smem[];
+	__shared__ float red[64];
+	const int64_t nvec = cols / V;
+	float *acc_w = (float *)smem, *acc_b = acc_w + cols; /* [V][nvec] each */
+	T *xc = (T *)(acc_w + (RMS ? cols : 2 * cols)), *gc = xc + cols;
+	const float n = (float)cols;
+	for (int64_t v = threadIdx.x; v < nvec; v += blockDim.x)
+		for (int e = 0; e < V; e++) {
+			acc_w[e * nvec + v] = 0;
+			if (!RMS)
+				acc_b[e * nvec + v] = 0;
+		}
+	for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+		const float m = RMS ? 0.0f : mean[row], r = inv[row];
+		float sg = 0, sgx = 0;
+		for (int64_t v = threadIdx.x; v < nvec; v += blockDim.x) {
+			vec<T, V> xv = vload<T, V>(x + row * cols + v * V);
+			vec<T, V> gv = vload<T, V>(dy + row * cols + v * V), wv = vload<T, V>(w + v * V);
+			vstore<T, V>(xc + v * V, xv);
+			vstore<T, V>(gc + v * V, gv);
+#pragma unroll
+			for (int e = 0; e < V; e++) {
+				float g = to_f(gv.v[e]) * to_f(wv.v[e]);
+				sg += g;
+				sgx += g * (to_f(xv.v[e]) - m) * r;
+			}
+		}
+		const float2 sums = block_sum2(sg, sgx, red);
+		sg = sums.x / n;
+		sgx = sums.y / n;
+		const float rms = 1.0f / r - RMS_EPS;
+		for (int64_t v = threadIdx.x; v < nvec; v += blockDim.x) {
+			vec<T, V> xv = vload<T, V>(xc + v * V), gv = vload<T, V>(gc + v * V);
+			vec<T, V> wv = vload<T, V>(w + v * V), o;
+#pragma unroll
+			for (int e = 0; e < V; e++) {
+				float d = to_f(gv.v[e]), g = d * to_f(wv.v[e]);
+				float xh = (to_f(xv.v[e]) - m) * r, out;
+				if (RMS)
+					out = r * g - (rms > 0 ? to_f(xv.v[e]) * r * sgx / rms : 0.0f);
+				else
+					out = r * (g - sg - xh * sgx);
+				o.v[e] = from_f<T>(out);
+				acc_w[e * nvec + v] += d * xh;
+				if (!RMS)
+					acc_b[e * nvec + v] += d;
+			}
+			vstore<T, V>(dx + row * cols + v * V, o);
+		}
+	}
+	for (int64_t v = threadIdx.x; v < nvec; v += blockDim.x)
+		for (int e = 0; e < V; e++) {
+			partial[blockIdx.x * cols + v * V + e] = acc_w[e * nvec + v];
+			if (!RMS)
+				partial[(gridDim.x + blockIdx.x) * cols + v * V + e] = acc_b[e * nvec + v];
+		}
+}
+
+struct norm_extra {
+	int threads, grid; /* grid: backward's resident blocks */
+	size_t fwd_smem, bwd_smem;
+	float *partial;
+};
+
+static void norm_release(void *extra)
+{
+	struct norm_extra *e = (struct norm_extra *)extra;
+	if (e)
+		gpu_free(e->partial);
+	free(e);
+}
+
+enum norm_step { NORM_PREPARE, NORM_FORWARD, NORM_BACKWARD };
+
+template <typename T, int V, bool RMS>
+static int norm_step(struct sample_gpu_state *st, enum norm_step step, struct sp_err *err)
+{
+	struct norm_extra *e = (struct norm_extra *)st->extra;
+	const struct sample_dims *d = &st->s.d;
+	if (step == NORM_PREPARE) {
+		int sms, per_sm;
+		e->threads = sample_row_threads(d->cols / V);
+		e->fwd_smem = (size_t)d->cols * sizeof(T);
+		e->bwd_smem = (size_t)d->cols * (2 * sizeof(T) + (RMS ? 4 : 8));
+		if (sample_gpu_smem_fits(e->bwd_smem, "the norm's backward at this dim", err))
+			return -1;
+		GPU_CHECK(err, cudaFuncSetAttribute(norm_forward<T, V, RMS>,
+						    cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    (int)e->fwd_smem));
+		GPU_CHECK(err, cudaFuncSetAttribute(norm_backward<T, V, RMS>,
+						    cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    (int)e->bwd_smem));
+		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+				       &per_sm, norm_backward<T, V, RMS>, e->threads, e->bwd_smem));
+		if (sample_gpu_sms(err, &sms))
+			return -1;
+		e->grid = (int)((int64_t)sms * per_sm < d->rows ? sms * per_sm : d->rows);
+		return gpu_malloc((void **)&e->partial, (size_t)e->grid * d->cols * 2 * sizeof(float),
+				  "norm partial sums", err);
+	}
+	const struct sample_gpu_state *s = st;
+	if (step == NORM_FORWARD) {
+		norm_forward<T, V, RMS><<<(unsigned)d->rows, e->threads, e->fwd_smem>>>(
+			sample_dev<T>(s, NORM_X), sample_dev<T>(s, NORM_W), sample_dev<T>(s, NORM_B),
+			sample_dev<T>(s, NORM_Y), sample_dev<float>(s, NORM_MEAN),
+			sample_dev<float>(s, NORM_RSTD), d->cols);
+		GPU_CHECK_LAUNCH(err, "norm_forward");
+		return 0;
+	}
+	norm_backward<T, V, RMS><<<e->grid, e->threads, e->bwd_smem>>>(
+		sample_dev<T>(s, NORM_X), sample_dev<T>(s, NORM_W), sample_dev<T>(s, NORM_DY),
+		sample_dev<float>(s, NORM_MEAN), sample_dev<float>(s, NORM_RSTD),
+		sample_dev<T>(s, NORM_DX), e->partial, d->rows, d->cols);
+	GPU_CHECK_LAUNCH(err, "norm_backward");
+	colsum_finish_launch<T>(e->partial, e->grid, d->cols, sample_dev<T>(s, NORM_DW));
+	if (!RMS)
+		colsum_finish_launch<T>(e->partial + (size_t)e->grid * d->cols, e->grid, d->cols,
+					sample_dev<T>(s, NORM_DB));
+	GPU_CHECK_LAUNCH(err, "colsum_finish");
+	return 0;
+}
+
+template <typename T>
+static int norm_dispatch(struct sample_gpu_state *st, enum norm_step step, struct sp_err *err)
+{
+	const bool rms = st->s.t[NORM_MEAN].count == 0, whole = st->s.d.cols % vec16<T>() == 0;
+	if (rms)
+		return whole ? norm_step<T, vec16<T>(), true>(st, step, err)
+			     : norm_step<T, 1, true>(st, step, err);
+	return whole ? norm_step<T, vec16<T>(), false>(st, step, err)
+		     : norm_step<T, 1, false>(st, step, err);
+}
+
+static int norm_run(struct sample_gpu_state *st, enum norm_step step, struct sp_err *err)
+{
+	int rc = -1;
+	SAMPLE_DISPATCH(st->s.p, T, rc = norm_dispatch<T>(st, step, err));
+	return rc;
+}
+
+int sample_gpu_norm_prepare(struct sample_gpu_state *st, struct sp_err *err)
+{
+	st->extra = calloc(1, sizeof(struct norm_extra));
+	if (!st->extra)
+		return sp_fail(err, "out of memory for the norm's state");
+	st->release = norm_release;
+	return norm_run(st, NORM_PREPARE, err);
+}
+
+int sample_gpu_norm_forward(void *state, struct sp_err *err)
+{
+	return norm_run((struct sample_gpu_state *)state, NORM_FORWARD, err);
+}
+
+int sample_gpu_norm_backward(void *state, struct sp_err *err)
+{
+	return norm_run((struct sample_gpu_state *)state, NORM_BACKWARD, err);
+}

@@ -1,0 +1,73 @@
+/* The CPU table of kernel-sample's operators (`--device cpu`): every
+ * operator of SAMPLE_OP_LIST with its CPU reference (sample_ref.h). A state
+ * is a struct sample_state whose tensors live in host memory, made and
+ * filled by setup, outside the timed calls. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sample/sample_op.h"
+#include "sample/sample_ref.h"
+#include "sample/sample_spec.h"
+
+static void cpu_teardown(void *state)
+{
+	struct sample_state *st = state;
+	if (!st)
+		return;
+	for (int i = 0; i < st->n; i++)
+		free(st->t[i].data);
+	free(st);
+}
+
+static int cpu_setup(sample_layout_fn layout, const int64_t *shape, enum sample_precision p,
+		     uint64_t seed, void **state, struct sp_err *err)
+{
+	struct sample_state *st = calloc(1, sizeof *st);
+	*state = NULL;
+	if (!st)
+		return sp_fail(err, "out of memory for an operator's state");
+	layout(shape, st);
+	st->p = p;
+	for (int i = 0; i < st->n; i++) {
+		struct sample_tensor *t = &st->t[i];
+		size_t bytes = (size_t)t->count * 4; /* floats and int32 ids alike */
+		if (!t->count)
+			continue;
+		t->data = malloc(bytes);
+		if (!t->data) {
+			sp_fail(err, "out of memory for '%s' (%zu bytes)", t->name, bytes);
+			cpu_teardown(st);
+			return -1;
+		}
+		sample_tensor_fill_host(t, i, p, seed, t->data);
+	}
+	*state = st;
+	return 0;
+}
+
+/* One setup per operator, each with its own layout. */
+#define CPU_SETUP(id, ncol, cols, check, family)                                           \
+	static int setup_##id(const int64_t *shape, enum sample_precision p, uint64_t seed,  \
+			      void **state, struct sp_err *err)                                \
+	{                                                                                    \
+		return cpu_setup(sample_layout_##id, shape, p, seed, state, err);           \
+	}
+SAMPLE_OP_LIST(CPU_SETUP)
+#undef CPU_SETUP
+
+/* The residual sum has no backward (its gradient passes through). */
+#define sample_ref_res_add_backward NULL
+
+#define CPU_ENTRY(id, ncol, cols, check, family)                                              \
+	{#id, ncol, cols, check, setup_##id, sample_ref_##family##_forward,                    \
+	 sample_ref_##family##_backward, cpu_teardown},
+static const struct sample_op cpu_ops[] = {SAMPLE_OP_LIST(CPU_ENTRY)};
+#undef CPU_ENTRY
+
+const struct sample_op *sample_cpu_op(const char *name)
+{
+	for (size_t i = 0; i < sizeof cpu_ops / sizeof cpu_ops[0]; i++)
+		if (strcmp(cpu_ops[i].name, name) == 0)
+			return &cpu_ops[i];
+	return NULL;
+}

@@ -1,0 +1,157 @@
+/* What an operator is, independent of where it runs: its shape columns, the
+ * shapes it refuses, and the tensors one shape needs, with their sizes, in a
+ * fixed order that the CPU references (lib/sample/sample_ref_*.c) and the
+ * GPU operators (kernels/sample/) both index. Shapes and layouts follow
+ * estimate-train-time's target_functions.py (DebarghaG/estimate-train-time):
+ * activations sequence-first (l, b, dim), the tensor-parallel degree mp
+ * dividing the hidden size and the heads as Megatron-LM does, the vocabulary
+ * (GPT-2's 50257) padded per partition to a multiple of 128. */
+#ifndef SPKIT_SAMPLE_SPEC_H
+#define SPKIT_SAMPLE_SPEC_H
+
+#include <stdint.h>
+
+#include "core/err.h"
+#include "sample/sample_op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every operator: X(identifier = kernel_name, shape columns, column names,
+ * check, family). Both tables are built from this list, so they cannot
+ * disagree; operators of one family share their code (the five linears, bmm
+ * and baddbmm, the two norms), told apart by their tensors' sizes. */
+#define SAMPLE_OP_LIST(X)                                                                   \
+	X(embedding, 4, sample_cols_mp_b_l_dim, sample_check_mp_b_l_dim, embedding)          \
+	X(layernorm, 3, sample_cols_b_l_dim, sample_check_b_l_dim, norm)                     \
+	X(RMSlayernorm, 3, sample_cols_b_l_dim, sample_check_b_l_dim, norm)                  \
+	X(linear1, 4, sample_cols_mp_b_l_dim, sample_check_dim_mp, linear)                   \
+	X(linear2, 4, sample_cols_mp_b_l_dim, sample_check_dim_mp, linear)                   \
+	X(linear3, 4, sample_cols_mp_b_l_dim, sample_check_dim_mp, linear)                   \
+	X(linear4, 4, sample_cols_mp_b_l_dim, sample_check_dim_mp, linear)                   \
+	X(linear_final, 4, sample_cols_mp_b_l_dim, sample_check_mp_b_l_dim, linear)          \
+	X(gelu, 4, sample_cols_mp_b_l_dim, sample_check_dim_mp, gelu)                        \
+	X(RoPE, 5, sample_cols_mp_b_h_l_dim, sample_check_rope, rope)                        \
+	X(res_add, 3, sample_cols_b_l_dim, sample_check_b_l_dim, res_add)                    \
+	X(parallel_cross_entropy_128, 3, sample_cols_mp_b_l, sample_check_mp_b_l, xent)      \
+	X(softmax, 4, sample_cols_mp_b_h_l, sample_check_h_mp, softmax)                      \
+	X(fillmask, 5, sample_cols_mp_b_h_l_dim, sample_check_heads, fillmask)               \
+	X(baddbmm, 5, sample_cols_mp_b_h_l_dim, sample_check_heads, batched)                 \
+	X(bmm, 5, sample_cols_mp_b_h_l_dim, sample_check_heads, batched)                     \
+	X(ScaledUpperTriangMaskedSoftmax, 4, sample_cols_mp_b_h_l, sample_check_h_mp, causal_softmax)
+
+extern const char *const sample_cols_b_l_dim[];
+extern const char *const sample_cols_mp_b_l[];
+extern const char *const sample_cols_mp_b_l_dim[];
+extern const char *const sample_cols_mp_b_h_l[];
+extern const char *const sample_cols_mp_b_h_l_dim[];
+
+/* Every check: each column at least 1, and the columns small enough that
+ * no tensor's element count can overflow. Then what the name adds. */
+int sample_check_b_l_dim(const int64_t *shape, struct sp_err *why);
+int sample_check_mp_b_l(const int64_t *shape, struct sp_err *why);
+int sample_check_mp_b_l_dim(const int64_t *shape, struct sp_err *why);
+/* mp, b, l, dim: dim divisible by mp. */
+int sample_check_dim_mp(const int64_t *shape, struct sp_err *why);
+/* mp, b, h, l: h divisible by mp. */
+int sample_check_h_mp(const int64_t *shape, struct sp_err *why);
+/* mp, b, h, l, dim: dim divisible by mp and by h, h by mp. */
+int sample_check_heads(const int64_t *shape, struct sp_err *why);
+/* sample_check_heads and an even head size (dim / h): the rotation pairs
+ * element i with element i + dim/h/2. */
+int sample_check_rope(const int64_t *shape, struct sp_err *why);
+
+/* The vocabulary every operator with one uses, and its padded partition:
+ * ceil(50257 / (128 mp)) * 128 rows. */
+#define SAMPLE_VOCAB 50257
+int64_t sample_vocab_partition(int64_t mp);
+
+/* Which kind of numbers a tensor holds: the run's precision (fp16, bf16 or
+ * fp32), always fp32 (saved statistics, losses), or int32 token ids. */
+enum sample_kind { SAMPLE_VALUES, SAMPLE_STATS, SAMPLE_IDS };
+/* Which call writes it: none (an input, or the gradient arriving from the
+ * layer above), forward, or backward. Every tensor starts random, outputs
+ * too, so the CPU and GPU states start equal. */
+enum sample_stage { SAMPLE_INPUT, SAMPLE_FORWARD, SAMPLE_BACKWARD };
+/* How setup fills it: random (sample_rand.h), or RoPE's inverse frequencies
+ * 1 / 10000^(2i / head_size), i < head_size / 2, as Megatron-LM's
+ * RotaryEmbedding (base 10000) makes them, in fp32. */
+enum sample_fill { SAMPLE_RANDOM, SAMPLE_ROPE_FREQ };
+
+#define SAMPLE_NONE (-1)
+#define SAMPLE_MAX_TENSORS 10
+
+struct sample_tensor {
+	const char *name;
+	int64_t count;
+	enum sample_kind kind;
+	enum sample_stage stage;
+	enum sample_fill fill;
+	float scale;      /* values uniform in [-scale, scale): a power of two, exact in every precision */
+	int64_t id_range; /* ids uniform in [0, id_range) */
+	int upstream;     /* a forward output: the tensor holding dLoss/d(this); else SAMPLE_NONE */
+	int grad;         /* an input: the tensor backward writes dLoss/d(this) to; else SAMPLE_NONE */
+	void *data;       /* CPU: float (values rounded to the precision) or int32_t; GPU: device memory */
+};
+
+/* The sizes an operator's code works with, derived from the shape once. */
+struct sample_dims {
+	int64_t rows;  /* rows of the operator's 2-D view: tokens (l b), or (b h/mp l) for attention */
+	int64_t cols;  /* elements a row */
+	int64_t batch; /* GEMMs: matrices in the batch */
+	int64_t m, n, k; /* GEMMs, row-major: C[m][n] = A[m][k] B[k][n] */
+	int64_t seq;   /* l: the position a row or a head vector is at is (row / (rows / seq)) */
+	int64_t vocab; /* padded vocabulary partition */
+};
+
+/* An operator's state on either side starts with this, so code that works on
+ * tensors alone (the tests) handles every operator the same way. */
+struct sample_state {
+	int n;
+	struct sample_tensor t[SAMPLE_MAX_TENSORS];
+	struct sample_dims d;
+	enum sample_precision p;
+};
+
+/* Fill `st` (tensors without data, dims) for one checked shape. */
+typedef void (*sample_layout_fn)(const int64_t *shape, struct sample_state *st);
+
+/* Tensor order, one enum per layout: both sides index tensors by these. */
+enum { EMB_IDS, EMB_W, EMB_Y, EMB_DY, EMB_DW };
+enum { NORM_X, NORM_W, NORM_B, NORM_Y, NORM_MEAN, NORM_RSTD, NORM_DY, NORM_DX, NORM_DW, NORM_DB };
+/* RMS norm: NORM_B is absent (no bias), NORM_MEAN is unused, NORM_RSTD is 1 / (rms + eps). */
+enum { LIN_X, LIN_W, LIN_B, LIN_Y, LIN_DY, LIN_DX, LIN_DW, LIN_DB };
+enum { ELT_X, ELT_Y, ELT_DY, ELT_DX, ELT_X2 }; /* gelu; res_add: Y = X + X2 */
+enum { ROPE_Q, ROPE_K, ROPE_FREQ, ROPE_QO, ROPE_KO, ROPE_DQO, ROPE_DKO, ROPE_DQ, ROPE_DK };
+enum { XENT_LOGITS, XENT_TARGET, XENT_LOSS, XENT_LSE, XENT_DLOSS, XENT_DLOGITS };
+enum { SM_X, SM_Y, SM_DY, SM_DX };
+enum { MASK_S, MASK_G }; /* fillmask: both in place */
+enum { MM_A, MM_B, MM_C, MM_DC, MM_DA, MM_DB };   /* bmm, baddbmm: C = A B */
+
+/* One layout per operator, named sample_layout_<kernel_name>. */
+#define SAMPLE_DECLARE_LAYOUT(id, ncol, cols, check, family) \
+	void sample_layout_##id(const int64_t *shape, struct sample_state *st);
+SAMPLE_OP_LIST(SAMPLE_DECLARE_LAYOUT)
+#undef SAMPLE_DECLARE_LAYOUT
+
+/* Whether the operator has a backward (res_add has none: the gradient of a
+ * sum is passed through, no kernel runs). */
+int sample_has_backward(const char *name);
+
+/* Bytes one element of a tensor takes at precision p. */
+size_t sample_tensor_elem_bytes(const struct sample_tensor *t, enum sample_precision p);
+
+/* A value rounded to precision p (nearest, ties to even), as a float. */
+float sample_round(enum sample_precision p, double v);
+
+/* Fill a tensor's host copy as setup does (float values already rounded to
+ * precision p, or int32 ids); tensor number `index` of the state. */
+void sample_tensor_fill_host(const struct sample_tensor *t, int index, enum sample_precision p,
+			     uint64_t seed, void *host);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

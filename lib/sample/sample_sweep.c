@@ -1,0 +1,245 @@
+#include "sample/sample_sweep.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "core/timer.h"
+#include "sample/sample_grid.h"
+#include "sweep/sweep.h"
+
+/* Progress lines go to the log every this many shapes, as in the original. */
+enum { LOG_EVERY = 5 };
+
+struct run {
+	const struct sample_job *job;
+	struct sample_sweep_result *r;
+	struct sweep csv;
+	FILE *log;
+	char label[256]; /* "layernorm_fp16", the log's Kernel: */
+	uint64_t done;   /* shapes of this part finished, earlier runs' included */
+	uint64_t since;  /* shapes since the last progress line */
+	double since_t;
+};
+
+const char *sample_output_stem(const struct sample_job *job, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s_%s_%s_%d_%d", job->clock->device, job->cfg->kernel_name,
+		 sample_precision_name(job->precision), job->parts, job->part);
+	return buf;
+}
+
+const char *sample_log_progress(char *buf, size_t size, const char *stamp, const char *kernel,
+				const char *precision, uint64_t done, uint64_t total,
+				double speed)
+{
+	uint64_t left = (uint64_t)((double)(total - done) * speed);
+	snprintf(buf, size,
+		 "[%s]Kernel: %s_%s | Progress: %" PRIu64 "/%" PRIu64 "=%.2f%% | "
+		 "Speed: %.2fs/sample | Remaining: %" PRIu64 "d%" PRIu64 "h%" PRIu64 "m%" PRIu64
+		 "s",
+		 stamp, kernel, precision, done, total,
+		 total ? 100.0 * (double)done / (double)total : 100.0, speed, left / 86400,
+		 left % 86400 / 3600, left % 3600 / 60, left % 60);
+	return buf;
+}
+
+static void stamp_now(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static int log_text(struct run *run, const char *text, struct sp_err *err)
+{
+	if (fprintf(run->log, "%s\n", text) < 0 || fflush(run->log))
+		return sp_fail_errno(err, "%s: cannot write", run->r->log);
+	return 0;
+}
+
+/* "[stamp]Kernel: layernorm_fp16 | " and the rest. */
+static int log_line(struct run *run, struct sp_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int log_line(struct run *run, struct sp_err *err, const char *fmt, ...)
+{
+	char stamp[32], text[1024];
+	stamp_now(stamp, sizeof stamp);
+	int n = snprintf(text, sizeof text, "[%s]Kernel: %s | ", stamp, run->label);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
+	va_end(ap);
+	return log_text(run, text, err);
+}
+
+static int log_progress(struct run *run, struct sp_err *err)
+{
+	char stamp[32], text[512];
+	double now = timer_now();
+	double speed = run->since ? (now - run->since_t) / (double)run->since : 0;
+	stamp_now(stamp, sizeof stamp);
+	sample_log_progress(text, sizeof text, stamp, run->job->cfg->kernel_name,
+			    sample_precision_name(run->job->precision), run->done, run->r->total,
+			    speed);
+	run->since = 0;
+	run->since_t = now;
+	return log_text(run, text, err);
+}
+
+/* A folder that may exist already. */
+static int make_dir(const char *path, struct sp_err *err)
+{
+	if (mkdir(path, 0777) && errno != EEXIST)
+		return sp_fail_errno(err, "%s: cannot create the folder", path);
+	return 0;
+}
+
+/* A path built from parts, refused when it does not fit. */
+static int make_path(char *buf, size_t size, struct sp_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int make_path(char *buf, size_t size, struct sp_err *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size)
+		return sp_fail(err, "%.64s...: the path is too long", buf);
+	return 0;
+}
+
+static int open_outputs(struct run *run, struct sp_err *err)
+{
+	const struct sample_job *job = run->job;
+	struct sample_sweep_result *r = run->r;
+	char stem[512], data[4096], logs[4096];
+	sample_output_stem(job, stem, sizeof stem);
+	if (make_path(data, sizeof data, err, "%s/sampling_data", job->output_dir) ||
+	    make_path(logs, sizeof logs, err, "%s/sampling_log", job->output_dir) ||
+	    make_path(r->csv, sizeof r->csv, err, "%s/%s.csv", data, stem) ||
+	    make_path(r->log, sizeof r->log, err, "%s/%s.txt", logs, stem))
+		return -1;
+	if (make_dir(job->output_dir, err) || make_dir(data, err) || make_dir(logs, err))
+		return -1;
+	const struct sample_config *cfg = job->cfg;
+	if (sweep_open(&run->csv, r->csv, (const char *const *)cfg->columns, cfg->ncols,
+		       (const char *const *)cfg->columns, (size_t)cfg->grid.ndims, err))
+		return -1;
+	run->log = fopen(r->log, "a");
+	if (!run->log) {
+		sp_fail_errno(err, "%s: cannot open", r->log);
+		sweep_close(&run->csv, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* Durations to the nanosecond: the digits that mean something. */
+static double to_ns(double us)
+{
+	return round(us * 1000) / 1000;
+}
+
+static int write_row(struct run *run, const int64_t *shape, const struct sample_times *t,
+		     struct sp_err *err)
+{
+	for (int i = 0; i < run->job->cfg->grid.ndims; i++)
+		csv_writer_int(&run->csv.w, shape[i]);
+	csv_writer_double(&run->csv.w, to_ns(t->fwd_us), 0);
+	csv_writer_double(&run->csv.w, to_ns(t->bwd_us), 0);
+	return sweep_end_row(&run->csv, err);
+}
+
+/* One shape of this part: already done, skipped, failed or measured. */
+static int sample_shape(struct run *run, void *warm, const int64_t *shape, struct sp_err *err)
+{
+	const struct sample_job *job = run->job;
+	int nd = job->cfg->grid.ndims;
+	char keys[SAMPLE_MAX_DIMS][24], text[256];
+	const char *key[SAMPLE_MAX_DIMS];
+	for (int i = 0; i < nd; i++) {
+		snprintf(keys[i], sizeof keys[i], "%" PRId64, shape[i]);
+		key[i] = keys[i];
+	}
+	run->done++;
+	sample_shape_text(nd, shape, text, sizeof text);
+	struct sp_err why;
+	struct sample_times t;
+	int rc = 0;
+	if (sweep_done(&run->csv, key)) {
+		run->r->resumed++;
+	} else if (job->op->check(shape, &why)) {
+		run->r->skipped++;
+		run->since++;
+		sp_report_msg(job->report, 2, "%s %s skipped: %s", run->label, text, why.msg);
+		rc = log_line(run, err, "Skipped: %s: %s", text, why.msg);
+	} else if (sample_measure(job, warm, shape, &t, &why)) {
+		run->r->failed++;
+		run->since++;
+		sp_report_msg(job->report, 1, "%s %s failed: %s", run->label, text, why.msg);
+		rc = log_line(run, err, "Failed: %s: %s", text, why.msg);
+	} else {
+		run->r->measured++;
+		run->since++;
+		rc = write_row(run, shape, &t, err);
+	}
+	if (rc == 0 && run->since > 0 &&
+	    (run->since == LOG_EVERY || run->done == run->r->total))
+		rc = log_progress(run, err);
+	return rc;
+}
+
+static int walk(struct run *run, void *warm, struct sp_err *err)
+{
+	const struct sample_job *job = run->job;
+	const struct sample_grid *g = &job->cfg->grid;
+	int64_t shape[SAMPLE_MAX_DIMS];
+	uint64_t n = 1;
+	sample_grid_first(g, shape);
+	do {
+		if (!sample_grid_owns(n, job->parts, job->part))
+			continue;
+		if (sample_shape(run, warm, shape, err))
+			return -1;
+		sp_report_progress(job->report, run->label, run->done, run->r->total);
+	} while (n++, sample_grid_next(g, shape));
+	return 0;
+}
+
+int sample_sweep(const struct sample_job *job, struct sample_sweep_result *r,
+		 struct sp_err *err)
+{
+	struct run run = {.job = job, .r = r};
+	memset(r, 0, sizeof *r);
+	r->total = sample_grid_part_count(sample_grid_count(&job->cfg->grid), job->parts,
+					  job->part);
+	snprintf(run.label, sizeof run.label, "%s_%s", job->cfg->kernel_name,
+		 sample_precision_name(job->precision));
+	void *warm;
+	if (sample_job_check(job, err) || open_outputs(&run, err))
+		return -1;
+	int rc = -1;
+	if (sample_warm_open(job, &warm, err))
+		goto close;
+	run.since_t = timer_now();
+	rc = log_line(&run, err, "Start: part %d of %d, %" PRIu64 " shapes, %zu rows in the CSV",
+		      job->part, job->parts, r->total, run.csv.resumed);
+	if (rc == 0)
+		rc = walk(&run, warm, err);
+	sample_warm_close(job, warm);
+close:
+	if (sweep_close(&run.csv, rc ? NULL : err))
+		rc = -1;
+	if (fclose(run.log) && rc == 0)
+		rc = sp_fail_errno(err, "%s: cannot write", r->log);
+	return rc;
+}

@@ -1,0 +1,421 @@
+#!/usr/bin/env bats
+# kernel-sample on the CPU path (--device cpu): real sweeps of real
+# operators with every option and mode, every bad config, resume after a
+# cut row and after kill -9, parts, and merge.
+load helpers
+
+K=kernel-sample
+
+# cfg NAME: a config in $T from standard input.
+cfg() {
+	cat >"$T/$1"
+}
+
+# A layernorm sweep in block style: 2 x 2 x 3 = 12 shapes, quick.
+small() {
+	cfg ln.yml <<'EOF'
+kernel_name: layernorm
+columns_name: [b, l, dim, F_dur(us), B_dur(us)]
+first_n_column: 3
+starts: [1, 4, 8]
+steps: [2, 4, 8]
+ends: [2, 8, 24]
+operators: [mul, add, add]
+warmup_shapes: [1, 4, 8]
+wait: 1
+warmup: 1
+active: 3
+shapes: [2, 8, 16]
+EOF
+}
+
+# rows CSV: the data rows, header dropped
+rows() {
+	tail -n +2 "$1"
+}
+
+@test "--help, -h, --version and -V, also after run and merge" {
+	assert_help_version $K
+	[[ $output == *"kernel-sample merge [OPTION]... PART.csv..."* ]]
+	assert_help_version $K run
+	assert_help_version $K merge
+}
+
+@test "a sweep of the shipped test config: the config's columns, one row per shape, the log's lines" {
+	cd "$T"
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/layernorm.yml" --device cpu --precision fp32
+	[ "$status" -eq 0 ]
+	[[ $output == *"layernorm_fp32: part 1 of 1, 8 shapes: 8 measured, 0 skipped, 0 failed, 0 done before; ./sampling_data/"*"_layernorm_fp32_1_1.csv" ]]
+	csv=$(ls sampling_data/*_layernorm_fp32_1_1.csv)
+	[ "$(head -1 "$csv")" = "b,l,dim,F_dur(us),B_dur(us)" ]
+	# the grid in the original's order, last dimension fastest
+	[ "$(rows "$csv" | cut -d, -f1-3 | tr '\n' ' ')" = "2,8,16 2,8,32 2,16,16 2,16,32 4,8,16 4,8,32 4,16,16 4,16,32 " ]
+	# positive times with at most three decimals
+	rows "$csv" | cut -d, -f4,5 | tr ',' '\n' | grep -qvE '^[0-9]+(\.[0-9]{1,3})?$' && return 1
+	log=sampling_log/$(basename "$csv" .csv).txt
+	[ "$(wc -l <"$log")" -eq 3 ]
+	grep -qE '^\[[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}\]Kernel: layernorm_fp32 \| Start: part 1 of 1, 8 shapes, 0 rows in the CSV$' "$log"
+	grep -qE '^\[[0-9 :-]{19}\]Kernel: layernorm_fp32 \| Progress: 5/8=62\.50% \| Speed: [0-9]+\.[0-9]{2}s/sample \| Remaining: [0-9]+d[0-9]+h[0-9]+m[0-9]+s$' "$log"
+	grep -qE '\| Progress: 8/8=100\.00% \| Speed: [0-9.]+s/sample \| Remaining: 0d0h0m0s$' "$log"
+}
+
+@test "every shipped test config sweeps on the CPU; every collect config runs one small shape" {
+	for f in "$REPO"/configs/kernel_sampling/test/*.yml; do
+		"$BIN/$K" -q "$f" --device cpu --output-dir "$T/out"
+	done
+	[ "$(ls "$T/out/sampling_data" | wc -l)" -eq 17 ]
+	for f in "$REPO"/configs/kernel_sampling/collect/*.yml; do
+		name=$(basename "$f")
+		shape=$(grep '"starts"' "$REPO/configs/kernel_sampling/test/$name" | tr -dc '0-9,')
+		run "$BIN/$K" "$f" --device cpu --run run_function --shape "$shape"
+		[ "$status" -eq 0 ] || { echo "$name: $output"; return 1; }
+		[[ $output == *": input_shape: ["*"] ran once" ]]
+	done
+}
+
+@test "--config or CONFIG.yml, with or without run; both, neither or two is a usage error" {
+	small
+	cd "$T"
+	"$BIN/$K" -q --config ln.yml --device cpu --output-dir a
+	"$BIN/$K" run -q ln.yml --device cpu --output-dir b
+	"$BIN/$K" run -c ln.yml -q --device cpu --output-dir c
+	for d in a b c; do [ "$(rows $d/sampling_data/*.csv | wc -l)" -eq 12 ]; done
+	run "$BIN/$K" --config ln.yml ln.yml
+	assert_error 2 $K "give the config once: --config or CONFIG.yml"
+	run "$BIN/$K" --device cpu
+	assert_error 2 $K "no CONFIG.yml given"
+	run "$BIN/$K" run
+	assert_error 2 $K "no CONFIG.yml given"
+	run "$BIN/$K" ln.yml other.yml
+	assert_error 2 $K "unexpected argument 'other.yml'"
+	run "$BIN/$K" run --bogus ln.yml
+	assert_error 2 $K "unknown option '--bogus'"
+}
+
+@test "--precision names the files; a bad one is a usage error" {
+	small
+	cd "$T"
+	for p in fp16 bf16 fp32; do
+		"$BIN/$K" -q ln.yml --device cpu --precision $p
+		ls sampling_data/*_layernorm_${p}_1_1.csv sampling_log/*_layernorm_${p}_1_1.txt
+	done
+	run "$BIN/$K" ln.yml --device cpu --precision fp8
+	assert_error 2 $K "--precision: 'fp8' is not one of fp16, bf16, fp32"
+}
+
+@test "--device: cpu and auto (the CPU here) sweep alike; bad names are usage errors; cuda needs a GPU" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu --output-dir cpu
+	"$BIN/$K" -q ln.yml --device auto --output-dir auto
+	"$BIN/$K" -q ln.yml --output-dir default
+	for d in auto default; do
+		diff <(cut -d, -f1-3 cpu/sampling_data/*.csv) <(cut -d, -f1-3 $d/sampling_data/*.csv)
+	done
+	run "$BIN/$K" ln.yml --device gpu
+	assert_error 2 $K "--device: 'gpu' is not one of cpu, cuda, auto"
+	run "$BIN/$K" ln.yml --device cuda:x
+	assert_error 2 $K "--device: 'x' is not an integer"
+	if "$BIN/$K" -q ln.yml --device cuda --run run_function --output-dir gpu 2>/dev/null; then
+		skip "a GPU is usable here"
+	fi
+	run "$BIN/$K" ln.yml --device cuda:1
+	assert_error 1 $K "^kernel-sample: error: --device cuda: no usable CUDA device \(.+\)$"
+	[ ! -e gpu ]
+}
+
+@test "--parts N --part I: the parts deal the grid round-robin as the original, and make it whole" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu --output-dir whole
+	for i in 1 2 3 4 5; do
+		"$BIN/$K" -q ln.yml --device cpu --parts 5 --part $i --output-dir parts
+	done
+	# part 2 of 5 takes positions 1, 6, 11; part 1 positions 5 and 10
+	[ "$(rows parts/sampling_data/*_5_2.csv | cut -d, -f1-3 | tr '\n' ' ')" = "1,4,8 1,8,24 2,8,16 " ]
+	[ "$(rows parts/sampling_data/*_5_1.csv | cut -d, -f1-3 | tr '\n' ' ')" = "1,8,16 2,8,8 " ]
+	diff <(rows whole/sampling_data/*.csv | cut -d, -f1-3 | sort) \
+	     <(cat parts/sampling_data/*.csv | grep -v dim | cut -d, -f1-3 | sort)
+	grep -q "Start: part 3 of 5, 3 shapes" parts/sampling_log/*_5_3.txt
+}
+
+@test "--parts and --part default to the SLURM array's task count and id" {
+	small
+	cd "$T"
+	SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_MIN=0 \
+		"$BIN/$K" -q ln.yml --device cpu
+	ls sampling_data/*_layernorm_fp16_3_3.csv
+	SLURM_NTASKS=4 SLURM_PROCID=0 "$BIN/$K" -q ln.yml --device cpu
+	ls sampling_data/*_layernorm_fp16_4_1.csv
+}
+
+@test "a part outside 1..parts, or no number, is a usage error" {
+	small
+	cd "$T"
+	run "$BIN/$K" ln.yml --device cpu --parts 3 --part 4
+	assert_error 2 $K "--part 4 is outside 1..3 \(--parts\)"
+	run "$BIN/$K" ln.yml --device cpu --parts 3 --part 0
+	assert_error 2 $K "--part"
+	run "$BIN/$K" ln.yml --device cpu --parts two
+	assert_error 2 $K "--parts"
+	[ ! -e sampling_data ]
+}
+
+@test "--output-dir: made when missing; a folder that cannot be made is an error, nothing written" {
+	small
+	"$BIN/$K" -q "$T/ln.yml" --device cpu --output-dir "$T/new"
+	[ -d "$T/new/sampling_data" ] && [ -d "$T/new/sampling_log" ]
+	echo x >"$T/file"
+	run "$BIN/$K" "$T/ln.yml" --device cpu --output-dir "$T/file"
+	assert_error 1 $K "^kernel-sample: error: $T/file/sampling_data: cannot create the folder: Not a directory$"
+	run "$BIN/$K" "$T/ln.yml" --device cpu --output-dir "$T/no/such/dir"
+	assert_error 1 $K "$T/no/such/dir: cannot create the folder: No such file or directory"
+	if [ "$(id -u)" -ne 0 ]; then
+		mkdir "$T/ro" && chmod 555 "$T/ro"
+		run "$BIN/$K" "$T/ln.yml" --device cpu --output-dir "$T/ro"
+		assert_error 1 $K "$T/ro/sampling_data: cannot create the folder: Permission denied"
+	fi
+	run "$BIN/$K" "$T/ln.yml" --device cpu --output-dir ""
+	assert_error 2 $K "--output-dir: empty"
+}
+
+@test "get_one prints the shape's times; --shape picks another; a refused shape is an error" {
+	small
+	cd "$T"
+	run "$BIN/$K" ln.yml --device cpu --run get_one
+	[ "$status" -eq 0 ]
+	[[ $output =~ ^layernorm_fp16:\ input_shape:\ \[2,\ 8,\ 16\]\ timecost\(us\)\ \[fwd,\ bwd\]:\ \[[0-9]+\.[0-9]{3},\ [0-9]+\.[0-9]{3}\]$ ]]
+	run "$BIN/$K" ln.yml --device cpu --run get_one --shape 1,4,40 --precision bf16
+	[[ $output == "layernorm_bf16: input_shape: [1, 4, 40] timecost(us)"* ]]
+	[ ! -e sampling_data ]
+	run "$BIN/$K" ln.yml --device cpu --run get_one --shape 1,4
+	assert_error 2 $K "--shape: 2 values, the config's shapes have 3"
+	run "$BIN/$K" ln.yml --device cpu --run get_one --shape 1,0,4
+	assert_error 2 $K "--shape"
+	cfg gelu.yml <<'EOF'
+{ "kernel_name": "gelu", "columns_name": ['mp', 'b', 'l', 'dim', 'F_dur(us)', 'B_dur(us)'],
+  "first_n_column": 4, "starts": [1, 1, 4, 8], "steps": [2, 1, 1, 1], "ends": [4, 1, 4, 10],
+  "operators": ['mul', 'add', 'add', 'add'], "shapes": [4, 1, 4, 10], "run": "get_one" }
+EOF
+	run "$BIN/$K" gelu.yml --device cpu
+	assert_error 1 $K "^kernel-sample: error: gelu.yml: gelu \[4, 1, 4, 10\]: dim 10 not divisible by mp 4$"
+}
+
+@test "get_profiler runs once in the NVTX range and prints the ncu command; run_function runs once" {
+	small
+	cd "$T"
+	run "$BIN/$K" ln.yml --device cpu --run get_profiler --precision fp32 --seed=7
+	[ "$status" -eq 0 ]
+	[ "$output" = "ncu --nvtx --nvtx-include layernorm_fp32_2_8_16/ $BIN/$K ln.yml --device cpu --run get_profiler --precision fp32 --seed=7" ]
+	run "$BIN/$K" run --config "ln.yml" --device cpu --run get_profiler --shape 1,4,8 --output-dir "a b"
+	[ "$output" = "ncu --nvtx --nvtx-include layernorm_fp16_1_4_8/ $BIN/$K run --config ln.yml --device cpu --run get_profiler --shape 1,4,8 --output-dir 'a b'" ]
+	run "$BIN/$K" ln.yml --device cpu --run run_function
+	[ "$output" = "layernorm_fp16: input_shape: [2, 8, 16] ran once" ]
+	run "$BIN/$K" ln.yml --device cpu --run get_everything
+	assert_error 2 $K "--run: 'get_everything' is not one of get_all, get_one, get_profiler, run_function"
+	# option values are checked before the config is read
+	run "$BIN/$K" missing.yml --run get_everything
+	assert_error 2 $K "--run: 'get_everything'"
+	[ ! -e sampling_data ]
+}
+
+@test "the config's run chooses the mode; single-shape modes need a shape" {
+	small
+	cd "$T"
+	sed 's/^shapes:.*$/run: get_one\nshapes: [1, 4, 8]/' ln.yml >one.yml
+	run "$BIN/$K" one.yml --device cpu
+	[[ $output == "layernorm_fp16: input_shape: [1, 4, 8] timecost(us)"* ]]
+	grep -v '^shapes' ln.yml >noshape.yml
+	run "$BIN/$K" noshape.yml --device cpu --run get_one
+	assert_error 1 $K "noshape.yml: this mode needs a shape: 'shapes' in the config or --shape"
+	run "$BIN/$K" noshape.yml --device cpu --run get_one --shape 1,4,8
+	[ "$status" -eq 0 ]
+}
+
+@test "--seed: any non-negative integer; others are usage errors" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu --seed=123456789
+	run "$BIN/$K" ln.yml --device cpu --seed -1
+	assert_error 2 $K "--seed"
+	run "$BIN/$K" ln.yml --device cpu --seed x
+	assert_error 2 $K "--seed"
+}
+
+# bad_config KEY LINE MESSAGE: the layernorm config with its line of KEY
+# replaced by LINE fails with exit 1 and MESSAGE, writing nothing.
+bad_config() {
+	local key=$1 line=$2 msg=$3
+	small
+	awk -v key="$key" -v line="$line" 'index($0, key ":") == 1 { print line; next } { print }' \
+		"$T/ln.yml" >"$T/bad.yml"
+	grep -qF -- "$line" "$T/bad.yml" || { echo "no line $key"; return 1; }
+	run "$BIN/$K" "$T/bad.yml" --device cpu --output-dir "$T/out"
+	assert_error 1 $K "$msg"
+	[ ! -e "$T/out" ]
+}
+
+@test "bad configs: one line with the file and line, exit 1, nothing written" {
+	bad_config first_n_column "first_n_colum: 3" "bad.yml:3: unknown key 'first_n_colum' in a kernel-sample config"
+	bad_config steps "steps: [2, 4]" "bad.yml:5: steps has 2 values, first_n_column is 3"
+	bad_config starts "starts: [1, 4, 8, 1]" "bad.yml:4: starts has 4 values, first_n_column is 3"
+	bad_config operators "operators: [mul, add]" "bad.yml:7: operators has 2 values, first_n_column is 3"
+	bad_config warmup_shapes "warmup_shapes: [1]" "bad.yml:8: warmup_shapes has 1 values, first_n_column is 3"
+	bad_config steps "steps: [2, 0, 8]" "bad.yml:5: steps\[1\]: step 0 never advances \('add' needs 1 or more\)"
+	bad_config steps "steps: [1, 4, 8]" "bad.yml:5: steps\[0\]: step 1 never advances \('mul' needs 2 or more\)"
+	bad_config ends "ends: [2, 3, 24]" "bad.yml:6: ends\[1\]: end 3 is below its start 4"
+	bad_config operators "operators: [mul, add, pow]" "bad.yml:7: operators\[2\]: unknown operator 'pow' \(expected mul or add\)"
+	bad_config active "active: 0" "bad.yml:11: active: 0 is outside 1..100000"
+	bad_config kernel_name "kernel_name: [a, b]" "bad.yml:1: kernel_name"
+	bad_config columns_name "columns_name: [b, l, dim, F_dur(us)]" "bad.yml:2: columns_name has 4 names"
+	bad_config columns_name "columns_name: [mp, l, dim, F_dur(us), B_dur(us)]" \
+		"bad.yml:2: columns_name: layernorm takes the shape \(b, l, dim\), the config names \(mp, l, dim\)"
+	bad_config warmup_shapes "warmup_shapes: [1, 4, 0]" "bad.yml:8: warmup_shapes\[2\]: 0 is outside 1..1099511627776"
+	bad_config starts "starts: [1, 4, {a: 1}]" "bad.yml:4: starts\[2\]"
+	bad_config first_n_column "first_n_column: 3 ]" "bad.yml:3: "
+	run "$BIN/$K" "$T/none.yml" --device cpu
+	assert_error 1 $K "$T/none.yml: "
+}
+
+@test "unknown operator or run mode in a config: exit 1 naming them" {
+	small
+	sed 's/^kernel_name: layernorm/kernel_name: layernorm\nfunction_name: layernorn/' "$T/ln.yml" >"$T/op.yml"
+	run "$BIN/$K" "$T/op.yml" --device cpu
+	assert_error 1 $K "op.yml: no operator 'layernorn' on the CPU \(kernel-sample has embedding, layernorm, .*, ScaledUpperTriangMaskedSoftmax\)"
+	echo "run: get_some" >>"$T/ln.yml"
+	run "$BIN/$K" "$T/ln.yml" --device cpu
+	assert_error 1 $K "ln.yml:13: run: unknown mode 'get_some' \(expected get_all, get_one, get_profiler or run_function\)"
+}
+
+@test "shapes the operator refuses are skipped and logged, -v shows them, the sweep goes on" {
+	cfg gelu.yml <<'EOF'
+{ "kernel_name": "gelu", "columns_name": ['mp', 'b', 'l', 'dim', 'F_dur(us)', 'B_dur(us)'],
+  "first_n_column": 4, "starts": [1, 1, 4, 8], "steps": [2, 1, 1, 1], "ends": [4, 1, 4, 10],
+  "operators": ['mul', 'add', 'add', 'add'], "wait": 0, "warmup": 1, "active": 2 }
+EOF
+	cd "$T"
+	run "$BIN/$K" -v gelu.yml --device cpu
+	[ "$status" -eq 0 ]
+	# mp 1, 2, 4 x dim 8, 9, 10: dim 9 with mp 2, 9 and 10 with mp 4 are refused
+	[[ $output == *"gelu_fp16 [2, 1, 4, 9] skipped: dim 9 not divisible by mp 2"* ]]
+	[[ $output == *"9 shapes: 6 measured, 3 skipped, 0 failed"* ]]
+	[ "$(grep -c '| Skipped: \[' sampling_log/*.txt)" -eq 3 ]
+	grep -q '| Skipped: \[4, 1, 4, 10\]: dim 10 not divisible by mp 4$' sampling_log/*.txt
+	[ "$(rows sampling_data/*.csv | cut -d, -f1,4 | tr '\n' ' ')" = "1,8 1,9 1,10 2,8 2,10 4,8 " ]
+	run "$BIN/$K" gelu.yml --device cpu
+	[[ $output != *"skipped:"* ]]
+	run "$BIN/$K" -q gelu.yml --device cpu
+	[ -z "$output" ]
+}
+
+@test "res_add has no backward: B_dur(us) is 0" {
+	cd "$T"
+	"$BIN/$K" -q "$REPO/configs/kernel_sampling/test/res_add.yml" --device cpu
+	[ "$(rows sampling_data/*.csv | cut -d, -f5 | sort -u)" = "0" ]
+}
+
+@test "a rerun resumes: nothing timed twice; a cut last row is redone; a foreign header is an error" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu
+	csv=$(ls sampling_data/*.csv)
+	cp "$csv" full.csv
+	run "$BIN/$K" ln.yml --device cpu
+	[[ $output == *"12 shapes: 0 measured, 0 skipped, 0 failed, 12 done before"* ]]
+	cmp full.csv "$csv"
+	# a kill in the middle of the last row's write
+	head -c -5 full.csv >"$csv"
+	run "$BIN/$K" ln.yml --device cpu
+	[[ $output == *"1 measured, 0 skipped, 0 failed, 11 done before"* ]]
+	diff <(cut -d, -f1-3 full.csv) <(cut -d, -f1-3 "$csv")
+	head -n 12 full.csv | cmp - <(head -n 12 "$csv")
+	[ "$(grep -c 'Start: part 1 of 1, 12 shapes' sampling_log/*.txt)" -eq 3 ]
+	# a file from another config: refused, untouched
+	printf 'b,l,width,F_dur(us),B_dur(us)\n1,4,8,1,2\n' >"$csv"
+	cp "$csv" foreign.csv
+	run "$BIN/$K" ln.yml --device cpu
+	assert_error 1 $K "$csv"
+	[[ $output == *header* ]]
+	cmp foreign.csv "$csv"
+}
+
+@test "kill -9 in the middle of a sweep: the rerun completes it, no row lost or repeated" {
+	cfg slow.yml <<'EOF'
+kernel_name: layernorm
+columns_name: [b, l, dim, F_dur(us), B_dur(us)]
+first_n_column: 3
+starts: [1, 32, 64]
+steps: [1, 32, 64]
+ends: [3, 64, 384]
+operators: [add, add, add]
+wait: 0
+warmup: 0
+active: 400
+EOF
+	cd "$T"
+	"$BIN/$K" -q slow.yml --device cpu --output-dir ref
+	"$BIN/$K" -q slow.yml --device cpu &
+	pid=$!
+	for _ in $(seq 200); do
+		n=$(cat sampling_data/*.csv 2>/dev/null | wc -l)
+		[ "$n" -ge 6 ] && break
+		sleep 0.05
+	done
+	kill -9 $pid
+	wait $pid || true
+	n=$(rows sampling_data/*.csv | wc -l)
+	[ "$n" -ge 5 ] && [ "$n" -lt 36 ] || skip "the sweep ran too fast or too slow to be killed in the middle ($n rows)"
+	cp sampling_data/*.csv killed.csv
+	"$BIN/$K" -q slow.yml --device cpu
+	csv=$(ls sampling_data/*.csv)
+	# what the killed run wrote stays (its complete rows), then the rest
+	head -n "$(grep -c '' killed.csv)" "$csv" | head -n -1 | cmp - <(head -n -1 killed.csv)
+	diff <(cut -d, -f1-3 ref/sampling_data/*.csv) <(cut -d, -f1-3 "$csv")
+	[ "$(cut -d, -f1-3 "$csv" | sort | uniq -d)" = "" ]
+}
+
+@test "merge: the parts into one CSV, sorted by shape, each shape once" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu --output-dir whole
+	for i in 1 2 3; do "$BIN/$K" -q ln.yml --device cpu --parts 3 --part $i; done
+	out=$(ls sampling_data/*_1.csv | sed 's/_3_1.csv$/.csv/')
+	run "$BIN/$K" merge sampling_data/*.csv -o "$out"
+	[ "$status" -eq 0 ]
+	[[ $output == "merged 3 files: 12 rows, 12 shapes; $out" ]]
+	diff <(cut -d, -f1-3 whole/sampling_data/*.csv) <(cut -d, -f1-3 "$out")
+	# again, with a part twice and to stdout: duplicates dropped, the first kept
+	run "$BIN/$K" merge -q sampling_data/*_3_2.csv "$out" sampling_data/*_3_2.csv
+	[ "$status" -eq 0 ]
+	[ "$(echo "$output" | cut -d, -f1-3)" = "$(cut -d, -f1-3 "$out")" ]
+	part_row=$(sed -n 2p sampling_data/*_3_2.csv)
+	echo "$output" | grep -qx -- "$part_row"
+}
+
+@test "merge refuses other operators, precisions and columns, bad names; nothing written" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu --parts 2 --part 1
+	"$BIN/$K" -q ln.yml --device cpu --parts 2 --part 2 --precision fp32
+	a=$(ls sampling_data/*_fp16_2_1.csv)
+	b=$(ls sampling_data/*_fp32_2_2.csv)
+	run "$BIN/$K" merge "$a" "$b" -o out.csv
+	assert_error 1 $K "$b: another precision than $a's"
+	dev=$(basename "$a" | cut -d_ -f1)
+	cp "$a" "${dev}_gelu_fp16_2_2.csv"
+	run "$BIN/$K" merge "$a" "${dev}_gelu_fp16_2_2.csv" -o out.csv
+	assert_error 1 $K "${dev}_gelu_fp16_2_2.csv: another operator than"
+	sed '1s/dim/width/' "$a" >"${dev}_layernorm_fp16_2_2.csv"
+	run "$BIN/$K" merge "$a" "${dev}_layernorm_fp16_2_2.csv" -o out.csv
+	assert_error 1 $K "${dev}_layernorm_fp16_2_2.csv: other columns than"
+	cp "$a" layernorm.csv
+	run "$BIN/$K" merge layernorm.csv -o out.csv
+	assert_error 1 $K "layernorm.csv: not a kernel-sample file name"
+	run "$BIN/$K" merge missing_layernorm_fp16.csv -o out.csv
+	assert_error 1 $K "missing_layernorm_fp16.csv"
+	run "$BIN/$K" merge -o out.csv
+	assert_error 2 $K "merge: no PART.csv given"
+	[ ! -e out.csv ]
+	ls | grep -q '\.tmp\.' && return 1
+	true
+}

@@ -1,0 +1,333 @@
+/* kernel-sample's CPU operators (lib/sample/): the table, the shape checks
+ * and their reasons, the padded vocabulary, the inputs' generator, known
+ * values of each family, and every backward against central finite
+ * differences of its forward (loss = sum over outputs of upstream . output,
+ * at fp32, fresh state for each evaluation, so in-place operators work too). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sample/sample_op.h"
+#include "sample/sample_rand.h"
+#include "sample/sample_spec.h"
+
+#define SEED 27
+
+/* A small shape per operator: sizes that are no power of two. */
+static const struct {
+	const char *name;
+	int64_t shape[5];
+} small[] = {
+	{"embedding", {2, 2, 3, 5}},
+	{"layernorm", {2, 3, 7}},
+	{"RMSlayernorm", {2, 3, 7}},
+	{"linear1", {2, 2, 3, 6}},
+	{"linear2", {2, 2, 3, 6}},
+	{"linear3", {2, 2, 3, 6}},
+	{"linear4", {2, 2, 3, 6}},
+	{"linear_final", {8, 1, 2, 3}},
+	{"gelu", {2, 2, 3, 6}},
+	{"RoPE", {1, 2, 2, 3, 12}},
+	{"res_add", {2, 3, 5}},
+	{"parallel_cross_entropy_128", {8, 2, 3}},
+	{"softmax", {2, 2, 4, 5}},
+	{"fillmask", {1, 1, 2, 5, 4}},
+	{"baddbmm", {1, 2, 2, 5, 6}},
+	{"bmm", {1, 2, 2, 5, 6}},
+	{"ScaledUpperTriangMaskedSoftmax", {2, 2, 4, 5}},
+};
+#define NSMALL (sizeof small / sizeof small[0])
+
+static struct sample_state *setup(const char *name, const int64_t *shape, enum sample_precision p)
+{
+	const struct sample_op *op = sample_cpu_op(name);
+	struct sp_err e;
+	void *st;
+	assert_non_null(op);
+	assert_int_equal(op->check(shape, &e), 0);
+	assert_int_equal(op->setup(shape, p, SEED, &st, &e), 0);
+	return st;
+}
+
+static float *values(struct sample_state *st, int i)
+{
+	return (float *)st->t[i].data;
+}
+
+static void test_table(void **unused)
+{
+	size_t n = 0;
+	for (; sample_op_names[n]; n++) {
+		const struct sample_op *op = sample_cpu_op(sample_op_names[n]);
+		assert_non_null(op);
+		assert_string_equal(op->name, sample_op_names[n]);
+		assert_true(op->nshape >= 3 && op->nshape <= 5);
+		assert_true((op->backward == NULL) == !sample_has_backward(op->name));
+	}
+	assert_int_equal(n, NSMALL);
+	assert_null(sample_cpu_op("flash"));
+	assert_string_equal(sample_cpu_op("RoPE")->shape_names[2], "h");
+	assert_string_equal(sample_cpu_op("layernorm")->shape_names[0], "b");
+}
+
+static void test_precision(void **unused)
+{
+	enum sample_precision p;
+	assert_int_equal(sample_precision_parse("bf16", &p), 0);
+	assert_int_equal(p, SAMPLE_BF16);
+	assert_string_equal(sample_precision_name(SAMPLE_FP16), "fp16");
+	assert_int_equal(sample_precision_parse("fp64", &p), -1);
+	/* Nearest, ties to even: 1 + 2^-11 is a tie in fp16, 1 + 2^-8 in bf16. */
+	assert_true(sample_round(SAMPLE_FP16, 1 + 0x1p-11) == 1.0f);
+	assert_true(sample_round(SAMPLE_FP16, 1 + 0x1p-11 + 0x1p-20) == 1 + 0x1p-10f);
+	assert_true(sample_round(SAMPLE_BF16, 1 + 0x1p-8) == 1.0f);
+	assert_true(sample_round(SAMPLE_BF16, 1 + 3 * 0x1p-8) == 1 + 0x1p-6f);
+}
+
+static void expect_refusal(const char *name, const int64_t *shape, const char *reason)
+{
+	struct sp_err e;
+	assert_int_equal(sample_cpu_op(name)->check(shape, &e), -1);
+	if (!strstr(e.msg, reason))
+		fail_msg("%s: \"%s\" lacks \"%s\"", name, e.msg, reason);
+}
+
+static void test_checks(void **unused)
+{
+	expect_refusal("linear1", (int64_t[]){8, 4, 2048, 100}, "dim 100 not divisible by mp 8");
+	expect_refusal("softmax", (int64_t[]){4, 4, 6, 1024}, "h 6 not divisible by mp 4");
+	expect_refusal("bmm", (int64_t[]){1, 4, 24, 1024, 4000}, "dim 4000 not divisible by h 24");
+	expect_refusal("RoPE", (int64_t[]){1, 1, 4, 8, 12}, "head size dim/h = 3 is odd");
+	expect_refusal("layernorm", (int64_t[]){0, 8, 8}, "b 0 is below 1");
+	expect_refusal("res_add", (int64_t[]){1 << 20, 1 << 20, 1 << 20}, "too large");
+	struct sp_err e;
+	assert_int_equal(sample_cpu_op("linear_final")->check((int64_t[]){3, 1, 1, 7}, &e), 0);
+	assert_int_equal(sample_cpu_op("fillmask")->check((int64_t[]){2, 4, 16, 1024, 2048}, &e), 0);
+	/* The largest collect shapes pass. */
+	assert_int_equal(sample_cpu_op("linear1")->check((int64_t[]){16, 8, 5120, 8192}, &e), 0);
+	assert_int_equal(sample_cpu_op("bmm")->check((int64_t[]){1, 8, 64, 5120, 8192}, &e), 0);
+}
+
+static void test_vocab_and_layouts(void **unused)
+{
+	assert_int_equal(sample_vocab_partition(1), 50304);
+	assert_int_equal(sample_vocab_partition(2), 25216);
+	assert_int_equal(sample_vocab_partition(8), 6400);
+	struct sample_state st;
+	sample_layout_linear1((int64_t[]){2, 4, 8, 64}, &st);
+	assert_true(st.d.m == 32 && st.d.k == 64 && st.d.n == 96 && st.t[LIN_B].count == 96);
+	sample_layout_linear4((int64_t[]){2, 4, 8, 64}, &st);
+	assert_true(st.d.k == 128 && st.d.n == 64 && st.t[LIN_B].count == 0);
+	sample_layout_linear_final((int64_t[]){4, 1, 2, 16}, &st);
+	assert_int_equal(st.d.n, 12672);
+	sample_layout_baddbmm((int64_t[]){2, 4, 16, 32, 512}, &st);
+	assert_true(st.d.batch == 32 && st.d.m == 32 && st.d.k == 32 && st.d.n == 32);
+	sample_layout_bmm((int64_t[]){2, 4, 16, 32, 1024}, &st);
+	assert_true(st.d.batch == 32 && st.d.m == 32 && st.d.k == 32 && st.d.n == 64);
+	sample_layout_RoPE((int64_t[]){2, 3, 8, 5, 256}, &st);
+	assert_true(st.d.rows == 5 * 3 * 4 && st.d.cols == 32 && st.t[ROPE_FREQ].count == 16);
+}
+
+static void test_inputs_repeat(void **unused)
+{
+	int64_t shape[] = {2, 3, 7};
+	struct sample_state *a = setup("layernorm", shape, SAMPLE_BF16);
+	struct sample_state *b = setup("layernorm", shape, SAMPLE_BF16);
+	assert_memory_equal(a->t[NORM_X].data, b->t[NORM_X].data, 42 * sizeof(float));
+	assert_memory_not_equal(a->t[NORM_X].data, a->t[NORM_DY].data, 42 * sizeof(float));
+	for (int i = 0; i < 42; i++) {
+		float x = values(a, NORM_X)[i];
+		assert_true(x >= -1 && x < 1 && sample_round(SAMPLE_BF16, x) == x);
+	}
+	sample_cpu_op("layernorm")->teardown(a);
+	sample_cpu_op("layernorm")->teardown(b);
+	assert_true(sample_rand_value(1, 0, 1.0f) != sample_rand_value(2, 0, 1.0f));
+}
+
+static void run(const char *name, struct sample_state *st, int backward)
+{
+	const struct sample_op *op = sample_cpu_op(name);
+	struct sp_err e;
+	assert_int_equal(backward ? op->backward(st, &e) : op->forward(st, &e), 0);
+}
+
+static void test_known_values(void **unused)
+{
+	struct sample_state *st = setup("layernorm", (int64_t[]){1, 1, 4}, SAMPLE_FP32);
+	for (int j = 0; j < 4; j++) {
+		values(st, NORM_X)[j] = (float)(j + 1); /* mean 2.5, var 1.25 */
+		values(st, NORM_W)[j] = 2.0f;
+		values(st, NORM_B)[j] = 1.0f;
+	}
+	run("layernorm", st, 0);
+	assert_float_equal(values(st, NORM_Y)[0], 1 - 2 * 1.5 / sqrt(1.25 + 1e-5), 1e-6);
+	assert_float_equal(values(st, NORM_MEAN)[0], 2.5, 1e-7);
+	sample_cpu_op("layernorm")->teardown(st);
+
+	st = setup("RMSlayernorm", (int64_t[]){1, 1, 2}, SAMPLE_FP32);
+	values(st, NORM_X)[0] = 3;
+	values(st, NORM_X)[1] = 4; /* rms 5 / sqrt(2) */
+	values(st, NORM_W)[0] = values(st, NORM_W)[1] = 1;
+	run("RMSlayernorm", st, 0);
+	assert_float_equal(values(st, NORM_Y)[1], 4 * sqrt(2) / 5, 1e-6);
+	sample_cpu_op("RMSlayernorm")->teardown(st);
+
+	st = setup("gelu", (int64_t[]){1, 1, 1, 1}, SAMPLE_FP32);
+	values(st, ELT_X)[0] = 1.0f;
+	run("gelu", st, 0);
+	assert_float_equal(values(st, ELT_Y)[0], 0.8413447, 1e-6);
+	sample_cpu_op("gelu")->teardown(st);
+
+	/* Causal softmax: row i of a 5 x 5 matrix spreads over its i + 1 columns. */
+	st = setup("ScaledUpperTriangMaskedSoftmax", (int64_t[]){1, 1, 1, 5}, SAMPLE_FP32);
+	for (int i = 0; i < 25; i++)
+		values(st, SM_X)[i] = 0.5f;
+	run("ScaledUpperTriangMaskedSoftmax", st, 0);
+	for (int i = 0; i < 5; i++)
+		for (int j = 0; j < 5; j++)
+			assert_float_equal(values(st, SM_Y)[i * 5 + j], j <= i ? 1.0 / (i + 1) : 0, 1e-7);
+	sample_cpu_op("ScaledUpperTriangMaskedSoftmax")->teardown(st);
+
+	/* fillmask keeps the lower triangle as it was. */
+	st = setup("fillmask", (int64_t[]){1, 1, 1, 4, 4}, SAMPLE_FP16);
+	float before[16];
+	memcpy(before, st->t[MASK_S].data, sizeof before);
+	run("fillmask", st, 0);
+	for (int i = 0; i < 16; i++)
+		assert_true(values(st, MASK_S)[i] == (i % 4 <= i / 4 ? before[i] : 0.0f));
+	sample_cpu_op("fillmask")->teardown(st);
+
+	/* Cross-entropy of equal logits: log(vocab) whatever the target. */
+	st = setup("parallel_cross_entropy_128", (int64_t[]){8, 1, 2}, SAMPLE_FP32);
+	for (int64_t i = 0; i < st->t[XENT_LOGITS].count; i++)
+		values(st, XENT_LOGITS)[i] = 0.25f;
+	((int32_t *)st->t[XENT_TARGET].data)[0] = 3;
+	((int32_t *)st->t[XENT_TARGET].data)[1] = 50000; /* another partition's: logit counts 0 */
+	run("parallel_cross_entropy_128", st, 0);
+	assert_float_equal(values(st, XENT_LOSS)[0], log(6400.0), 1e-5);
+	assert_float_equal(values(st, XENT_LOSS)[1], log(6400.0) + 0.25, 1e-5);
+	sample_cpu_op("parallel_cross_entropy_128")->teardown(st);
+
+	/* RoPE at position 0 is the identity; the embedding gathers rows. */
+	st = setup("RoPE", (int64_t[]){1, 1, 1, 2, 4}, SAMPLE_FP32);
+	run("RoPE", st, 0);
+	assert_memory_equal(st->t[ROPE_QO].data, st->t[ROPE_Q].data, 4 * sizeof(float));
+	assert_memory_not_equal(values(st, ROPE_QO) + 4, values(st, ROPE_Q) + 4, 4 * sizeof(float));
+	sample_cpu_op("RoPE")->teardown(st);
+
+	st = setup("embedding", (int64_t[]){1, 2, 3, 4}, SAMPLE_BF16);
+	run("embedding", st, 0);
+	int32_t id = ((int32_t *)st->t[EMB_IDS].data)[5];
+	assert_memory_equal(values(st, EMB_Y) + 20, values(st, EMB_W) + id * 4, 4 * sizeof(float));
+	sample_cpu_op("embedding")->teardown(st);
+
+	/* bmm: a 1 x 2 times 2 x 1 product. */
+	st = setup("bmm", (int64_t[]){1, 1, 1, 2, 1}, SAMPLE_FP32);
+	float *a = values(st, MM_A), *b = values(st, MM_B);
+	run("bmm", st, 0);
+	assert_float_equal(values(st, MM_C)[1], (double)a[2] * b[0] + (double)a[3] * b[1], 1e-6);
+	sample_cpu_op("bmm")->teardown(st);
+}
+
+/* Sum over every forward output with an upstream gradient of upstream . output. */
+static double loss(struct sample_state *st)
+{
+	double l = 0;
+	for (int i = 0; i < st->n; i++) {
+		int u = st->t[i].upstream;
+		if (u == SAMPLE_NONE)
+			continue;
+		for (int64_t j = 0; j < st->t[i].count; j++)
+			l += (double)values(st, u)[j] * values(st, i)[j];
+	}
+	return l;
+}
+
+/* The loss with element j of tensor x moved to x[j] + h, from a fresh state;
+ * *moved gets the float actually stored. */
+static double loss_at(const char *name, const int64_t *shape, int x, int64_t j, double h,
+		      float *moved)
+{
+	struct sample_state *st = setup(name, shape, SAMPLE_FP32);
+	values(st, x)[j] = (float)(values(st, x)[j] + h);
+	*moved = values(st, x)[j];
+	run(name, st, 0);
+	double l = loss(st);
+	sample_cpu_op(name)->teardown(st);
+	return l;
+}
+
+static void test_finite_differences(void **unused)
+{
+	for (size_t o = 0; o < NSMALL; o++) {
+		const char *name = small[o].name;
+		if (!sample_has_backward(name))
+			continue;
+		struct sample_state *st = setup(name, small[o].shape, SAMPLE_FP32);
+		run(name, st, 0);
+		run(name, st, 1);
+		int checked = 0;
+		for (int x = 0; x < st->n; x++) {
+			int g = st->t[x].grad;
+			if (g == SAMPLE_NONE)
+				continue;
+			int64_t n = st->t[x].count, at[] = {0, n / 3, n / 2, n - 1};
+			for (int a = 0; a < 4; a++) {
+				float hi, lo;
+				double lp = loss_at(name, small[o].shape, x, at[a], 1e-2, &hi);
+				double lm = loss_at(name, small[o].shape, x, at[a], -1e-2, &lo);
+				double fd = (lp - lm) / ((double)hi - lo), an = values(st, g)[at[a]];
+				if (fabs(fd - an) > 2e-3 * (1 + fabs(an)))
+					fail_msg("%s: d loss / d %s[%lld]: backward %.6g, finite "
+						 "differences %.6g",
+						 name, st->t[x].name, (long long)at[a], an, fd);
+				checked++;
+			}
+		}
+		assert_true(checked > 0);
+		sample_cpu_op(name)->teardown(st);
+	}
+}
+
+/* Every operator runs at every precision, and its outputs are finite and
+ * representable in the precision. */
+static void test_all_precisions(void **unused)
+{
+	for (size_t o = 0; o < NSMALL; o++)
+		for (int p = 0; p < 3; p++) {
+			struct sample_state *st = setup(small[o].name, small[o].shape, p);
+			run(small[o].name, st, 0);
+			if (sample_has_backward(small[o].name))
+				run(small[o].name, st, 1);
+			for (int i = 0; i < st->n; i++) {
+				if (st->t[i].kind != SAMPLE_VALUES)
+					continue;
+				for (int64_t j = 0; j < st->t[i].count; j++) {
+					float v = values(st, i)[j];
+					assert_true(isfinite(v) && sample_round(p, v) == v);
+				}
+			}
+			sample_cpu_op(small[o].name)->teardown(st);
+		}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_precision),
+		cmocka_unit_test(test_checks),
+		cmocka_unit_test(test_vocab_and_layouts),
+		cmocka_unit_test(test_inputs_repeat),
+		cmocka_unit_test(test_known_values),
+		cmocka_unit_test(test_finite_differences),
+		cmocka_unit_test(test_all_precisions),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
