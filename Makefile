@@ -63,6 +63,7 @@ GPU_TEST_SRC := $(sort $(wildcard tests/gpu/test_*.c))
 GPU_TEST_SH  := $(sort $(wildcard tests/gpu/*.sh))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 DEV_SRC  := $(sort $(wildcard dev/cuda/*.cu))
+DEV_C_SRC := $(sort $(wildcard dev/cuda/*.c))
 # macko_trace.cu includes the MACKO kernel's source
 DEV_HDR  := $(wildcard dev/cuda/*.h dev/cuda/*.cuh) $(wildcard kernels/*/*.cuh) $(wildcard kernels/*/*.h) kernels/macko/macko_spmv.cu
 
@@ -86,7 +87,7 @@ UNIT_BIN := $(foreach t,$(UNIT_SRC),$(BUILD)/tests/$(basename $(notdir $(t))))
 GPU_TEST_BIN := $(GPU_TEST_SRC:tests/gpu/%.c=$(BUILD)/tests/gpu_%) \
                 $(GPU_TEST_SH:tests/gpu/%.sh=$(BUILD)/tests/gpu_%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-DEV_BIN  := $(DEV_SRC:dev/cuda/%.cu=$(BUILD)/dev/%)
+DEV_BIN  := $(DEV_SRC:dev/cuda/%.cu=$(BUILD)/dev/%) $(DEV_C_SRC:dev/cuda/%.c=$(BUILD)/dev/%)
 
 LIBSPKIT := $(BUILD)/libspkit.a
 LIBCLI   := $(BUILD)/libspkit_cli.a
@@ -228,6 +229,11 @@ $(BUILD)/dev/%: dev/cuda/%.cu $(DEV_HDR) $(LIBGPU) $(LIBSPKIT)
 	@mkdir -p $(@D)
 	$(NVCC) -O3 -lineinfo -std=c++17 -gencode=arch=compute_90,code=sm_90 -Ilib -Ikernels -Xcompiler -Wall \
 	    -DSPKIT_CUDA=1 $< $(LIBGPU) $(LIBSPKIT) -lcublas -lcusparse -o $@
+
+# Probes in C that drive the library's launchers (ksmm_probe, sample_ops_time).
+$(BUILD)/dev/%: dev/cuda/%.c $(DEV_HDR) $(ALL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LINK_LIBS) $(LDLIBS) $(CUDA_LIBS) -o $@
 
 # Fuzzers are built with clang's libFuzzer against the C library sources
 # directly (no CUDA), with ASan and UBSan. UBSan stops at its first report:

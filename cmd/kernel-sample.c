@@ -108,7 +108,7 @@ static struct run_options parse_run(int argc, char **argv)
 	const char *parts = NULL, *part = NULL;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":c:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o.config = optarg; break;
 		case OPT_RUN: o.mode = cli_choice("--run", optarg, sample_mode_names); break;
@@ -287,7 +287,7 @@ static int merge_main(int argc, char **argv)
 	const char *output = "-";
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		default: cli_common_option(c, usage, argv);

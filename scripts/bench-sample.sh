@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# kernel-sample on the GPU, side by side with PyTorch in one run (issue 27's
+# calibrate report and its must-show figures): each operator at H100.md's
+# operator shapes (build/dev/sample_ops_time, the library's own operators,
+# timed as the benchmarks time: events, L2 flushed, median) against
+# scripts/bench-sample-torch.py (PyTorch, the same shapes and layouts), as a
+# ratio; the spread of one shape sampled 10 times by `kernel-sample get_one`;
+# and the sweep rate of every test config. Writes $SPKIT_BENCH_DIR/sample-*.csv;
+# SUMMARY lines last. Needs `make dev` (SPKIT_DEV, default build/dev).
+set -euo pipefail
+bin=${SPKIT_BIN:-bin}
+dir=${SPKIT_BENCH_DIR:-build/bench}
+dev=${SPKIT_DEV:-build/dev}
+prec=${SAMPLE_PRECISION:-fp16}
+mkdir -p "$dir"
+"$dev/sample_ops_time" "$prec" > "$dir/sample-ours.csv"
+python3 scripts/bench-sample-torch.py --precision "$prec" > "$dir/sample-torch.csv"
+
+# One shape sampled 10 times, each a whole get_one (wait, warm-up, active runs).
+for i in $(seq 10); do
+	"$bin/kernel-sample" run configs/kernel_sampling/test/layernorm.yml --device cuda \
+		--precision "$prec" --run get_one --shape 4,2048,4096 -q
+done > "$dir/sample-spread.txt"
+
+# Every test config swept on the GPU: samples (shapes timed) a second.
+rm -rf "$dir/sample-sweep"
+start=$(date +%s.%N)
+for c in configs/kernel_sampling/test/*.yml; do
+	"$bin/kernel-sample" run "$c" --device cuda --precision "$prec" -q --output-dir "$dir/sample-sweep"
+done
+end=$(date +%s.%N)
+rows=$(cat "$dir"/sample-sweep/sampling_data/*.csv | grep -c '^[0-9]')
+
+python3 - "$dir" "$rows" "$start" "$end" <<'PY'
+import csv, re, statistics, sys
+d, rows, start, end = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+def table(path):
+    out = {}
+    for r in csv.reader(line for line in open(path) if not line.startswith("#")):
+        if len(r) >= 5 and r[0] != "op":
+            out[(r[0], r[1])] = (float(r[3]) if r[3] else None, float(r[4]) if r[4] else None, r[5:])
+    return out
+ours, torch = table(f"{d}/sample-ours.csv"), table(f"{d}/sample-torch.csv")
+for key in sorted(ours):
+    if key not in torch:
+        continue
+    (of, ob, extra), (tf, tb, _) = ours[key], torch[key]
+    ratio = lambda o, t: f"{o / t:5.2f}" if o and t else "  -  "
+    print(f"SUMMARY {key[0]:<32} {key[1]:<28} fwd {of:9.1f} us (torch {tf:9.1f}, ours/torch "
+          f"{ratio(of, tf)})  bwd {ob or 0:9.1f} us (torch {tb or 0:9.1f}, {ratio(ob, tb)})  "
+          + " ".join(e.strip() for e in extra[:2]))
+f = [float(m.group(1)) for m in (re.search(r"\[([0-9.]+),", l) for l in open(f"{d}/sample-spread.txt")) if m]
+if f:
+    print(f"SUMMARY spread of layernorm 4,2048,4096 sampled {len(f)} times: forward median "
+          f"{statistics.median(f):.1f} us, (max - min) / median {(max(f) - min(f)) / statistics.median(f):.1%}")
+print(f"SUMMARY test configs: {rows} samples in {end - start:.1f} s, {rows / (end - start):.1f} samples a second")
+PY
