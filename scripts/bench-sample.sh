@@ -49,7 +49,7 @@ for key in sorted(ours):
     print(f"SUMMARY {key[0]:<32} {key[1]:<28} fwd {of:9.1f} us (torch {tf:9.1f}, ours/torch "
           f"{ratio(of, tf)})  bwd {ob or 0:9.1f} us (torch {tb or 0:9.1f}, {ratio(ob, tb)})  "
           + " ".join(e.strip() for e in extra[:2]))
-f = [float(m.group(1)) for m in (re.search(r"\[([0-9.]+),", l) for l in open(f"{d}/sample-spread.txt")) if m]
+f = [float(m.group(1)) for m in (re.search(r"timecost\(us\) \[fwd, bwd\]: \[([0-9.]+),", l) for l in open(f"{d}/sample-spread.txt")) if m]
 if f:
     print(f"SUMMARY spread of layernorm 4,2048,4096 sampled {len(f)} times: forward median "
           f"{statistics.median(f):.1f} us, (max - min) / median {(max(f) - min(f)) / statistics.median(f):.1%}")
