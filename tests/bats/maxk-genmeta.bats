@@ -296,26 +296,24 @@ wait_writing_in() {
 	return 1
 }
 
-@test "killed while writing (SIGTERM, as SLURM does): no output and no temporary left" {
+# Kills a run writing a large graph with signal $1 and wants exit status $2
+# (128 + the signal: it died of it, not of an error) and no file left.
+killed_while_writing() {
 	mkdir "$T/out"
 	"$BIN/$G" -q --synthetic powerlaw:nodes=200000,edges=30000000 --graph-out "$T/out/g.npz" &
 	pid=$!
 	wait_writing_in "$pid" "$T/out"
-	kill -TERM "$pid"
+	kill "-$1" "$pid"
 	code=0
 	wait "$pid" || code=$?
-	[ "$code" -eq 143 ] # 128 + SIGTERM: it died of the signal, not of an error
+	[ "$code" -eq "$2" ]
 	assert_only_files "$T/out"
 }
 
+@test "killed while writing (SIGTERM, as SLURM does): no output and no temporary left" {
+	killed_while_writing TERM 143
+}
+
 @test "killed by SIGKILL while writing: the unnamed temporary leaves nothing behind" {
-	mkdir "$T/out"
-	"$BIN/$G" -q --synthetic powerlaw:nodes=200000,edges=30000000 --graph-out "$T/out/g.npz" &
-	pid=$!
-	wait_writing_in "$pid" "$T/out"
-	kill -KILL "$pid"
-	code=0
-	wait "$pid" || code=$?
-	[ "$code" -eq 137 ]
-	assert_only_files "$T/out"
+	killed_while_writing KILL 137
 }
