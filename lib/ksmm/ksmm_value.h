@@ -8,26 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/bf16.h"
 #include "core/half.h"
 #include "ksmm/ksmm.h"
-
-static inline float ksmm_bf16_to_float(uint16_t h)
-{
-	uint32_t bits = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &bits, sizeof f);
-	return f;
-}
-
-static inline uint16_t ksmm_bf16_from_float(float f)
-{
-	uint32_t bits;
-	memcpy(&bits, &f, sizeof bits);
-	if ((bits & 0x7fffffffu) > 0x7f800000u) /* NaN stays NaN */
-		return (uint16_t)(bits >> 16 | 0x40);
-	bits += 0x7fffu + ((bits >> 16) & 1);
-	return (uint16_t)(bits >> 16);
-}
 
 static inline __attribute__((always_inline)) double ksmm_value(enum ksmm_dtype t,
 								 const void *v, int64_t i)
@@ -36,7 +19,7 @@ static inline __attribute__((always_inline)) double ksmm_value(enum ksmm_dtype t
 	case KSMM_F16:
 		return half_to_float(((const uint16_t *)v)[i]);
 	case KSMM_BF16:
-		return ksmm_bf16_to_float(((const uint16_t *)v)[i]);
+		return bf16_to_float(((const uint16_t *)v)[i]);
 	default:
 		return ((const float *)v)[i];
 	}
@@ -51,7 +34,7 @@ static inline void ksmm_value_store(enum ksmm_dtype t, void *v, int64_t i, doubl
 	case KSMM_BF16:
 		/* Through float first: a double-rounding tie needs 2^-17
 		 * relative precision, which the callers' values never test. */
-		((uint16_t *)v)[i] = ksmm_bf16_from_float((float)x);
+		((uint16_t *)v)[i] = bf16_from_float((float)x);
 		break;
 	default:
 		((float *)v)[i] = (float)x;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/bf16.h"
 #include "core/half.h"
 #include "sample/sample_op.h"
 #include "sample/sample_rand.h"
@@ -26,25 +27,13 @@ int sample_precision_parse(const char *text, enum sample_precision *out)
 	return -1;
 }
 
-/* bfloat16 is the top half of a float: round the dropped 16 bits to nearest,
- * ties to even. Finite inputs only (operator values are). */
-static float bf16_round(float f)
-{
-	uint32_t x;
-	memcpy(&x, &f, sizeof x);
-	x += 0x7fffu + ((x >> 16) & 1);
-	x &= 0xffff0000u;
-	memcpy(&f, &x, sizeof f);
-	return f;
-}
-
 float sample_round(enum sample_precision p, double v)
 {
 	switch (p) {
 	case SAMPLE_FP16:
 		return half_to_float(half_from_double(v));
 	case SAMPLE_BF16:
-		return bf16_round((float)v);
+		return bf16_to_float(bf16_from_float((float)v));
 	case SAMPLE_FP32:
 		break;
 	}
