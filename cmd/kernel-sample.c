@@ -134,8 +134,6 @@ static struct run_options parse_run(int argc, char **argv)
 		cli_usage_error("no CONFIG.yml given");
 	if (optind < argc)
 		cli_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o.output_dir[0])
-		cli_usage_error("--output-dir: empty");
 	o.parts = cli_parts(parts, part);
 	return o;
 }

@@ -176,7 +176,7 @@ rows() {
 		assert_error 1 $K "$T/ro/sampling_data: cannot create the folder: Permission denied"
 	fi
 	run "$BIN/$K" "$T/ln.yml" --device cpu --output-dir ""
-	assert_error 2 $K "--output-dir: empty"
+	assert_error 2 $K "--output-dir: the value is empty"
 }
 
 @test "get_one prints the shape's times; --shape picks another; a refused shape is an error" {
