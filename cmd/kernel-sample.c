@@ -248,12 +248,10 @@ static int run_main(int argc, char **argv)
 	const struct sample_op *op = gpu ? sample_gpu_op(cfg.function_name)
 					 : sample_cpu_op(cfg.function_name);
 	if (!op) {
-		char names[1024] = "";
-		for (int i = 0; sample_op_names[i]; i++)
-			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-				 i ? ", " : "", sample_op_names[i]);
+		char names[1024];
 		cli_die("%s: no operator '%s' %s (kernel-sample has %s)", cfg.path,
-			cfg.function_name, gpu ? "on the GPU" : "on the CPU", names);
+			cfg.function_name, gpu ? "on the GPU" : "on the CPU",
+			cli_join_names(sample_op_names, names, sizeof names));
 	}
 	if (!gpu)
 		sample_cpu_clock(&clock);

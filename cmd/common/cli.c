@@ -177,8 +177,7 @@ void cli_run_command(int argc, char **argv, const struct cli_command *commands,
 	cli_usage_error("unknown command '%s': one of %s", first, names);
 }
 
-/* "a, b, c" of a NULL-terminated list, for messages. */
-static const char *join_names(const char *const *names, char *buf, size_t size)
+const char *cli_join_names(const char *const *names, char *buf, size_t size)
 {
 	buf[0] = '\0';
 	for (int i = 0; names[i]; i++)
@@ -193,7 +192,7 @@ int cli_choice(const char *option, const char *text, const char *const *names)
 			return i;
 	char list[512];
 	cli_usage_error("%s: '%s' is not one of %s", option, text,
-			join_names(names, list, sizeof list));
+			cli_join_names(names, list, sizeof list));
 }
 
 int cli_choice_list(const char *option, const char *text, const char *const *names, int *out,

@@ -79,6 +79,8 @@ noreturn void cli_run_command(int argc, char **argv, const struct cli_command *c
 /* One of names (NULL-terminated): its index; anything else is a usage
  * error that lists the names. */
 int cli_choice(const char *option, const char *text, const char *const *names);
+/* "a, b, c" of a NULL-terminated list, for messages; returns buf. */
+const char *cli_join_names(const char *const *names, char *buf, size_t size);
 /* "a,b" of names into indices (each once at most); returns the count. */
 int cli_choice_list(const char *option, const char *text, const char *const *names, int *out,
 		    int cap);

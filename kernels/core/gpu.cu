@@ -178,6 +178,15 @@ int gpu_sync(struct sp_err *err)
 	return msg ? sp_fail(err, "CUDA device work failed: %s", msg) : 0;
 }
 
+extern "C" int gpu_context_usable(void)
+{
+	cudaGetLastError();
+	if (cudaDeviceSynchronize() == cudaSuccess)
+		return 1;
+	cudaGetLastError(); /* a sticky error survives this and the next sync */
+	return cudaDeviceSynchronize() == cudaSuccess;
+}
+
 /* Reads every 16-byte word of the buffer once, grid-stride. The sum only
  * keeps the loads alive: it is stored when it hits an unlikely value. */
 static __global__ void l2_flush_read(uint4 *p, size_t n)

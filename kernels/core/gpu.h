@@ -45,6 +45,11 @@ int gpu_upload(void *dst, const void *src, size_t n, struct sp_err *err);   /* s
 int gpu_download(void *dst, const void *src, size_t n, struct sp_err *err); /* synchronous */
 /* Wait for all enqueued work; a fault inside a kernel is reported here. */
 int gpu_sync(struct sp_err *err);
+/* After a failed launch or copy: 1 when the device still works (the error
+ * was the call's own and is now cleared), 0 when the context is broken for
+ * good (an illegal address or a kernel fault sticks to every later call),
+ * so that a sweep stops instead of recording every later row as failed. */
+int gpu_context_usable(void);
 
 /* A job for gpu_time: enqueue work, check its own launches, return 0 or -1. */
 typedef int (*gpu_enqueue_fn)(void *ctx, struct sp_err *err);

@@ -50,6 +50,11 @@ int gpu_download(void *dst, const void *src, size_t n, struct sp_err *err)
 	return no_cuda(err, "gpu_download");
 }
 
+int gpu_context_usable(void)
+{
+	return 0;
+}
+
 int gpu_sync(struct sp_err *err)
 {
 	return no_cuda(err, "gpu_sync");

@@ -221,7 +221,18 @@ static int dense_enqueue(void *ctx, struct sp_err *err)
 	return 0;
 }
 
-static void dense_measure(struct bench *b, cublasHandle_t h)
+/* Both dense methods failed before either ran: the reason in their rows. */
+static void dense_fail(struct bench *b, void *k, const struct sp_err *e)
+{
+	char why[SP_ERR_MAX + 8];
+	snprintf(why, sizeof why, "error: %.140s", e->msg);
+	method_skip(b, KSMM_M_DENSE, why);
+	method_skip(b, KSMM_M_DENSE_TF32, why);
+	gpu_free(k);
+}
+
+/* skip: the bench's bits; a method left out is marked by the caller. */
+static void dense_measure(struct bench *b, cublasHandle_t h, unsigned skip)
 {
 	const size_t bytes = (size_t)(b->rows * b->cols) * b->es;
 	if (bytes > DENSE_MAX_BYTES) {
@@ -235,11 +246,7 @@ static void dense_measure(struct bench *b, cublasHandle_t h)
 	void *k = NULL;
 	if (gpu_malloc(&k, bytes, "dense factor", &e) ||
 	    GPU_FAILED(&e, cudaMemset(k, 0, bytes))) {
-		char why[SP_ERR_MAX + 8];
-		snprintf(why, sizeof why, "error: %.140s", e.msg);
-		method_skip(b, KSMM_M_DENSE, why);
-		method_skip(b, KSMM_M_DENSE_TF32, why);
-		gpu_free(k);
+		dense_fail(b, k, &e);
 		return;
 	}
 	if (b->t == KSMM_F32)
@@ -250,13 +257,18 @@ static void dense_measure(struct bench *b, cublasHandle_t h)
 		dense_scatter<uint16_t><<<1024, 256>>>((const uint16_t *)b->d_w_abcd, (uint16_t *)k,
 						       (int)b->p.a, (int)b->p.b, (int)b->p.c,
 						       (int)b->p.d);
+	if (GPU_FAILED(&e, cudaGetLastError())) {
+		dense_fail(b, k, &e);
+		return;
+	}
 	struct dense_job job = {h, b, k, CUBLAS_COMPUTE_32F};
-	method_measure(b, KSMM_M_DENSE, dense_enqueue, &job, ksmm_tolerance(b->t, 0));
-	if (b->t == KSMM_F32) {
+	if (!(skip & 1u << KSMM_M_DENSE))
+		method_measure(b, KSMM_M_DENSE, dense_enqueue, &job, ksmm_tolerance(b->t, 0));
+	if (b->t != KSMM_F32) {
+		method_skip(b, KSMM_M_DENSE_TF32, "n/a");
+	} else if (!(skip & 1u << KSMM_M_DENSE_TF32)) {
 		job.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
 		method_measure(b, KSMM_M_DENSE_TF32, dense_enqueue, &job, ksmm_tolerance(b->t, 1));
-	} else {
-		method_skip(b, KSMM_M_DENSE_TF32, "n/a");
 	}
 	gpu_free(k);
 }
@@ -570,8 +582,9 @@ extern "C" int ksmm_bench_pattern(const struct ksmm_pattern *p, int64_t batch, e
 		kernel_measure(&b, cfg);
 	gpu_range_pop();
 	gpu_range_push("ksmm dense");
-	if (!(opts->skip & (1u << KSMM_M_DENSE | 1u << KSMM_M_DENSE_TF32)))
-		dense_measure(&b, h);
+	if ((opts->skip & (1u << KSMM_M_DENSE | 1u << KSMM_M_DENSE_TF32)) !=
+	    (1u << KSMM_M_DENSE | 1u << KSMM_M_DENSE_TF32))
+		dense_measure(&b, h, opts->skip);
 	gpu_range_pop();
 	gpu_range_push("ksmm bmm");
 	if (!(opts->skip & 1u << KSMM_M_BMM))

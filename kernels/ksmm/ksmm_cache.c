@@ -3,9 +3,10 @@
  *     "spkit-nvrtc 1\n" KEY '\0' CUBIN
  * named after a 64-bit hash of KEY; KEY is compared on reading, so a
  * collision or a foreign file is a miss, never the wrong code. Entries are
- * written to a temporary file in the same folder and renamed, so parallel
- * workers (--parts) and a kill never leave half an entry. Failing to
- * create or write the folder is not an error: it costs a compile. */
+ * written as any output is (core/outfile.h: an unnamed temporary linked into
+ * place), so parallel workers (--parts) and a kill never leave half an entry
+ * or a temporary. Failing to create or write the folder is not an error: it
+ * costs a compile. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/outfile.h"
 #include "ksmm/ksmm_impl.h"
 
 #define MAGIC "spkit-nvrtc 1\n"
@@ -20,7 +22,6 @@
 #define MAX_ENTRY ((size_t)64 << 20)
 
 static _Atomic uint64_t hits, compiles;
-static _Atomic unsigned temp_seq; /* temporary names unique across threads too */
 
 void ksmm_cache_stats(struct ksmm_cache_stats *out)
 {
@@ -117,18 +118,17 @@ int ksmm_cache_load(const char *key, void **data, size_t *size)
 
 void ksmm_cache_store(const char *key, const void *data, size_t size)
 {
-	char path[4096], tmp[4200], dir[4000];
+	char path[4096], dir[4000];
 	if (entry_path(key, path, sizeof path) || ksmm_cache_dir(dir, sizeof dir, NULL))
 		return;
 	make_dirs(dir);
-	snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&temp_seq, 1));
-	FILE *f = fopen(tmp, "wb");
-	if (!f)
+	struct outfile f;
+	struct sp_err e;
+	if (outfile_open(&f, path, &e))
 		return;
-	int ok = fwrite(MAGIC, 1, strlen(MAGIC), f) == strlen(MAGIC) &&
-		 fwrite(key, 1, strlen(key) + 1, f) == strlen(key) + 1 &&
-		 fwrite(data, 1, size, f) == size;
-	ok = (fclose(f) == 0) && ok;
-	if (!ok || rename(tmp, path) != 0)
-		unlink(tmp);
+	if (outfile_write(&f, MAGIC, strlen(MAGIC), &e) ||
+	    outfile_write(&f, key, strlen(key) + 1, &e) || outfile_write(&f, data, size, &e))
+		outfile_abort(&f);
+	else
+		outfile_commit(&f, &e);
 }

@@ -32,7 +32,8 @@ static int apply_factor(const struct ksmm_chain *c, size_t i, enum ksmm_layout l
 	    ksmm_weights_prepare(p, c->dtype, d_w_abcd, d_w, err) ||
 	    ksmm_kernel_get(cfg, p, c->dtype, l, &k, err))
 		return -1;
-	int rc = ksmm_kernel_run(k, d_w, d_in, d_out, batch, err);
+	/* The launch is asynchronous: its module stays loaded until it ran. */
+	int rc = ksmm_kernel_run(k, d_w, d_in, d_out, batch, err) || gpu_sync(err);
 	ksmm_kernel_free(k);
 	return rc;
 }

@@ -134,6 +134,7 @@ static int nvrtc_compile(const struct build_opts *o, void **cubin, size_t *size,
 	}
 	if (GPU_FAILED(err, nvrtcGetCUBIN(prog, (char *)*cubin))) {
 		free(*cubin);
+		*cubin = NULL; /* the callers free what they are given */
 		goto done;
 	}
 	rc = 0;

@@ -149,12 +149,16 @@ static int run_config(void *ctx, const struct ksmm_config *cfg, struct ksmm_resu
 	else {
 		r->rel_err = sample_error(g);
 		double med[16];
-		int rounds = g->rounds < 1 ? 1 : g->rounds > 16 ? 16 : g->rounds;
-		int per = g->reps / rounds > 0 ? g->reps / rounds : 1, timed = 0;
+		/* --reps runs in all, dealt over the rounds (fewer rounds than
+		 * that many runs); ms is the median of the rounds' medians. */
+		int rounds = g->rounds < 1 ? 1 : g->rounds > 16 ? 16 : g->rounds, timed = 0;
+		if (rounds > g->reps)
+			rounds = g->reps > 0 ? g->reps : 1;
 		for (int i = 0; i < rounds; i++) {
 			struct gpu_timing tm;
+			int per = g->reps / rounds + (i < g->reps % rounds);
 			if (ksmm_kernel_time(k, g->d_w, g->d_x, g->d_y, j->batch,
-					     i ? 0 : g->warmup, per, &tm, &e)) {
+					     i ? 0 : g->warmup, per > 0 ? per : 1, &tm, &e)) {
 				set_status(r, "launch", &e);
 				break;
 			}
@@ -176,6 +180,11 @@ static int run_config(void *ctx, const struct ksmm_config *cfg, struct ksmm_resu
 	}
 	ksmm_kernel_free(k);
 	gpu_range_pop();
+	/* A fault that broke the context would fail every later configuration
+	 * too, and a rerun would take those rows as done: stop, unwritten. */
+	if (!strncmp(r->status, "launch", 6) && !gpu_context_usable())
+		return sp_fail(err, "the GPU stopped working at configuration %s: %s", range,
+			       r->status);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * starts from (sample_rand.h), then the family's own set-up. Setup runs once
  * per shape, outside the timed calls; a failure (out of memory) frees what
  * was made and returns the reason. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,13 @@ int sample_gpu_setup(sample_layout_fn layout, sample_gpu_prepare_fn prepare, con
 		return sp_fail(err, "out of memory for an operator's state");
 	layout(shape, &st->s);
 	st->s.p = p;
+	/* The kernels launch a block (or a row of blocks) a row of the 2-D view:
+	 * grid.x is at most 2^31 - 1. */
+	if (st->s.d.rows > INT32_MAX) {
+		long long rows = (long long)st->s.d.rows;
+		free(st);
+		return sp_fail(err, "%lld rows: more than one launch takes (2^31 - 1)", rows);
+	}
 	for (int i = 0; i < st->s.n; i++) {
 		struct sample_tensor *t = &st->s.t[i];
 		if (!t->count)

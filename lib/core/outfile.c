@@ -15,9 +15,10 @@
 
 /* Named temporaries still open, for the signal handler. A fixed table
  * because the handler may not allocate; programs hold a handful of outputs
- * at a time. */
-#define MAX_UNFINISHED 32
-static char *volatile unfinished[MAX_UNFINISHED];
+ * at a time. Slots are taken and given back atomically, since threads write
+ * outputs too (the NVRTC cache's entries). */
+#define MAX_UNFINISHED 64
+static char *unfinished[MAX_UNFINISHED];
 static int named_only;
 
 void outfile_use_named_temporaries(int on)
@@ -27,25 +28,30 @@ void outfile_use_named_temporaries(int on)
 
 static void track(char *tmp)
 {
-	for (int i = 0; i < MAX_UNFINISHED; i++)
-		if (!unfinished[i]) {
-			unfinished[i] = tmp;
+	for (int i = 0; i < MAX_UNFINISHED; i++) {
+		char *empty = NULL;
+		if (__atomic_compare_exchange_n(&unfinished[i], &empty, tmp, 0, __ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
 			return;
-		}
+	}
 }
 
-static void untrack(const char *tmp)
+static void untrack(char *tmp)
 {
-	for (int i = 0; i < MAX_UNFINISHED; i++)
-		if (tmp && unfinished[i] == tmp)
-			unfinished[i] = NULL;
+	for (int i = 0; tmp && i < MAX_UNFINISHED; i++) {
+		char *mine = tmp;
+		__atomic_compare_exchange_n(&unfinished[i], &mine, NULL, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	}
 }
 
 void outfile_remove_all_unfinished(void)
 {
-	for (int i = 0; i < MAX_UNFINISHED; i++)
-		if (unfinished[i])
-			unlink(unfinished[i]);
+	for (int i = 0; i < MAX_UNFINISHED; i++) {
+		char *tmp = __atomic_load_n(&unfinished[i], __ATOMIC_SEQ_CST);
+		if (tmp)
+			unlink(tmp);
+	}
 }
 
 static void release(struct outfile *f)
@@ -133,6 +139,27 @@ static int open_direct(struct outfile *f, struct sp_err *err)
 	return fd;
 }
 
+/* What a symbolic link names, as a path from here (a relative target is
+ * relative to the link's folder); NULL if path is no link. */
+static char *link_target(const char *path)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink(path, buf, sizeof buf - 1);
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	const char *slash = strrchr(path, '/');
+	if (buf[0] == '/' || !slash)
+		return strdup(buf);
+	size_t dir = (size_t)(slash - path) + 1;
+	char *out = malloc(dir + (size_t)n + 1);
+	if (out) {
+		memcpy(out, path, dir);
+		memcpy(out + dir, buf, (size_t)n + 1);
+	}
+	return out;
+}
+
 int outfile_open(struct outfile *f, const char *path, struct sp_err *err)
 {
 	memset(f, 0, sizeof *f);
@@ -143,9 +170,13 @@ int outfile_open(struct outfile *f, const char *path, struct sp_err *err)
 	if (exists && S_ISDIR(st.st_mode))
 		return sp_fail(err, "%s: is a directory", path);
 	f->path = strdup(path);
-	/* A link to a regular file: replace the file it names, keep the link. */
-	if (exists && S_ISREG(st.st_mode) && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+	/* A link to a regular file, or to nothing yet: write the file it names
+	 * and keep the link. */
+	int is_link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+	if (is_link && exists && S_ISREG(st.st_mode))
 		f->target = realpath(path, NULL);
+	else if (is_link && !exists)
+		f->target = link_target(path);
 	else
 		f->target = strdup(path);
 	if (!f->path || !f->target) {
@@ -159,6 +190,13 @@ int outfile_open(struct outfile *f, const char *path, struct sp_err *err)
 		fd = open_named(f, err);
 	if (fd < 0) {
 		release(f);
+		return -1;
+	}
+	/* A file rewritten keeps its permissions (a private output stays so). */
+	if (exists && S_ISREG(st.st_mode) && fchmod(fd, st.st_mode & 07777) != 0) {
+		sp_fail_errno(err, "%s: cannot keep the file's permissions", path);
+		close(fd);
+		outfile_abort(f);
 		return -1;
 	}
 	f->fp = fdopen(fd, "wb");

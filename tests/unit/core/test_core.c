@@ -130,6 +130,35 @@ static void test_outfile_through_symlink(void **state)
 	assert_int_equal(st.st_size, 5);
 }
 
+/* A rewritten file keeps its permissions; a link to a file not there yet
+ * creates that file and stays a link. */
+static void test_outfile_mode_and_dangling_link(void **state)
+{
+	struct sp_err e;
+	struct outfile f;
+	struct stat st;
+	char priv[256], link[256], real[256];
+	snprintf(priv, sizeof priv, "%s/private.bin", test_dir);
+	FILE *fp = fopen(priv, "wb");
+	fclose(fp);
+	assert_int_equal(chmod(priv, 0600), 0);
+	assert_int_equal(outfile_open(&f, priv, &e), 0);
+	assert_int_equal(outfile_commit(&f, &e), 0);
+	assert_int_equal(stat(priv, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+
+	snprintf(link, sizeof link, "%s/dangling.bin", test_dir);
+	snprintf(real, sizeof real, "%s/later.bin", test_dir);
+	assert_int_equal(symlink("later.bin", link), 0); /* relative to the link's folder */
+	assert_int_equal(outfile_open(&f, link, &e), 0);
+	assert_int_equal(outfile_write(&f, "xy", 2, &e), 0);
+	assert_int_equal(outfile_commit(&f, &e), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(stat(real, &st), 0);
+	assert_int_equal(st.st_size, 2);
+}
+
 /* Special files are written in place, never replaced by a regular file;
  * a FIFO with no reader is an error at once, not a wait. */
 static void test_outfile_special_files(void **state)
@@ -223,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_outfile_unnamed_until_commit),
 		cmocka_unit_test(test_outfile_through_symlink),
 		cmocka_unit_test(test_outfile_special_files),
+		cmocka_unit_test(test_outfile_mode_and_dangling_link),
 		cmocka_unit_test(test_rng_reproducible),
 		cmocka_unit_test(test_rng_distributions),
 	};
