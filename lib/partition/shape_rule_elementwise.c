@@ -98,8 +98,11 @@ static int fold_int(const struct opgraph_node *n, const int64_t *x, int64_t *out
 		return 1;
 	}
 	if (!strcmp(op, "Neg") || !strcmp(op, "Abs")) {
-		*out = !strcmp(op, "Abs") && x[0] >= 0 ? x[0] : -x[0];
-		return x[0] != INT64_MIN;
+		if (!strcmp(op, "Abs") && x[0] >= 0) {
+			*out = x[0];
+			return 1;
+		}
+		return !__builtin_sub_overflow(0, x[0], out);
 	}
 	if (!strcmp(op, "Max") || !strcmp(op, "Min")) {
 		*out = (x[0] > x[1]) == !strcmp(op, "Max") ? x[0] : x[1];

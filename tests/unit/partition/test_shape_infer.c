@@ -623,6 +623,10 @@ static void test_float_folding(void **state)
 			     1);
 	gu_node(&g, "Less", "less", GU_IN("mi", "three"), "lt");
 	gu_node(&g, "Neg", "neg", GU_IN("minus7"), "ng");
+	/* -INT64_MIN is past int64: Neg and Abs of it fold to nothing */
+	gu_tensor(&g, 'c', "least", 1, GU_DIMS(2), GU_DIMS(INT64_MIN, 5));
+	gu_node(&g, "Neg", "neg_least", GU_IN("least"), "nl");
+	gu_node(&g, "Abs", "abs_least", GU_IN("least"), "al");
 	struct opgraph_node *n = gu_node(&g, "Constant", "cf", GU_IN(NULL), "cf");
 	n->nin = 0;
 	opgraph_node_add_floats(n, "value_floats", GU_F(0.5, 1.5), 2);
@@ -643,6 +647,8 @@ static void test_float_folding(void **state)
 	assert_true(v->cval[0] == 1 && v->cval[1] == 0);
 	v = &g.values[opgraph_value_intern(&g, "ng")];
 	assert_true(v->cval[0] == 7 && v->cval[1] == -7);
+	assert_int_equal(g.values[opgraph_value_intern(&g, "nl")].ncval, 0);
+	assert_int_equal(g.values[opgraph_value_intern(&g, "al")].ncval, 0);
 	v = &g.values[opgraph_value_intern(&g, "cf")];
 	assert_true(v->ndim == 1 && v->nfval == 2 && v->fval[1] == 1.5);
 	gu_assert_dims(&g, "hw0", 1, GU_DIMS(0));
