@@ -59,6 +59,27 @@ static void test_conv(void **state)
 	expect_binary_error("Conv", 4, GU_DIMS(1, 3, 8, 8), 4, GU_DIMS(4, 4, 3, 3),
 			    "t.onnx: node 'n' (Conv): input channels 3 are not weight channels 4 "
 			    "x group 1");
+	/* kernel_shape repeats the weight's spatial dims; a Conv and a
+	 * ConvTranspose whose kernel_shape disagrees are refused */
+	static const char *const convs[] = {"Conv", "ConvTranspose"};
+	for (int i = 0; i < 2; i++) {
+		gu_init(&g);
+		gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 4, 8, 8), NULL);
+		gu_tensor(&g, 'w', "w", 4, GU_DIMS(4, 4, 3, 3), NULL);
+		n = gu_node(&g, convs[i], "k", GU_IN("x", "w"), "y");
+		opgraph_node_add_ints(n, "kernel_shape", GU_DIMS(3, 5), 2);
+		expect_error(&g, &plain, "node 'k' (");
+		expect_error(&g, &plain, "): kernel_shape[1] is 5, the weight's spatial dim is 3");
+		opgraph_free(&g);
+	}
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 4, 8, 8), NULL);
+	gu_tensor(&g, 'w', "w", 4, GU_DIMS(4, 4, 3, 3), NULL);
+	n = gu_node(&g, "Conv", "k", GU_IN("x", "w"), "y");
+	opgraph_node_add_ints(n, "kernel_shape", GU_DIMS(3), 1);
+	expect_error(&g, &plain,
+		     "node 'k' (Conv): kernel_shape has 1 dims, the weight 2 spatial dims");
+	opgraph_free(&g);
 }
 
 static void test_conv_transpose(void **state)
@@ -724,6 +745,16 @@ static void test_inputs_and_graph_errors(void **state)
 	assert_false(shape_infer_knows_op("Frobnicate"));
 	assert_true(shape_infer_knows_op("Conv"));
 	opgraph_free(&g);
+
+	/* Softmax and its kin along an axis the input does not have */
+	static const char *const along[] = {"Softmax", "LogSoftmax", "Hardmax"};
+	for (int i = 0; i < 3; i++) {
+		gu_init(&g);
+		gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 3, 8, 8), NULL);
+		opgraph_node_add_int(gu_node(&g, along[i], "sm", GU_IN("x"), "y"), "axis", 9);
+		expect_error(&g, &plain, "): axis 9 is out of range for rank 4");
+		opgraph_free(&g);
+	}
 }
 
 int main(void)
