@@ -326,6 +326,25 @@ static void test_slice_split_pad_expand(void **state)
 
 	expect_binary_error("Expand", 2, GU_DIMS(2, 3), 1, GU_DIMS(2),
 			    "node 'n' (Expand): shape 'b' is not a constant");
+
+	/* sizes past int64 are errors, not INT64_MAX: pads of 2^62 a side,
+	 * an Expand to 2^40 x 2^40, a MatMul of 2^40 x 2^40 rows and columns */
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 1, GU_DIMS(4), NULL);
+	gu_tensor(&g, 'c', "pads", 1, GU_DIMS(2), GU_DIMS(INT64_C(1) << 62, INT64_C(1) << 62));
+	gu_node(&g, "Pad", "pad", GU_IN("x", "pads"), "p");
+	expect_error(&g, &plain,
+		     "node 'pad' (Pad): output 'p' would have more than 9223372036854775807 elements");
+	opgraph_free(&g);
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(1, 1), NULL);
+	gu_tensor(&g, 'c', "shape", 1, GU_DIMS(2), GU_DIMS(INT64_C(1) << 40, INT64_C(1) << 40));
+	gu_node(&g, "Expand", "big", GU_IN("x", "shape"), "ex");
+	expect_error(&g, &plain, "node 'big' (Expand): output 'ex' would have more than");
+	opgraph_free(&g);
+	expect_binary_error("MatMul", 2, GU_DIMS(INT64_C(1) << 40, 2), 2,
+			    GU_DIMS(2, INT64_C(1) << 40),
+			    "node 'n' (MatMul): output 'y' would have more than");
 }
 
 /* ConstantOfShape and Range make constants that Slice and Reshape read. */
