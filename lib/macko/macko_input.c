@@ -143,5 +143,8 @@ int macko_input_compress(const struct macko_input *in, struct macko *m, const st
 {
 	if (!in->path || has_suffix(in->path, ".npy"))
 		return compress_dense(in, m, r, err);
+	if (!graph_load_knows(in->path))
+		return sp_fail(err, "%s: unknown matrix format (expected .npy, " GRAPH_LOAD_SUFFIXES ")",
+			       in->name);
 	return compress_sparse(in, m, r, err);
 }

@@ -1,9 +1,10 @@
 /* The matrix a user names, compressed to MACKO: a dense 2-d .npy (f2, f4 or
- * f8, rounded to fp16), a sparse matrix (a SciPy .npz, CSR or COO, or a
+ * f8, rounded to fp16), a sparse matrix (a SciPy .npz, CSR or COO, a
  * Matrix Market .mtx, whose pattern matrices have values 1 as SciPy reads
- * them), or a seeded random matrix (randmat.h); a file's matrix first
- * pruned by magnitude when asked. The format is told by the name: .npy is
- * dense, anything else goes to graph_load. A MACKO .npz is no input here
+ * them, or an edge list, edgelist.h), or a seeded random matrix
+ * (randmat.h); a file's matrix first pruned by magnitude when asked. The
+ * format is told by the name: .npy is dense, the suffixes graph_load knows
+ * are sparse, any other is an error. A MACKO .npz is no input here
  * (macko_input_is_macko): it is loaded as it is (macko_load). */
 #ifndef SPKIT_MACKO_INPUT_H
 #define SPKIT_MACKO_INPUT_H

@@ -56,6 +56,15 @@ int macko_read(struct npz *z, const char *path, struct macko *m, struct sp_err *
 			(long long)rows.shape[0], (long long)dims[0] + 1);
 		goto out;
 	}
+	/* values first: deltas are checked against it, so a short values would
+	 * otherwise be blamed on deltas */
+	int64_t elements = ((const int32_t *)rows.data)[dims[0]];
+	if (values.shape[0] < elements || values.shape[0] % MACKO_PAD) {
+		sp_fail(err, "%s: values has %lld entries for the %lld elements row_indices holds "
+			     "(expected a multiple of %d, at least as many)", path,
+			(long long)values.shape[0], (long long)elements, MACKO_PAD);
+		goto out;
+	}
 	if (deltas.shape[0] * 2 != values.shape[0]) {
 		sp_fail(err, "%s: deltas has %lld bytes for %lld values (expected half as many)", path,
 			(long long)deltas.shape[0], (long long)values.shape[0]);
@@ -64,7 +73,7 @@ int macko_read(struct npz *z, const char *path, struct macko *m, struct sp_err *
 	m->rows = dims[0];
 	m->cols = dims[1];
 	m->padded = values.shape[0];
-	m->elements = ((const int32_t *)rows.data)[dims[0]];
+	m->elements = elements;
 	m->values = values.data;
 	m->deltas = deltas.data;
 	m->row_indices = rows.data;

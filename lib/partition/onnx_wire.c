@@ -9,9 +9,13 @@
 
 /* What a length-delimited field holds, for the fields this pass looks into. */
 enum kind { K_OTHER, K_MODEL, K_GRAPH, K_NODE, K_ATTR, K_TENSOR, K_SPARSE, K_FUNCTION,
+	    K_VALUE_INFO, K_TYPE, K_TYPE_ELEM /* Sequence, Optional */, K_TYPE_MAP,
 	    K_DATA /* tensor data: dropped when large */, K_DROP /* always dropped */ };
 
-/* The field numbers of onnx.proto that lead to tensors. */
+/* The field numbers of onnx.proto that lead to tensors, and to the messages
+ * that can nest without end (graphs in attributes, TypeProto in itself):
+ * this pass walks those too, so that its depth limit holds before
+ * protobuf-c, which recurses once per level, unpacks them. */
 static const struct {
 	enum kind parent;
 	uint32_t field;
@@ -24,6 +28,11 @@ static const struct {
 	{K_ATTR, 5, K_TENSOR}, {K_ATTR, 6, K_GRAPH}, {K_ATTR, 10, K_TENSOR}, {K_ATTR, 11, K_GRAPH},
 	{K_ATTR, 22, K_SPARSE}, {K_ATTR, 23, K_SPARSE},
 	{K_SPARSE, 1, K_TENSOR}, {K_SPARSE, 2, K_TENSOR},
+	{K_GRAPH, 11, K_VALUE_INFO}, {K_GRAPH, 12, K_VALUE_INFO}, {K_GRAPH, 13, K_VALUE_INFO},
+	{K_VALUE_INFO, 2, K_TYPE}, {K_ATTR, 14, K_TYPE}, {K_ATTR, 15, K_TYPE},
+	/* sequence_type, optional_type, map_type; their elem_type, value_type */
+	{K_TYPE, 4, K_TYPE_ELEM}, {K_TYPE, 9, K_TYPE_ELEM}, {K_TYPE, 5, K_TYPE_MAP},
+	{K_TYPE_ELEM, 1, K_TYPE}, {K_TYPE_MAP, 2, K_TYPE},
 	/* float_data, int32_data, string_data, int64_data, raw_data, double_data, uint64_data */
 	{K_TENSOR, 4, K_DATA}, {K_TENSOR, 5, K_DATA}, {K_TENSOR, 6, K_DATA}, {K_TENSOR, 7, K_DATA},
 	{K_TENSOR, 9, K_DATA}, {K_TENSOR, 10, K_DATA}, {K_TENSOR, 11, K_DATA},

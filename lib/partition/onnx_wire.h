@@ -14,7 +14,10 @@
  * Tensors are found wherever ONNX puts them: graph initializers, sparse
  * initializers, node attributes (a Constant's value), subgraphs of If and
  * Loop, functions. Every length is checked against what encloses it, so a
- * truncated or foreign file fails here with the byte offset. */
+ * truncated or foreign file fails here with the byte offset, and the
+ * messages that can nest (subgraphs, TypeProto in its sequence, map and
+ * optional types) are walked too: nesting past ONNX_WIRE_MAX_DEPTH fails
+ * here, before protobuf-c's unpack recurses once per level. */
 #ifndef SPKIT_ONNX_WIRE_H
 #define SPKIT_ONNX_WIRE_H
 

@@ -186,7 +186,8 @@ static void l_json_string(struct line *l, const char *s)
 /* Write the line and start the next. */
 static void l_flush(struct line *l, FILE *fp)
 {
-	fwrite(l->b.data, 1, l->b.len, fp);
+	if (l->b.len) /* an empty buf has no data, and fwrite takes none */
+		fwrite(l->b.data, 1, l->b.len, fp);
 	l->b.len = 0;
 }
 

@@ -46,10 +46,17 @@ int shape_rule_set_output(const struct shape_rule *c, size_t i, int ndim, const 
 	if (ndim > OPGRAPH_MAX_DIMS)
 		return shape_rule_fail(c, "output '%s' would have %d dims, more than %d", v->name,
 				       ndim, OPGRAPH_MAX_DIMS);
-	for (int d = 0; d < ndim; d++)
+	/* A dim of INT64_MAX is where opgraph_add_sat and opgraph_mul_sat stop:
+	 * a size past int64, as an element count past it is. */
+	int64_t count = 1;
+	for (int d = 0; d < ndim; d++) {
 		if (dims[d] < 0)
 			return shape_rule_fail(c, "output '%s' dim %d would be %lld", v->name, d,
 					       (long long)dims[d]);
+		if (dims[d] == INT64_MAX || __builtin_mul_overflow(count, dims[d], &count))
+			return shape_rule_fail(c, "output '%s' would have more than %lld elements",
+					       v->name, (long long)INT64_MAX);
+	}
 	if (ndim) /* dims may be NULL for a scalar */
 		memmove(v->dims, dims, (size_t)ndim * sizeof *dims);
 	v->ndim = ndim;

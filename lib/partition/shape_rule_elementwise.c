@@ -98,8 +98,11 @@ static int fold_int(const struct opgraph_node *n, const int64_t *x, int64_t *out
 		return 1;
 	}
 	if (!strcmp(op, "Neg") || !strcmp(op, "Abs")) {
-		*out = !strcmp(op, "Abs") && x[0] >= 0 ? x[0] : -x[0];
-		return x[0] != INT64_MIN;
+		if (!strcmp(op, "Abs") && x[0] >= 0) {
+			*out = x[0];
+			return 1;
+		}
+		return !__builtin_sub_overflow(0, x[0], out);
 	}
 	if (!strcmp(op, "Max") || !strcmp(op, "Min")) {
 		*out = (x[0] > x[1]) == !strcmp(op, "Max") ? x[0] : x[1];
@@ -200,6 +203,17 @@ static int rule_same(const struct shape_rule *c)
 	return fold_constants(c); /* Neg, Sqrt, Floor ... of a constant */
 }
 
+/* Softmax, LogSoftmax and Hardmax: the input's shape, along an axis that
+ * must be one of its own. */
+static int rule_along_axis(const struct shape_rule *c)
+{
+	const struct opgraph_value *x = shape_rule_input(c, 0);
+	int64_t axis;
+	if (!x || shape_rule_axis(c, opgraph_attr_int(c->n, "axis", -1), x->ndim, &axis))
+		return -1;
+	return rule_same(c);
+}
+
 /* numpy broadcasting of all inputs. */
 static int rule_broadcast(const struct shape_rule *c)
 {
@@ -253,19 +267,19 @@ const struct shape_rule_op shape_rule_elementwise[] = {
 	{"Reciprocal", rule_same}, {"Neg", rule_same}, {"Abs", rule_same}, {"Erf", rule_same},
 	{"Gelu", rule_same}, {"Elu", rule_same}, {"Selu", rule_same}, {"Softplus", rule_same},
 	{"Mish", rule_same}, {"Floor", rule_same}, {"Ceil", rule_same}, {"Not", rule_same},
-	{"Softmax", rule_same}, {"LogSoftmax", rule_same}, {"BatchNormalization", rule_same},
-	{"InstanceNormalization", rule_same}, {"GroupNormalization", rule_same},
-	{"MeanVarianceNormalization", rule_same}, {"LRN", rule_same}, {"Sin", rule_same},
-	{"Cos", rule_same}, {"Sign", rule_same}, {"Round", rule_same}, {"IsNaN", rule_same},
-	{"IsInf", rule_same}, {"Softsign", rule_same}, {"Celu", rule_same},
-	{"ThresholdedRelu", rule_same}, {"Shrink", rule_same}, {"Hardmax", rule_same},
-	{"CumSum", rule_same}, {"Trilu", rule_same}, {"ScatterND", rule_same},
-	{"ScatterElements", rule_same}, {"Add", rule_broadcast}, {"Sub", rule_broadcast},
-	{"Mul", rule_broadcast}, {"Div", rule_broadcast}, {"Pow", rule_broadcast},
-	{"Max", rule_broadcast}, {"Min", rule_broadcast}, {"Sum", rule_broadcast},
-	{"Mean", rule_broadcast}, {"Mod", rule_broadcast}, {"PRelu", rule_broadcast},
-	{"Where", rule_broadcast}, {"Equal", rule_broadcast}, {"Less", rule_broadcast},
-	{"Greater", rule_broadcast}, {"LessOrEqual", rule_broadcast},
+	{"Softmax", rule_along_axis}, {"LogSoftmax", rule_along_axis},
+	{"BatchNormalization", rule_same}, {"InstanceNormalization", rule_same},
+	{"GroupNormalization", rule_same}, {"MeanVarianceNormalization", rule_same},
+	{"LRN", rule_same}, {"Sin", rule_same}, {"Cos", rule_same}, {"Sign", rule_same},
+	{"Round", rule_same}, {"IsNaN", rule_same}, {"IsInf", rule_same}, {"Softsign", rule_same},
+	{"Celu", rule_same}, {"ThresholdedRelu", rule_same}, {"Shrink", rule_same},
+	{"Hardmax", rule_along_axis}, {"CumSum", rule_same}, {"Trilu", rule_same},
+	{"ScatterND", rule_same}, {"ScatterElements", rule_same}, {"Add", rule_broadcast},
+	{"Sub", rule_broadcast}, {"Mul", rule_broadcast}, {"Div", rule_broadcast},
+	{"Pow", rule_broadcast}, {"Max", rule_broadcast}, {"Min", rule_broadcast},
+	{"Sum", rule_broadcast}, {"Mean", rule_broadcast}, {"Mod", rule_broadcast},
+	{"PRelu", rule_broadcast}, {"Where", rule_broadcast}, {"Equal", rule_broadcast},
+	{"Less", rule_broadcast}, {"Greater", rule_broadcast}, {"LessOrEqual", rule_broadcast},
 	{"GreaterOrEqual", rule_broadcast}, {"And", rule_broadcast}, {"Or", rule_broadcast},
 	{"Xor", rule_broadcast}, {"Expand", rule_expand},
 	{NULL, NULL},

@@ -52,6 +52,29 @@ static int window(const struct shape_rule *c, const struct opgraph_value *x, con
 	return 0;
 }
 
+/* kernel_shape, which Conv and ConvTranspose may give beside their weight,
+ * says the weight's spatial dims again: it must agree with them. */
+static int check_kernel_shape(const struct shape_rule *c, const struct opgraph_value *w)
+{
+	int64_t k[OPGRAPH_MAX_DIMS];
+	size_t nk;
+	int found;
+	if (shape_rule_int_list(c, "kernel_shape", OPGRAPH_NONE, k, OPGRAPH_MAX_DIMS, &nk, &found))
+		return -1;
+	if (!found)
+		return 0;
+	if (nk != (size_t)(w->ndim - 2))
+		return shape_rule_fail(c, "kernel_shape has %zu dims, the weight %d spatial dims", nk,
+				       w->ndim - 2);
+	for (size_t d = 0; d < nk; d++)
+		if (w->dims[2 + d] >= 0 && k[d] != w->dims[2 + d])
+			return shape_rule_fail(c,
+					       "kernel_shape[%zu] is %lld, the weight's spatial dim "
+					       "is %lld",
+					       d, (long long)k[d], (long long)w->dims[2 + d]);
+	return 0;
+}
+
 static int rule_conv(const struct shape_rule *c)
 {
 	const struct opgraph_value *x = shape_rule_input(c, 0),
@@ -62,6 +85,8 @@ static int rule_conv(const struct shape_rule *c)
 		return shape_rule_fail(c,
 				       "input rank %d and weight rank %d do not fit a convolution",
 				       x->ndim, w->ndim);
+	if (check_kernel_shape(c, w))
+		return -1;
 	int64_t group = opgraph_attr_int(c->n, "group", 1);
 	if (group < 1 || x->dims[1] != opgraph_mul_sat(w->dims[1], group) || w->dims[0] % group)
 		return shape_rule_fail(c,
@@ -87,6 +112,8 @@ static int rule_conv_transpose(const struct shape_rule *c)
 	if (x->ndim < 3 || w->ndim != x->ndim || group < 1 || x->dims[1] != w->dims[0])
 		return shape_rule_fail(c, "input channels %lld do not match weight dim 0 %lld",
 				       (long long)x->dims[1], (long long)w->dims[0]);
+	if (check_kernel_shape(c, w))
+		return -1;
 	int nsp = x->ndim - 2;
 	int64_t strides[OPGRAPH_MAX_DIMS], dil[OPGRAPH_MAX_DIMS], pads[2 * OPGRAPH_MAX_DIMS],
 		opad[OPGRAPH_MAX_DIMS], oshape[OPGRAPH_MAX_DIMS];

@@ -26,6 +26,11 @@ static enum graph_format format_of(const char *path)
 	return FORMAT_UNKNOWN;
 }
 
+int graph_load_knows(const char *path)
+{
+	return format_of(path) != FORMAT_UNKNOWN;
+}
+
 int graph_load(const char *path, const struct graph_load_opts *opts, struct csr *g,
 	       struct sp_err *err)
 {
@@ -39,8 +44,8 @@ int graph_load(const char *path, const struct graph_load_opts *opts, struct csr 
 	case FORMAT_EDGELIST:
 		return edgelist_read(path, opts ? &opts->edgelist : NULL, g, err);
 	default:
-		return sp_fail(err, "%s: unknown graph format (expected .npz, .mtx, .csv, .tsv, .txt, "
-				    ".el or .edges)", path);
+		return sp_fail(err, "%s: unknown graph format (expected " GRAPH_LOAD_SUFFIXES ")",
+			       path);
 	}
 }
 

@@ -11,9 +11,15 @@
 #include "sparse/edgelist.h"
 #include "core/err.h"
 
+/* The suffixes graph_load reads, as its messages list them. */
+#define GRAPH_LOAD_SUFFIXES ".npz, .mtx, .csv, .tsv, .txt, .el or .edges"
+
 struct graph_load_opts {
 	struct edgelist_opts edgelist; /* for edge lists only */
 };
+
+/* Whether path's suffix is one graph_load reads. */
+int graph_load_knows(const char *path);
 
 /* opts may be NULL for the defaults. */
 int graph_load(const char *path, const struct graph_load_opts *opts, struct csr *g,

@@ -118,6 +118,16 @@ EOF
 	[ "$(json_get "$T/m.json" "j['summary']['params']")" = $((4 * 3 * 9 + 1)) ]
 }
 
+@test "a model with no nodes: every format reports none" {
+	printf 'inputs: {x: [1, 4]}\nnodes: []\n' >"$T/m.yaml"
+	for f in table csv json dot; do
+		"$BIN/$G" "$T/m.yaml" -f $f -o "$T/r.$f"
+	done
+	[ "$(json_get "$T/r.json" "(j['summary']['ops'], j['ops'])")" = "(0, [])" ]
+	[ "$(wc -l <"$T/r.csv")" = 1 ]
+	grep -q '^ops  *0$' "$T/r.table"
+}
+
 @test "YAML errors: one line with file and line, exit 1, no output" {
 	printf 'inputs: {x: [1, 4]}\nnodes:\n  - {op: Relu, inputs: [x], outputs: [y]\n' >"$T/m.yaml"
 	yaml_error 4 "syntax error"

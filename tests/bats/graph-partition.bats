@@ -390,6 +390,14 @@ PY
 	assert_only_files "$T" $(cd "$T" && ls -A | grep -v '^out.json$')
 }
 
+@test "a type nested 3000 levels deep: one line naming the file, not a stack overflow" {
+	$PY "$REPO/tests/bats/ref/onnx_models.py" "$T/deep.onnx" deep_type 3000
+	# a 1 MiB stack, where protobuf-c's unpack of those levels overflows
+	run bash -c 'ulimit -s 1024 && exec "$1" "$2" -f json -o "$3"' _ "$BIN/$G" "$T/deep.onnx" "$T/out.json"
+	assert_error 1 "$G" "deep.onnx: messages nested deeper than 32 \(at byte [0-9]+\)"
+	[ ! -e "$T/out.json" ]
+}
+
 @test "--input-shape naming no input, or with bad dims" {
 	models
 	run "$BIN/$G" "$T/pools.onnx" --input-shape nope=1x8x15x15 -o "$T/out.json"

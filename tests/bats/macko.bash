@@ -46,6 +46,8 @@ r = ri.copy(); r[1], r[2] = r[2], r[1]
 save('decreasing', row_indices=r)
 r = ri.copy(); r[-1] = len(g['values']) + 8
 save('past-values', row_indices=r)
+save('short-values', values=g['values'][:-8])
+save('short-deltas', deltas=g['deltas'][:-4])
 k = int(ri[1]) - 1  # row 0's last element: its delta to 15 pushes it past the last column
 d = g['deltas'].copy(); d[k // 2] |= 0xf << 4 * (k % 2)
 save('past-column', deltas=d)

@@ -265,9 +265,33 @@ def with_weights(path, megabytes, stripped):
     onnx.save(model("weights", nodes, [f32("x", [4, 1024])], [f32(x, None)], inits), path)
 
 
+def deep_type(path, levels):
+    """A model whose graph input is a sequence of a sequence of ... levels
+    deep, its protobuf bytes written by hand."""
+    def varint(n):
+        out = bytearray()
+        while True:
+            out.append((n & 0x7f) | (0x80 if n > 0x7f else 0))
+            n >>= 7
+            if not n:
+                return bytes(out)
+
+    def field(num, body):
+        return varint(num << 3 | 2) + varint(len(body)) + body
+    t = field(1, b"\x08\x01")  # tensor_type { elem_type: FLOAT }
+    for _ in range(levels):  # sequence_type { elem_type: t }
+        t = field(4, field(1, t))
+    graph = field(2, b"g") + field(11, field(1, b"x") + field(2, t))
+    with open(path, "wb") as f:  # ir_version 8, opset 17, the graph
+        f.write(b"\x08\x08" + field(8, b"\x10\x11") + field(7, graph))
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[2] in ("weights", "stripped"):
         with_weights(sys.argv[1], int(sys.argv[3]), sys.argv[2] == "stripped")
+        sys.exit(0)
+    if len(sys.argv) == 4 and sys.argv[2] == "deep_type":
+        deep_type(sys.argv[1], int(sys.argv[3]))
         sys.exit(0)
     for name, m in MODELS.items():
         onnx.save(m, f"{sys.argv[1]}/{name}.onnx")

@@ -59,6 +59,27 @@ static void test_conv(void **state)
 	expect_binary_error("Conv", 4, GU_DIMS(1, 3, 8, 8), 4, GU_DIMS(4, 4, 3, 3),
 			    "t.onnx: node 'n' (Conv): input channels 3 are not weight channels 4 "
 			    "x group 1");
+	/* kernel_shape repeats the weight's spatial dims; a Conv and a
+	 * ConvTranspose whose kernel_shape disagrees are refused */
+	static const char *const convs[] = {"Conv", "ConvTranspose"};
+	for (int i = 0; i < 2; i++) {
+		gu_init(&g);
+		gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 4, 8, 8), NULL);
+		gu_tensor(&g, 'w', "w", 4, GU_DIMS(4, 4, 3, 3), NULL);
+		n = gu_node(&g, convs[i], "k", GU_IN("x", "w"), "y");
+		opgraph_node_add_ints(n, "kernel_shape", GU_DIMS(3, 5), 2);
+		expect_error(&g, &plain, "node 'k' (");
+		expect_error(&g, &plain, "): kernel_shape[1] is 5, the weight's spatial dim is 3");
+		opgraph_free(&g);
+	}
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 4, 8, 8), NULL);
+	gu_tensor(&g, 'w', "w", 4, GU_DIMS(4, 4, 3, 3), NULL);
+	n = gu_node(&g, "Conv", "k", GU_IN("x", "w"), "y");
+	opgraph_node_add_ints(n, "kernel_shape", GU_DIMS(3), 1);
+	expect_error(&g, &plain,
+		     "node 'k' (Conv): kernel_shape has 1 dims, the weight 2 spatial dims");
+	opgraph_free(&g);
 }
 
 static void test_conv_transpose(void **state)
@@ -305,6 +326,25 @@ static void test_slice_split_pad_expand(void **state)
 
 	expect_binary_error("Expand", 2, GU_DIMS(2, 3), 1, GU_DIMS(2),
 			    "node 'n' (Expand): shape 'b' is not a constant");
+
+	/* sizes past int64 are errors, not INT64_MAX: pads of 2^62 a side,
+	 * an Expand to 2^40 x 2^40, a MatMul of 2^40 x 2^40 rows and columns */
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 1, GU_DIMS(4), NULL);
+	gu_tensor(&g, 'c', "pads", 1, GU_DIMS(2), GU_DIMS(INT64_C(1) << 62, INT64_C(1) << 62));
+	gu_node(&g, "Pad", "pad", GU_IN("x", "pads"), "p");
+	expect_error(&g, &plain,
+		     "node 'pad' (Pad): output 'p' would have more than 9223372036854775807 elements");
+	opgraph_free(&g);
+	gu_init(&g);
+	gu_tensor(&g, 'i', "x", 2, GU_DIMS(1, 1), NULL);
+	gu_tensor(&g, 'c', "shape", 1, GU_DIMS(2), GU_DIMS(INT64_C(1) << 40, INT64_C(1) << 40));
+	gu_node(&g, "Expand", "big", GU_IN("x", "shape"), "ex");
+	expect_error(&g, &plain, "node 'big' (Expand): output 'ex' would have more than");
+	opgraph_free(&g);
+	expect_binary_error("MatMul", 2, GU_DIMS(INT64_C(1) << 40, 2), 2,
+			    GU_DIMS(2, INT64_C(1) << 40),
+			    "node 'n' (MatMul): output 'y' would have more than");
 }
 
 /* ConstantOfShape and Range make constants that Slice and Reshape read. */
@@ -623,6 +663,10 @@ static void test_float_folding(void **state)
 			     1);
 	gu_node(&g, "Less", "less", GU_IN("mi", "three"), "lt");
 	gu_node(&g, "Neg", "neg", GU_IN("minus7"), "ng");
+	/* -INT64_MIN is past int64: Neg and Abs of it fold to nothing */
+	gu_tensor(&g, 'c', "least", 1, GU_DIMS(2), GU_DIMS(INT64_MIN, 5));
+	gu_node(&g, "Neg", "neg_least", GU_IN("least"), "nl");
+	gu_node(&g, "Abs", "abs_least", GU_IN("least"), "al");
 	struct opgraph_node *n = gu_node(&g, "Constant", "cf", GU_IN(NULL), "cf");
 	n->nin = 0;
 	opgraph_node_add_floats(n, "value_floats", GU_F(0.5, 1.5), 2);
@@ -643,6 +687,8 @@ static void test_float_folding(void **state)
 	assert_true(v->cval[0] == 1 && v->cval[1] == 0);
 	v = &g.values[opgraph_value_intern(&g, "ng")];
 	assert_true(v->cval[0] == 7 && v->cval[1] == -7);
+	assert_int_equal(g.values[opgraph_value_intern(&g, "nl")].ncval, 0);
+	assert_int_equal(g.values[opgraph_value_intern(&g, "al")].ncval, 0);
 	v = &g.values[opgraph_value_intern(&g, "cf")];
 	assert_true(v->ndim == 1 && v->nfval == 2 && v->fval[1] == 1.5);
 	gu_assert_dims(&g, "hw0", 1, GU_DIMS(0));
@@ -718,6 +764,16 @@ static void test_inputs_and_graph_errors(void **state)
 	assert_false(shape_infer_knows_op("Frobnicate"));
 	assert_true(shape_infer_knows_op("Conv"));
 	opgraph_free(&g);
+
+	/* Softmax and its kin along an axis the input does not have */
+	static const char *const along[] = {"Softmax", "LogSoftmax", "Hardmax"};
+	for (int i = 0; i < 3; i++) {
+		gu_init(&g);
+		gu_tensor(&g, 'i', "x", 4, GU_DIMS(1, 3, 8, 8), NULL);
+		opgraph_node_add_int(gu_node(&g, along[i], "sm", GU_IN("x"), "y"), "axis", 9);
+		expect_error(&g, &plain, "): axis 9 is out of range for rank 4");
+		opgraph_free(&g);
+	}
 }
 
 int main(void)
