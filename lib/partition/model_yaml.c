@@ -386,6 +386,17 @@ static int read_nodes(struct loader *l, const struct yaml_doc_node *seq, const s
 	return 0;
 }
 
+/* opset: within the ONNX opsets the shape rules know. */
+static int check_opset(struct loader *l, const struct yaml_doc_node *root)
+{
+	int64_t v = l->g->opset;
+	if (v >= OPGRAPH_OPSET_MIN && v <= OPGRAPH_OPSET_MAX)
+		return 0;
+	return sp_fail(l->err, "%s:%zu: opset %lld: graph-partition reads ONNX opsets %d to %d",
+		       l->g->path, yaml_doc_line(yaml_doc_get(root, "opset")), (long long)v,
+		       OPGRAPH_OPSET_MIN, OPGRAPH_OPSET_MAX);
+}
+
 static int read_model(struct loader *l, const struct yaml_doc *doc)
 {
 	static const char *const keys[] = {"name", "opset", "inputs", "params", "constants",
@@ -397,6 +408,7 @@ static int read_model(struct loader *l, const struct yaml_doc *doc)
 	if (yaml_doc_root_map(doc, &root, l->err) ||
 	    yaml_doc_check_keys(root, keys, "a model", l->err) ||
 	    yaml_doc_int(root, "opset", 17, &l->g->opset, l->err) ||
+	    check_opset(l, root) ||
 	    read_section(l, root, "inputs", S_INPUTS, NULL) ||
 	    read_section(l, root, "params", S_PARAMS, NULL) ||
 	    read_section(l, root, "constants", S_CONSTANTS, NULL) ||

@@ -187,6 +187,9 @@ static int convert(struct opgraph *g, const Onnx__ModelProto *m, struct sp_err *
 		if (!os->domain || !os->domain[0] || !strcmp(os->domain, "ai.onnx"))
 			g->opset = os->version;
 	}
+	if (g->opset && (g->opset < OPGRAPH_OPSET_MIN || g->opset > OPGRAPH_OPSET_MAX))
+		return sp_fail(err, "%s: opset %lld: graph-partition reads ONNX opsets %d to %d",
+			       g->path, (long long)g->opset, OPGRAPH_OPSET_MIN, OPGRAPH_OPSET_MAX);
 	size_t idx;
 	for (size_t i = 0; i < gp->n_initializer; i++) {
 		const Onnx__TensorProto *t = gp->initializer[i];

@@ -64,6 +64,12 @@ struct opgraph_node {
 	size_t line; /* where a YAML model defines it (messages say file:line); 0 for ONNX */
 };
 
+/* The ONNX opsets whose operator semantics the shape rules know (opset
+ * 10's Resize and Upsample included); a model of another opset is refused
+ * rather than read with the wrong meaning. */
+#define OPGRAPH_OPSET_MIN 10
+#define OPGRAPH_OPSET_MAX 21
+
 struct opgraph {
 	char *path; /* for messages */
 	int64_t opset;

@@ -185,3 +185,25 @@ EOF
 	assert_error 1 "$G" "empty.yml: empty document"
 	assert_only_files "$T" empty.yml m.yaml
 }
+
+@test "an opset the shape rules do not know is refused, YAML (file:line) and ONNX alike" {
+	printf 'opset: 5\ninputs:\n  x: [2, 3]\nnodes:\n  - {op: Relu, inputs: [x], outputs: [y]}\noutputs: [y]\n' >"$T/m.yaml"
+	yaml_error 1 "opset 5: graph-partition reads ONNX opsets 10 to 21"
+	sed -i 's/opset: 5/opset: 22/' "$T/m.yaml"
+	yaml_error 1 "opset 22: graph-partition reads ONNX opsets 10 to 21"
+	$PY - "$T" <<'PY'
+import sys
+from onnx import TensorProto, helper as h, save
+g = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g",
+                 [h.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                 [h.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+for opset in (9, 22, 17):
+    save(h.make_model(g, opset_imports=[h.make_opsetid("", opset)]), f"{sys.argv[1]}/o{opset}.onnx")
+PY
+	for opset in 9 22; do
+		run "$BIN/$G" "$T/o$opset.onnx" -f json -o "$T/out.json"
+		assert_error 1 "$G" "o$opset.onnx: opset $opset: graph-partition reads ONNX opsets 10 to 21"
+		[ ! -e "$T/out.json" ]
+	done
+	"$BIN/$G" "$T/o17.onnx" -f json -o "$T/out.json"
+}
