@@ -509,6 +509,11 @@ size_t yaml_doc_seq_len(const struct yaml_doc_node *seq)
 	return seq && seq->kind == YDOC_SEQUENCE ? seq->n : 0;
 }
 
+const struct yaml_doc_node *yaml_doc_list_item(const struct yaml_doc_node *list, size_t i)
+{
+	return list && list->kind == YDOC_SEQUENCE ? yaml_doc_seq_at(list, i) : list;
+}
+
 const struct yaml_doc_node *yaml_doc_seq_at(const struct yaml_doc_node *seq, size_t i)
 {
 	return i < yaml_doc_seq_len(seq) ? seq->items[i] : NULL;

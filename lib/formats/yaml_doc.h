@@ -65,6 +65,10 @@ int yaml_doc_is_null(const struct yaml_doc_node *n);
 const struct yaml_doc_node *yaml_doc_get(const struct yaml_doc_node *map, const char *key);
 size_t yaml_doc_seq_len(const struct yaml_doc_node *seq); /* 0 for a non-sequence */
 const struct yaml_doc_node *yaml_doc_seq_at(const struct yaml_doc_node *seq, size_t i);
+/* Item i of a value the list readers took as a list: of a sequence, its
+ * item; of a scalar (read as a one-item list), the scalar itself. For
+ * messages about one item. */
+const struct yaml_doc_node *yaml_doc_list_item(const struct yaml_doc_node *list, size_t i);
 size_t yaml_doc_map_len(const struct yaml_doc_node *map); /* 0 for a non-mapping */
 const char *yaml_doc_map_key_at(const struct yaml_doc_node *map, size_t i);
 const struct yaml_doc_node *yaml_doc_map_value_at(const struct yaml_doc_node *map, size_t i);

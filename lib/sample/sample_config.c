@@ -39,7 +39,7 @@ static int read_dims(const struct yaml_doc_node *root, const char *key, int requ
 		if (v[i] < min || v[i] > SAMPLE_MAX_VALUE) {
 			int64_t bad = v[i];
 			free(v);
-			return yaml_doc_fail(yaml_doc_seq_at(node, (size_t)i), err,
+			return yaml_doc_fail(yaml_doc_list_item(node, (size_t)i), err,
 					     "%s[%d]: %" PRId64 " is outside %" PRId64 "..%" PRId64,
 					     key, i, bad, min, SAMPLE_MAX_VALUE);
 		}
@@ -68,7 +68,7 @@ static int read_grow(const struct yaml_doc_node *root, int ndims, struct sample_
 			g->grow[i] = SAMPLE_MUL;
 		} else {
 			char q[64];
-			rc = yaml_doc_fail(yaml_doc_seq_at(node, (size_t)i), err,
+			rc = yaml_doc_fail(yaml_doc_list_item(node, (size_t)i), err,
 					   "operators[%d]: unknown operator '%s' (expected mul or add)",
 					   i, sp_quote(q, sizeof q, names[i]));
 		}
@@ -88,13 +88,13 @@ static int check_grid(const struct yaml_doc_node *root, const struct sample_grid
 	for (int i = 0; i < g->ndims; i++) {
 		int64_t least = g->grow[i] == SAMPLE_MUL ? 2 : 1;
 		if (g->step[i] < least)
-			return yaml_doc_fail(yaml_doc_seq_at(steps, (size_t)i), err,
+			return yaml_doc_fail(yaml_doc_list_item(steps, (size_t)i), err,
 					     "steps[%d]: step %" PRId64 " never advances ('%s' needs %"
 					     PRId64 " or more)",
 					     i, g->step[i], g->grow[i] == SAMPLE_MUL ? "mul" : "add",
 					     least);
 		if (g->end[i] < g->start[i])
-			return yaml_doc_fail(yaml_doc_seq_at(ends, (size_t)i), err,
+			return yaml_doc_fail(yaml_doc_list_item(ends, (size_t)i), err,
 					     "ends[%d]: end %" PRId64 " is below its start %" PRId64,
 					     i, g->end[i], g->start[i]);
 		uint64_t values = sample_grid_axis_len(g, i);
@@ -139,11 +139,11 @@ static int read_columns(const struct yaml_doc_node *root, struct sample_config *
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		char q[64];
 		if (!names[i][0])
-			rc = yaml_doc_fail(yaml_doc_seq_at(node, i), err,
+			rc = yaml_doc_fail(yaml_doc_list_item(node, i), err,
 					   "columns_name[%zu] is empty", i);
 		for (size_t j = 0; rc == 0 && j < i; j++)
 			if (!strcmp(names[i], names[j]))
-				rc = yaml_doc_fail(yaml_doc_seq_at(node, i), err,
+				rc = yaml_doc_fail(yaml_doc_list_item(node, i), err,
 						   "columns_name[%zu]: '%s' named twice", i,
 						   sp_quote(q, sizeof q, names[i]));
 	}

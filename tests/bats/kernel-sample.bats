@@ -265,6 +265,11 @@ bad_config() {
 	bad_config steps "steps: [1, 4, 8]" "bad.yml:5: steps\[0\]: step 1 never advances \('mul' needs 2 or more\)"
 	bad_config ends "ends: [2, 3, 24]" "bad.yml:6: ends\[1\]: end 3 is below its start 4"
 	bad_config operators "operators: [mul, add, pow]" "bad.yml:7: operators\[2\]: unknown operator 'pow' \(expected mul or add\)"
+	# a list of one given as a scalar: its item's message named no node (a crash the
+	# fuzzer found)
+	printf '{ "kernel_name": "layernorm", "columns_name": [b, F_dur(us), B_dur(us)],\n  "first_n_column": 1, "starts": [1], "steps": [2], "ends": [4], "operators": pow }\n' >"$T/one.yml"
+	run "$BIN/$K" "$T/one.yml" --device cpu --output-dir "$T/out"
+	assert_error 1 $K "one.yml:2: operators\[0\]: unknown operator 'pow' \(expected mul or add\)"
 	bad_config active "active: 0" "bad.yml:11: active: 0 is outside 1..100000"
 	bad_config kernel_name "kernel_name: [a, b]" "bad.yml:1: kernel_name"
 	bad_config columns_name "columns_name: [b, l, dim, F_dur(us)]" "bad.yml:2: columns_name has 4 names"
