@@ -9,6 +9,10 @@
 #include "core/gpu.h"
 #include "core/gpu_check.cuh"
 
+extern "C" {
+#include "core/num.h"
+}
+
 /* The lowest compute capability this file was compiled for, times 100 as in
  * __CUDA_ARCH_LIST__ (800,900): a device below it has no code of ours. Above
  * it there is code as long as CUDA_ARCH leaves out no major version between:
@@ -258,22 +262,16 @@ static int time_reps(gpu_enqueue_fn enqueue, void *ctx, int reps, struct gpu_l2_
 	return 0;
 }
 
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static void summarize(double *ms, int reps, struct gpu_timing *out)
 {
-	qsort(ms, reps, sizeof *ms, compare_double);
+	num_sort(ms, (size_t)reps);
 	double sum = 0;
 	for (int r = 0; r < reps; r++)
 		sum += ms[r];
 	out->reps = reps;
 	out->min_ms = ms[0];
 	out->max_ms = ms[reps - 1];
-	out->median_ms = reps % 2 ? ms[reps / 2] : (ms[reps / 2 - 1] + ms[reps / 2]) / 2;
+	out->median_ms = num_median_sorted(ms, (size_t)reps);
 	out->mean_ms = sum / reps;
 }
 

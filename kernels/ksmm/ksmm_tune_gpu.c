@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/gpu.h"
+#include "core/num.h"
 #include "core/rng.h"
 #include "ksmm/ksmm_gpu.h"
 #include "ksmm/ksmm_value.h"
@@ -116,12 +117,6 @@ static void set_status(struct ksmm_result *r, const char *what, const struct sp_
 	snprintf(r->status, sizeof r->status, "%s: %.140s", what, e->msg);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int run_config(void *ctx, const struct ksmm_config *cfg, struct ksmm_result *r,
 		      struct sp_err *err)
 {
@@ -165,14 +160,13 @@ static int run_config(void *ctx, const struct ksmm_config *cfg, struct ksmm_resu
 			med[timed++] = tm.median_ms;
 		}
 		if (timed == rounds) {
-			qsort(med, (size_t)rounds, sizeof *med, cmp_double);
+			num_sort(med, (size_t)rounds);
 			double mean = 0, var = 0;
 			for (int i = 0; i < rounds; i++)
 				mean += med[i] / rounds;
 			for (int i = 0; i < rounds; i++)
 				var += (med[i] - mean) * (med[i] - mean);
-			r->ms = rounds % 2 ? med[rounds / 2]
-					   : (med[rounds / 2 - 1] + med[rounds / 2]) / 2;
+			r->ms = num_median_sorted(med, (size_t)rounds);
 			r->std = rounds > 1 ? sqrt(var / (rounds - 1)) : NAN;
 			snprintf(r->status, sizeof r->status, "%s",
 				 r->rel_err <= ksmm_tolerance(j->dtype, cfg->tf32) ? "ok" : "wrong");

@@ -126,3 +126,19 @@ const char *num_format_double(char buf[NUM_DOUBLE_MAX], double v, int digits)
 	}
 	return buf;
 }
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void num_sort(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, compare_double);
+}
+
+double num_median_sorted(const double *v, size_t n)
+{
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/num.h"
 #include "core/timer.h"
 
 static int wall_time(void *ctx, sample_call_fn fn, void *state, double *us, struct sp_err *err)
@@ -64,15 +65,9 @@ const char *sample_range_name(const struct sample_job *job, const int64_t *shape
 	return buf;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 double sample_trimmed_mean(double *runs, int n)
 {
-	qsort(runs, (size_t)n, sizeof *runs, cmp_double);
+	num_sort(runs, (size_t)n);
 	int lo = n > 2 ? 2 : 0, hi = n < 7 ? n : 7;
 	double sum = 0;
 	for (int i = lo; i < hi; i++)

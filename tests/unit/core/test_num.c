@@ -160,12 +160,24 @@ static void test_quote(void **state)
 	assert_string_equal(sp_quote(b, 1, "abcdef"), "");
 }
 
+static void test_sort_median(void **state)
+{
+	double odd[] = {3, -1, 2.5, 7, 0};
+	num_sort(odd, 5);
+	assert_true(odd[0] == -1 && odd[1] == 0 && odd[2] == 2.5 && odd[3] == 3 && odd[4] == 7);
+	assert_true(num_median_sorted(odd, 5) == 2.5);
+	double even[] = {4, 1, 3, 2};
+	num_sort(even, 4);
+	assert_true(num_median_sorted(even, 4) == 2.5);
+	assert_true(num_median_sorted(even, 1) == 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_int),     cmocka_unit_test(test_parse_double),
 		cmocka_unit_test(test_format_double), cmocka_unit_test(test_buf),
-		cmocka_unit_test(test_strmap),
+		cmocka_unit_test(test_strmap),     cmocka_unit_test(test_sort_median),
 		cmocka_unit_test(test_quote),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
