@@ -344,6 +344,26 @@ EOF
 	cmp foreign.csv "$csv"
 }
 
+@test "a part file the original wrote (shapes as NumPy floats) resumes: its shapes are not timed again" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu
+	csv=$(ls sampling_data/*.csv)
+	# the first 5 shapes as estimate-train-time writes rows: 2.0,4.0,8.0,...
+	{
+		head -n 1 "$csv"
+		rows "$csv" | head -n 5 | awk -F, -v OFS=, '{ $1 = $1 ".0"; $2 = $2 ".0"; $3 = $3 ".0"; print }'
+	} >original.csv
+	cp original.csv "$csv"
+	run "$BIN/$K" ln.yml --device cpu
+	[ "$status" -eq 0 ]
+	[[ $output == *"12 shapes: 7 measured, 0 skipped, 0 failed, 5 done before"* ]]
+	[ "$(rows "$csv" | wc -l)" -eq 12 ]
+	head -n 6 "$csv" | cmp - original.csv
+	"$BIN/$K" merge "$csv" -o merged.csv
+	[ "$(rows merged.csv | cut -d, -f1-3 | sort -u | wc -l)" -eq 12 ]
+}
+
 @test "kill -9 in the middle of a sweep: the rerun completes it, no row lost or repeated" {
 	cfg slow.yml <<'EOF'
 kernel_name: layernorm
