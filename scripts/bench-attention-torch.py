@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""PyTorch's cuDNN attention backend (sdpa_kernel(SDPBackend.CUDNN_ATTENTION)),
+the baseline of kernel-sample's cudnn flash_atten backend, timed as
+dev/cuda/attention_cudnn_time.c times spkit's: ../shared/anchors/H100.md's
+shapes (b4 h32 l2048 and b8 h64 l4096, head dim 128, causal, fp16), Q, K, V
+in (batch, seq, heads, head_dim) memory seen as (b, h, s, d), the median of
+--reps CUDA-event timings after --warmup runs with the L2 cache flushed (a
+read of twice its size) before each, outside the events. Forward: the
+training forward (inputs requiring grad, so the logsumexp is written).
+Backward: torch.autograd.grad of the output with a fixed upstream gradient,
+timed alone.
+
+  python3 scripts/bench-attention-torch.py [--reps 20] [--warmup 3] > torch.csv
+
+Output CSV, the probe's columns: backend,shape,precision,F_dur(us),B_dur(us),
+F_TFLOPs,B_TFLOPs. Needs a CUDA GPU and torch.
+"""
+import argparse
+import math
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+SHAPES = [(4, 32, 2048, 128), (8, 64, 4096, 128)]
+
+
+def timed(fn, warmup, reps, flush):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        flush.sum()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        times.append((start, stop))
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in times) * 1e3  # us
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    args = ap.parse_args()
+    dev = torch.device("cuda")
+    l2 = torch.cuda.get_device_properties(dev).L2_cache_size
+    flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device=dev)
+    print(f"# torch {torch.__version__}, cuDNN {torch.backends.cudnn.version()}, "
+          f"{torch.cuda.get_device_name(dev)}")
+    print("backend,shape,precision,F_dur(us),B_dur(us),F_TFLOPs,B_TFLOPs")
+    for b, h, l, d in SHAPES:
+        def make():
+            x = torch.rand(b, l, h, d, device=dev, dtype=torch.float16) * 2 - 1
+            return x.transpose(1, 2)
+        q, k, v = (make().requires_grad_() for _ in range(3))
+        dout = make()
+        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+            def fwd():
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                      scale=1 / math.sqrt(d))
+            f_us = timed(fwd, args.warmup, args.reps, flush)
+            out = fwd()
+            b_us = timed(lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True),
+                         args.warmup, args.reps, flush)
+        flops = 4.0 * b * h * l * l * d / 2
+        print(f"torch-cudnn,b{b} h{h} l{l} d{d} causal,fp16,{f_us:.1f},{b_us:.1f},"
+              f"{flops / f_us / 1e6:.0f},{2.5 * flops / b_us / 1e6:.0f}")
+        sys.stdout.flush()
+        del q, k, v, dout, out
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
