@@ -16,8 +16,9 @@ Output CSV, the probe's columns: backend,shape,precision,F_dur(us),B_dur(us),
 F_TFLOPs,B_TFLOPs. Needs a CUDA GPU and torch.
 """
 import argparse
+import importlib.util
 import math
-import statistics
+import os
 import sys
 
 import torch
@@ -27,19 +28,13 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 SHAPES = [(4, 32, 2048, 128), (8, 64, 4096, 128)]
 
 
-def timed(fn, warmup, reps, flush):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        flush.sum()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        times.append((start, stop))
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in times) * 1e3  # us
+def load_median_us():
+    """The event timing bench-sample-torch.py uses (its median_us), shared."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench-sample-torch.py")
+    spec = importlib.util.spec_from_file_location("bench_sample_torch", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.median_us
 
 
 def main():
@@ -47,6 +42,7 @@ def main():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     args = ap.parse_args()
+    median_us = load_median_us()
     dev = torch.device("cuda")
     l2 = torch.cuda.get_device_properties(dev).L2_cache_size
     flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device=dev)
@@ -63,10 +59,11 @@ def main():
             def fwd():
                 return F.scaled_dot_product_attention(q, k, v, is_causal=True,
                                                       scale=1 / math.sqrt(d))
-            f_us = timed(fwd, args.warmup, args.reps, flush)
+            f_us = median_us(fwd, args.reps, args.warmup, flush)
             out = fwd()
-            b_us = timed(lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True),
-                         args.warmup, args.reps, flush)
+            b_us = median_us(lambda: torch.autograd.grad(out, (q, k, v), dout,
+                                                         retain_graph=True),
+                             args.reps, args.warmup, flush)
         flops = 4.0 * b * h * l * l * d / 2
         print(f"torch-cudnn,b{b} h{h} l{l} d{d} causal,fp16,{f_us:.1f},{b_us:.1f},"
               f"{flops / f_us / 1e6:.0f},{2.5 * flops / b_us / 1e6:.0f}")

@@ -226,6 +226,18 @@ static void graph_add_op(struct graph *g, void *op, const char *what)
 	g->ops[g->nops++] = op;
 }
 
+/* An operation of the given type whose attributes are descriptors (NULL:
+ * left unset), added to the graph. */
+static void graph_op(struct graph *g, int type, int n, const int *names, void *const *descs,
+		     const char *what)
+{
+	void *op = graph_make(g, type, what);
+	for (int i = 0; i < n; i++)
+		if (descs[i])
+			graph_set_desc(g, op, names[i], descs[i], what);
+	graph_add_op(g, op, what);
+}
+
 /* y = mode(x, b, t) in fp32 (prec: the math precision); b and t may be NULL.
  * axis >= 0 for GEN_INDEX. Returns y. */
 static void *graph_pointwise(struct graph *g, int mode, int prec, void *x, void *b, void *t,
@@ -237,15 +249,12 @@ static void *graph_pointwise(struct graph *g, int mode, int prec, void *x, void 
 	if (axis >= 0)
 		graph_set(g, pw, DNN_ATTR_POINTWISE_AXIS, DNN_TYPE_INT64, 1, &axis, what);
 	graph_finalize(g, pw, what);
-	void *op = graph_make(g, DNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_POINTWISE_XDESC, x, what);
-	if (b)
-		graph_set_desc(g, op, DNN_ATTR_OPERATION_POINTWISE_BDESC, b, what);
-	if (t)
-		graph_set_desc(g, op, DNN_ATTR_OPERATION_POINTWISE_TDESC, t, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_POINTWISE_YDESC, y, what);
-	graph_add_op(g, op, what);
+	static const int names[] = {
+		DNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, DNN_ATTR_OPERATION_POINTWISE_XDESC,
+		DNN_ATTR_OPERATION_POINTWISE_BDESC, DNN_ATTR_OPERATION_POINTWISE_TDESC,
+		DNN_ATTR_OPERATION_POINTWISE_YDESC};
+	graph_op(g, DNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, 5, names,
+		 (void *const[]){pw, x, b, t, y}, what);
 	return y;
 }
 
@@ -266,11 +275,11 @@ static void *graph_reduce(struct graph *g, int mode, void *x, void *y, const cha
 		  what);
 	graph_set(g, r, DNN_ATTR_REDUCTION_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &comp, what);
 	graph_finalize(g, r, what);
-	void *op = graph_make(g, DNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_REDUCTION_DESC, r, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_REDUCTION_XDESC, x, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_REDUCTION_YDESC, y, what);
-	graph_add_op(g, op, what);
+	static const int names[] = {DNN_ATTR_OPERATION_REDUCTION_DESC,
+				    DNN_ATTR_OPERATION_REDUCTION_XDESC,
+				    DNN_ATTR_OPERATION_REDUCTION_YDESC};
+	graph_op(g, DNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, 3, names, (void *const[]){r, x, y},
+		 what);
 	return y;
 }
 
@@ -281,22 +290,20 @@ static void *graph_matmul(struct graph *g, void *a, void *b, void *c, const char
 	void *m = graph_make(g, DNN_BACKEND_MATMUL_DESCRIPTOR, what);
 	graph_set(g, m, DNN_ATTR_MATMUL_COMP_TYPE, DNN_TYPE_DATA_TYPE, 1, &comp, what);
 	graph_finalize(g, m, what);
-	void *op = graph_make(g, DNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_MATMUL_DESC, m, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_MATMUL_ADESC, a, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_MATMUL_BDESC, b, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_MATMUL_CDESC, c, what);
-	graph_add_op(g, op, what);
+	static const int names[] = {DNN_ATTR_OPERATION_MATMUL_DESC, DNN_ATTR_OPERATION_MATMUL_ADESC,
+				    DNN_ATTR_OPERATION_MATMUL_BDESC, DNN_ATTR_OPERATION_MATMUL_CDESC};
+	graph_op(g, DNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, 4, names, (void *const[]){m, a, b, c},
+		 what);
 	return c;
 }
 
 /* y = x seen through other dims and strides (a transpose, for the backward). */
 static void *graph_reshape(struct graph *g, void *x, void *y, const char *what)
 {
-	void *op = graph_make(g, DNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_RESHAPE_XDESC, x, what);
-	graph_set_desc(g, op, DNN_ATTR_OPERATION_RESHAPE_YDESC, y, what);
-	graph_add_op(g, op, what);
+	static const int names[] = {DNN_ATTR_OPERATION_RESHAPE_XDESC,
+				    DNN_ATTR_OPERATION_RESHAPE_YDESC};
+	graph_op(g, DNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, 2, names, (void *const[]){x, y},
+		 what);
 	return y;
 }
 
