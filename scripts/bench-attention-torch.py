@@ -8,7 +8,12 @@ in (batch, seq, heads, head_dim) memory seen as (b, h, s, d), the median of
 read of twice its size) before each, outside the events. Forward: the
 training forward (inputs requiring grad, so the logsumexp is written).
 Backward: torch.autograd.grad of the output with a fixed upstream gradient,
-timed alone.
+timed alone. Each shape is timed twice: "torch-cudnn" with bench-sample-torch.py's
+median_us (each repetition synchronized, so PyTorch's host work before its
+first kernel counts, as a training step pays it), and "torch-cudnn-queued"
+with a GPU sleep queued before each start event, long enough for the host
+to queue the whole call, so that only device time counts, as in spkit's
+probe, whose repetitions are queued back to back.
 
   python3 scripts/bench-attention-torch.py [--reps 20] [--warmup 3] > torch.csv
 
@@ -19,6 +24,7 @@ import argparse
 import importlib.util
 import math
 import os
+import statistics
 import sys
 
 import torch
@@ -35,6 +41,26 @@ def load_median_us():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.median_us
+
+
+SLEEP_CYCLES = 2_000_000  # about 1 ms at the H100's 1.98 GHz
+
+
+def queued_us(fn, reps, warmup, flush):
+    """Median device time of fn: the repetitions queued behind a GPU sleep each."""
+    for _ in range(warmup):
+        fn()
+    events = []
+    for _ in range(reps):
+        flush.sum()
+        torch.cuda._sleep(SLEEP_CYCLES)
+        pair = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        pair[0].record()
+        fn()
+        pair[1].record()
+        events.append(pair)
+    torch.cuda.synchronize()
+    return statistics.median(a.elapsed_time(b) for a, b in events) * 1e3
 
 
 def main():
@@ -55,19 +81,20 @@ def main():
             return x.transpose(1, 2)
         q, k, v = (make().requires_grad_() for _ in range(3))
         dout = make()
-        with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-            def fwd():
-                return F.scaled_dot_product_attention(q, k, v, is_causal=True,
-                                                      scale=1 / math.sqrt(d))
-            f_us = median_us(fwd, args.reps, args.warmup, flush)
-            out = fwd()
-            b_us = median_us(lambda: torch.autograd.grad(out, (q, k, v), dout,
+        flops = 4.0 * b * h * l * l * d / 2
+        for name, timer in (("torch-cudnn", median_us), ("torch-cudnn-queued", queued_us)):
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                def fwd():
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                          scale=1 / math.sqrt(d))
+                f_us = timer(fwd, args.reps, args.warmup, flush)
+                out = fwd()
+                b_us = timer(lambda: torch.autograd.grad(out, (q, k, v), dout,
                                                          retain_graph=True),
                              args.reps, args.warmup, flush)
-        flops = 4.0 * b * h * l * l * d / 2
-        print(f"torch-cudnn,b{b} h{h} l{l} d{d} causal,fp16,{f_us:.1f},{b_us:.1f},"
-              f"{flops / f_us / 1e6:.0f},{2.5 * flops / b_us / 1e6:.0f}")
-        sys.stdout.flush()
+            print(f"{name},b{b} h{h} l{l} d{d} causal,fp16,{f_us:.1f},{b_us:.1f},"
+                  f"{flops / f_us / 1e6:.0f},{2.5 * flops / b_us / 1e6:.0f}")
+            sys.stdout.flush()
         del q, k, v, dout, out
         torch.cuda.empty_cache()
 
