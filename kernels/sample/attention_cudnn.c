@@ -1,9 +1,10 @@
 /* Fused attention through cuDNN's backend (graph) API, the library PyTorch's
  * SDPA calls on Hopper (SDPBackend.CUDNN_ATTENTION): see attention.h.
  *
- * cuDNN has no single "attention" call in its backend before 9.13; it
- * recognises attention in a graph of matmuls, pointwise operations and
- * reductions and runs the whole graph as one fused kernel. So the graphs
+ * Through most of cuDNN 9 its backend has no single attention operation (the
+ * unified SDPA operations are late additions); it recognises attention in a
+ * graph of matmuls, pointwise operations and reductions and runs the whole
+ * graph as one fused kernel. So the graphs
  * below are the ones the NVIDIA/cudnn-frontend library builds for its sdpa
  * and sdpa_backward nodes (composite lowering), tensor for tensor: the
  * engines match that pattern, and a graph of a different shape finds none.
