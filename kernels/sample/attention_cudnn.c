@@ -73,7 +73,7 @@ struct graph {
 	void *ops[GRAPH_MAX_OPS];
 	int nops;
 	int64_t next_uid;
-	int failed; /* sticky: after the first failure every helper is a no-op */
+	int failed; /* sticky: after the first failure every graph_ call is a no-op */
 	struct sp_err *err;
 	void *scale;	 /* the by-value scale, one tensor however many uses */
 	void *plan;	 /* the finalized execution plan */
@@ -129,7 +129,7 @@ static void shapes_init(struct shapes *z, const struct attention_dims *d)
 	z->io = d->bf16 ? DNN_DATA_BFLOAT16 : DNN_DATA_HALF;
 }
 
-/* ---- graph building: each helper records the failure and returns NULL ---- */
+/* ---- graph building: each function records a failure and returns NULL ---- */
 
 static int graph_check(struct graph *g, int status, const char *call, const char *what)
 {
