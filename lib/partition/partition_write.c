@@ -45,6 +45,12 @@ static double ridge_point(const struct partition_report *r)
 	return r->o->hw.peak_flops[r->o->dtype] / r->o->hw.bandwidth;
 }
 
+/* Whether the table and DOT list node k: constant ops only with --all-ops. */
+static int listed(const struct partition_report *r, size_t k)
+{
+	return r->stage[k] >= 0 || r->o->all_ops;
+}
+
 static int finish(FILE *fp)
 {
 	return fflush(fp) || ferror(fp) ? -1 : 0;
@@ -234,6 +240,8 @@ static int table_body(FILE *fp, const struct partition_report *r)
 		const struct partition_op *op = &r->ops[k];
 		const struct op_cost *c = &op->cost;
 		char shape[128], conv[24] = "";
+		if (!listed(r, k))
+			continue;
 		shape_text(first_output(r, n), shape, sizeof shape);
 		if (c->depthwise)
 			snprintf(conv, sizeof conv, "dw");
@@ -260,8 +268,11 @@ static int table_body(FILE *fp, const struct partition_report *r)
 			l_flush(&l, fp);
 	}
 	l_flush(&l, fp);
-	fprintf(fp, "\nmodel         %s\nops           %zu\nkernels       %lld\ndtype         %s\n",
-		r->g.path, r->g.nnodes, (long long)r->kernels, hardware_dtype_name(r->o->dtype));
+	fprintf(fp, "\nmodel         %s\nops           %zu\nconstant_ops  %lld%s\nkernels       %lld\n"
+		    "dtype         %s\n",
+		r->g.path, r->g.nnodes, (long long)r->constant_ops,
+		r->constant_ops && !r->o->all_ops ? " (not listed above; --all-ops lists them)" : "",
+		(long long)r->kernels, hardware_dtype_name(r->o->dtype));
 	fprintf(fp, "total_flops   %lld\nmatmul_flops  %lld\nmacs          %lld\n"
 		    "params        %lld\nmemory_bytes  %lld\n",
 		(long long)t->total_flops, (long long)t->matmul_flops, (long long)t->macs,
@@ -311,12 +322,13 @@ static void json_summary(FILE *fp, const struct partition_report *r)
 	const struct op_cost_totals *t = &r->totals;
 	fprintf(fp, " \"summary\": {\"ops\": %zu, \"kernels\": %lld, \"unknown_ops\": %lld, "
 		    "\"total_flops\": %lld, \"matmul_flops\": %lld, \"macs\": %lld, "
-		    "\"params\": %lld, \"memory_bytes\": %lld, \"stages\": %lld, "
-		    "\"max_parallel_ops\": %lld, \"critical_path_ops\": %lld, "
+		    "\"params\": %lld, \"memory_bytes\": %lld, \"constant_ops\": %lld, "
+		    "\"stages\": %lld, \"max_parallel_ops\": %lld, \"critical_path_ops\": %lld, "
 		    "\"critical_path_flops\": %lld,\n  \"critical_path\": [",
 		r->g.nnodes, (long long)r->kernels, (long long)r->unknown_ops,
 		(long long)t->total_flops, (long long)t->matmul_flops, (long long)t->macs,
-		(long long)t->params, (long long)t->memory_bytes, (long long)r->stages.stages,
+		(long long)t->params, (long long)t->memory_bytes, (long long)r->constant_ops,
+		(long long)r->stages.stages,
 		(long long)r->stages.max_parallel_ops, (long long)r->stages.critical_path_ops,
 		(long long)r->critical_path_flops);
 	int first = 1;
@@ -606,6 +618,8 @@ static int dot_body(FILE *fp, const struct partition_report *r)
 		const struct opgraph_node *n = &r->g.nodes[k];
 		const struct partition_op *op = &r->ops[k];
 		char shape[128], text[96];
+		if (!listed(r, k))
+			continue;
 		shape_text(first_output(r, n), shape, sizeof shape);
 		l_str(&l, "  ");
 		l_node_id(&l, k);
@@ -628,7 +642,8 @@ static int dot_body(FILE *fp, const struct partition_report *r)
 		l_str(&l, "\"];\n");
 		for (size_t j = 0; j < n->nin; j++) { /* the edges into it, with the tensor's shape */
 			size_t v = n->in[j];
-			if (v == OPGRAPH_NONE || r->g.values[v].producer == OPGRAPH_NONE)
+			if (v == OPGRAPH_NONE || r->g.values[v].producer == OPGRAPH_NONE ||
+			    !listed(r, r->g.values[v].producer))
 				continue;
 			shape_text(&r->g.values[v], shape, sizeof shape);
 			l_str(&l, "  ");
