@@ -60,6 +60,7 @@ while [ $# -gt 0 ]; do
 	-h | --help) usage; exit 0 ;;
 	--hardware | --dtype | --column | --metric | --title | --size)
 		[ $# -ge 2 ] || usage_error "option '$1' needs a value"
+		[ -n "$2" ] || usage_error "$1: the value is empty"
 		case $1 in
 		--hardware) hardware=$2 ;;
 		--dtype) dtype=$2 ;;
@@ -112,7 +113,7 @@ trap 'rm -rf "$work"; rm -f "$tmp"' EXIT
 hw_file() {
 	local n=$1 d
 	if [ -f "$n" ]; then echo "$n"; return; fi
-	for d in "$here/../../configs/hardware" "$here/../../hardware"; do
+	for d in "$here/../../configs/hardware" "$here/../../hardware" "$here/../hardware"; do
 		if [ -f "$d/$n.yaml" ]; then echo "$d/$n.yaml"; return; fi
 	done
 	die "--hardware: '$n' is neither a file nor a name in configs/hardware"
