@@ -6,7 +6,6 @@
 
 #include "core/buf.h"
 #include "core/num.h"
-#include "core/outfile.h"
 #include "formats/csv_writer.h"
 #include "formats/json_writer.h"
 #include "partition/activation.h"
@@ -104,8 +103,9 @@ static const char *cell_text(const struct compare *c, const struct compare_cell 
 	return buf;
 }
 
-static int table_body(FILE *fp, const struct compare *c)
+static int table_body(FILE *fp, const void *ctx)
 {
+	const struct compare *c = ctx;
 	size_t width = 12;
 	for (size_t m = 0; m < c->nrows; m++)
 		if (strlen(c->rows[m].model) > width)
@@ -126,8 +126,9 @@ static int table_body(FILE *fp, const struct compare *c)
 	return fflush(fp) || ferror(fp) ? -1 : 0;
 }
 
-static int json_body(FILE *fp, const struct compare *c)
+static int json_body(FILE *fp, const void *ctx)
 {
+	const struct compare *c = ctx;
 	fputc('[', fp);
 	for (size_t m = 0; m < c->nrows; m++) {
 		fprintf(fp, "%s\n {\"model\": ", m ? "," : "");
@@ -169,16 +170,6 @@ int compare_write(const char *path, enum partition_format format, const struct c
 {
 	if (format == PARTITION_CSV)
 		return write_csv(path, c, err);
-	int (*body)(FILE *, const struct compare *) = format == PARTITION_JSON ? json_body
-									      : table_body;
-	if (!strcmp(path, "-"))
-		return body(stdout, c) ? sp_fail(err, "stdout: write error") : 0;
-	struct outfile f;
-	if (outfile_open(&f, path, err))
-		return -1;
-	if (body(f.fp, c)) {
-		outfile_abort(&f);
-		return sp_fail(err, "%s: write error", path);
-	}
-	return outfile_commit(&f, err);
+	return partition_write_stream(path, format == PARTITION_JSON ? json_body : table_body, c,
+				      err);
 }

@@ -106,5 +106,9 @@ extern const char *const partition_format_names[PARTITION_NFORMATS + 1];
  * The table and DOT leave the constant ops out unless o->all_ops. */
 int partition_write(const char *path, enum partition_format format,
 		    const struct partition_report *r, struct sp_err *err);
+/* What body writes (ctx its data; -1 on a write error) to path, "-" being
+ * standard output, as partition_write does: a file appears only whole. */
+int partition_write_stream(const char *path, int (*body)(FILE *fp, const void *ctx),
+			   const void *ctx, struct sp_err *err);
 
 #endif

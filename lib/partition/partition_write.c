@@ -205,17 +205,15 @@ static int l_done(struct line *l, FILE *fp)
 	return finish(fp) || l->oom ? -1 : 0;
 }
 
-/* A report written by body to path ("-": standard output) through a
- * temporary file renamed into place; body returns -1 on a write error. */
-static int write_stream(const char *path, const struct partition_report *r,
-			int (*body)(FILE *fp, const struct partition_report *r), struct sp_err *err)
+int partition_write_stream(const char *path, int (*body)(FILE *fp, const void *ctx),
+			   const void *ctx, struct sp_err *err)
 {
 	if (!strcmp(path, "-"))
-		return body(stdout, r) ? sp_fail(err, "stdout: write error") : 0;
+		return body(stdout, ctx) ? sp_fail(err, "stdout: write error") : 0;
 	struct outfile f;
 	if (outfile_open(&f, path, err))
 		return -1;
-	if (body(f.fp, r)) {
+	if (body(f.fp, ctx)) {
 		outfile_abort(&f);
 		return sp_fail(err, "%s: write error", path);
 	}
@@ -224,8 +222,9 @@ static int write_stream(const char *path, const struct partition_report *r,
 
 /* ---- table ---- */
 
-static int table_body(FILE *fp, const struct partition_report *r)
+static int table_body(FILE *fp, const void *ctx)
 {
+	const struct partition_report *r = ctx;
 	const struct op_cost_totals *t = &r->totals;
 	const struct hardware_spec *hw = &r->o->hw;
 	fprintf(fp, "%-40s %-20s %-13s %5s %-18s %15s %15s %13s %13s %13s %9s %10s %-5s %-15s "
@@ -459,8 +458,9 @@ static void json_op(struct line *l, const struct partition_report *r, size_t k)
 	l_str(l, "}");
 }
 
-static int json_body(FILE *fp, const struct partition_report *r)
+static int json_body(FILE *fp, const void *ctx)
 {
+	const struct partition_report *r = ctx;
 	const struct hardware_spec *hw = &r->o->hw;
 	fprintf(fp, "{\"model\": ");
 	json_writer_string(fp, r->g.path);
@@ -595,8 +595,9 @@ static void flops_text(int64_t flops, char *buf, size_t size)
 	snprintf(buf, size, "%.3g %sFLOP", v, units[u]);
 }
 
-static int dot_body(FILE *fp, const struct partition_report *r)
+static int dot_body(FILE *fp, const void *ctx)
 {
+	const struct partition_report *r = ctx;
 	struct line l = {0};
 	l_str(&l, "digraph \"");
 	l_dot_text(&l, r->g.path);
@@ -675,17 +676,17 @@ static int dot_body(FILE *fp, const struct partition_report *r)
 
 static int write_table(const char *path, const struct partition_report *r, struct sp_err *err)
 {
-	return write_stream(path, r, table_body, err);
+	return partition_write_stream(path, table_body, r, err);
 }
 
 static int write_json(const char *path, const struct partition_report *r, struct sp_err *err)
 {
-	return write_stream(path, r, json_body, err);
+	return partition_write_stream(path, json_body, r, err);
 }
 
 static int write_dot(const char *path, const struct partition_report *r, struct sp_err *err)
 {
-	return write_stream(path, r, dot_body, err);
+	return partition_write_stream(path, dot_body, r, err);
 }
 
 const char *const partition_format_names[PARTITION_NFORMATS + 1] = {
