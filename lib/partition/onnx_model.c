@@ -227,18 +227,22 @@ static const Onnx__FunctionProto *called_function(const Onnx__ModelProto *m,
 
 /* A value name inside the call c, as the graph knows it: a formal input or
  * output is the caller's actual one (empty when the caller leaves an
- * optional one out), any other name the function's own, under c's prefix
- * (built in b). NULL when out of memory. */
+ * optional one out), itself a name inside the call enclosing c; any other
+ * name is the function's own, under c's prefix (built in b). NULL when out
+ * of memory. */
 static const char *actual_name(const struct call *c, const char *name, struct buf *b)
 {
 	b->len = 0;
 	if (c && name[0]) {
 		for (size_t i = 0; i < c->fn->n_input; i++)
 			if (same(c->fn->input[i], name))
-				return i < c->node->n_input ? c->node->input[i] : "";
+				return i < c->node->n_input ? actual_name(c->outer, c->node->input[i], b)
+							    : "";
 		for (size_t i = 0; i < c->fn->n_output; i++)
 			if (same(c->fn->output[i], name))
-				return i < c->node->n_output ? c->node->output[i] : "";
+				return i < c->node->n_output
+					       ? actual_name(c->outer, c->node->output[i], b)
+					       : "";
 		if (buf_add(b, c->prefix, strlen(c->prefix)))
 			return NULL;
 	}
@@ -261,8 +265,10 @@ static int actual_names(const struct call *c, char *const *formal, size_t count,
 	return i == count ? 0 : -1;
 }
 
-/* Deeper calls than this are a function calling itself (ONNX forbids it). */
-enum { MAX_CALL_DEPTH = 16 };
+/* Deeper calls than this are a function calling itself (ONNX forbids it);
+ * more nodes than this from inlining are a file built to explode (each
+ * function calling the next many times), refused before memory runs out. */
+enum { MAX_CALL_DEPTH = 16, MAX_INLINED_NODES = 1 << 20 };
 
 static int add_node(struct opgraph *g, const Onnx__ModelProto *m, const Onnx__NodeProto *np,
 		    const char *name, const struct call *call, struct sp_err *err);
@@ -300,6 +306,9 @@ static int add_node(struct opgraph *g, const Onnx__ModelProto *m, const Onnx__No
 	for (size_t k = 0; k < np->n_input; k++)
 		if (!np->input[k])
 			return sp_fail(err, "%s: node '%s': input %zu has no name", g->path, name, k);
+	if (call && g->nnodes >= MAX_INLINED_NODES)
+		return sp_fail(err, "%s: node '%s': model-local functions expand to more than %d "
+				    "nodes", g->path, name, MAX_INLINED_NODES);
 	const Onnx__FunctionProto *fn = called_function(m, np);
 	if (fn) {
 		if (call && call->depth >= MAX_CALL_DEPTH)

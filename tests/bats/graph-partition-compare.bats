@@ -126,14 +126,21 @@ assert [o["groups"] for o in ops] == [4, 1, 1, 1]
 assert ops[0]["flops"] == 2 * 8 * 16 * 16 * (8 // 4) * 9
 assert ops[2]["flops"] == 2 * 8 * 16 * 16 * 8 * 9
 assert [o["stage"] for o in ops] == [0, 1, 2, 3]
+# a function's own values under its caller's name; formal ones the caller's, through every level
 assert ops[1]["inputs"] == ["pair/first/c"] and ops[3]["outputs"] == ["y"]
+assert ops[0]["inputs"] == ["x", "w1"] and ops[2]["inputs"] == ["pair/h", "w2"]
+assert ops[1]["outputs"] == ["pair/h"]
 PY
 }
 
-@test "a function calling itself, a bad model among several: one line, exit 1, no output" {
+@test "a function calling itself or expanding past 2^20 nodes, a bad model among several: one line, exit 1, no output" {
 	$PY "$REPO/tests/bats/ref/onnx_models.py" "$T/r.onnx" recursive_function
 	run "$BIN/$G" "$T/r.onnx" -o "$T/out"
 	assert_error 1 "$G" "r.onnx: node 'pair/first(/act){15}': function 'ConvBlock' nested more than 16 deep \(a function calling itself\)$"
+	$PY "$REPO/tests/bats/ref/onnx_models.py" "$T/e.onnx" exploding_functions
+	run "$BIN/$G" "$T/e.onnx" -o "$T/out"
+	assert_error 1 "$G" "e.onnx: node 'top(/c[0-7])+(/relu)?': model-local functions expand to more than 1048576 nodes$"
+	rm "$T/e.onnx"
 	printf 'junk' > "$T/bad.onnx"
 	run "$BIN/$G" "$MODELS/resnet18.onnx" "$T/bad.onnx" -f csv -o "$T/out"
 	assert_error 1 "$G" "bad.onnx: "

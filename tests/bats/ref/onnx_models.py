@@ -283,6 +283,24 @@ def local_functions(path, recursive=False):
     onnx.save(m, path)
 
 
+def exploding_functions(path, levels=12, calls=8):
+    """Function f0 calls f1 eight times, f1 calls f2 eight times, ...: 8^12
+    Relus once inlined, from a file of a few kilobytes."""
+    fns = [h.make_function("spkit.test", f"f{levels}", ["x"], ["y"],
+                           [h.make_node("Relu", ["x"], ["y"], name="relu")],
+                           [h.make_opsetid("", 17)], [])]
+    for lv in range(levels - 1, -1, -1):
+        nodes = [h.make_node(f"f{lv + 1}", ["x" if i == 0 else f"t{i - 1}"],
+                             ["y" if i == calls - 1 else f"t{i}"], name=f"c{i}",
+                             domain="spkit.test") for i in range(calls)]
+        fns.append(h.make_function("spkit.test", f"f{lv}", ["x"], ["y"], nodes,
+                                   [h.make_opsetid("", 17), h.make_opsetid("spkit.test", 1)], []))
+    g = h.make_graph([h.make_node("f0", ["x"], ["y"], name="top", domain="spkit.test")],
+                     "explode", [f32("x", [4])], [f32("y", None)])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17),
+                                             h.make_opsetid("spkit.test", 1)], functions=fns), path)
+
+
 def with_weights(path, megabytes, stripped):
     """A chain of MatMuls whose weights hold data, megabytes of it in all; or,
     stripped, the same graph with dims only."""
@@ -322,6 +340,9 @@ def deep_type(path, levels):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[2] in ("weights", "stripped"):
         with_weights(sys.argv[1], int(sys.argv[3]), sys.argv[2] == "stripped")
+        sys.exit(0)
+    if len(sys.argv) == 3 and sys.argv[2] == "exploding_functions":
+        exploding_functions(sys.argv[1])
         sys.exit(0)
     if len(sys.argv) == 3 and sys.argv[2] in ("functions", "recursive_function"):
         local_functions(sys.argv[1], sys.argv[2] == "recursive_function")
