@@ -83,7 +83,8 @@ BEGIN {
 	for (i = 1; i <= nf; i++) col[h[i]] = i
 	path[++nfiles] = FILENAME
 	if (kind == "train") {
-		label = base(FILENAME); sub(/^log-/, "", label)
+		label = base(FILENAME) # a comparison's log, log-maxk32: its configuration
+		if (match(label, /-(maxk[0-9]+|relu)$/)) label = substr(label, RSTART + 1)
 		trainfile[nfiles] = label
 		need("epoch"); need("loss"); need("val"); need("test")
 	} else if (kind == "sample") {

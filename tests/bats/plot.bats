@@ -63,6 +63,11 @@ assert 12 in vertices and 4 in vertices, vertices
 PY
 	"$P" train "$T/t.png" "$T/log-relu.csv"
 	check "$T/t.png" --size 1200x520 --colour 1b6ca8
+	# a log is named by its file, a comparison's by its configuration
+	cp "$T/log-relu.csv" "$T/baseline.csv"
+	cp "$T/log-maxk4.csv" "$T/run-7-maxk4.csv"
+	"$P" train "$T/t2.svg" "$T/baseline.csv" "$T/run-7-maxk4.csv"
+	check "$T/t2.svg" --text baseline --text maxk4
 }
 
 @test "sample: forward and backward time against a shape column, a colour per operator" {
