@@ -15,11 +15,12 @@ Draw spkit's CSVs with gnuplot, as SVG or PNG (by OUT's extension).
 Kinds:
   macko-density   macko-spmv bench CSVs: MACKO's speed-up over cuBLAS and its
                   bandwidth against density, a line per matrix shape
-  macko-vectors   the same against the vector count, a line per shape and density
-  roofline        graph-partition --format csv: each operator at its intensity and
-                  attained FLOP/s, coloured by bottleneck, under the GPU's roofs
-  train           maxk-train --log files: loss, and validation and test scores per
-                  epoch, a colour per run (log-maxk32.csv and log-relu.csv, say)
+  macko-vectors   the same against the vector count, a line per shape and
+                  density
+  roofline        graph-partition --format csv: each operator at its intensity
+                  and attained FLOP/s, by bottleneck, under the GPU's roofs
+  train           maxk-train --log files: loss, and validation and test scores
+                  per epoch, a colour per run (log-maxk32.csv, log-relu.csv)
   sample          kernel-sample CSVs: forward and backward time against a shape
                   column, a colour per operator
   ksmm            ksmm-tune bench CSVs: speed-up over the best dense baseline, a
