@@ -438,7 +438,9 @@ static int fit_main(int argc, char **argv)
 		sample_model_free(&models[i]);
 	}
 	sample_data_free(&d);
-	return csv_writer_commit(&w, &err) ? (cli_fatal(&err), 1) : 0;
+	if (csv_writer_commit(&w, &err))
+		cli_fatal(&err);
+	return 0;
 }
 
 /* The options --layer takes, in predict and layer. */
@@ -448,6 +450,12 @@ struct layer_options {
 	enum sample_precision precision;
 	const char *norm, *attention;
 };
+
+static struct layer_options layer_defaults(void)
+{
+	return (struct layer_options){.precision = SAMPLE_FP16, .norm = "RMSlayernorm",
+				      .attention = "unfused"};
+}
 
 /* Handles one of the layer's options; 0 when c is none of them. */
 enum { OPT_LAYER = 300, OPT_L_PRECISION, OPT_NORM, OPT_ATTENTION };
@@ -529,17 +537,6 @@ static void load_models(const char *const *paths, int n, struct sample_model *m)
 			cli_die("%s: a second %s model of %s", paths[i],
 				sample_direction_names[m[i].direction], m[0].op);
 	}
-	if (n == 2 && m[0].direction == SAMPLE_BWD) { /* fwd first, as the CSVs have it */
-		struct sample_model tmp = m[0];
-		m[0] = m[1], m[1] = tmp;
-		for (int i = 0; i < 2; i++) /* the generic features point into the model */
-			for (int c = 0; c < m[i].ncols; c++)
-				m[i].colp[c] = m[i].cols[c];
-		for (int i = 0; i < 2; i++)
-			if (!m[i].feat.rule)
-				for (int c = 0; c < m[i].ncols; c++)
-					m[i].feat.names[c] = m[i].cols[c];
-	}
 }
 
 /* The shapes of a CSV: its columns named as the model's (others ignored). */
@@ -576,6 +573,10 @@ static int predict_shapes(const char *const *model_paths, int nmodels, const cha
 	struct sample_model m[2];
 	struct sp_err err;
 	load_models(model_paths, nmodels, m);
+	/* the columns in the CSVs' order: fwd first */
+	int order[2] = {0, 1};
+	if (nmodels == 2 && m[0].direction == SAMPLE_BWD)
+		order[0] = 1, order[1] = 0;
 	size_t n = (size_t)nshape_args;
 	int64_t *shapes;
 	if (shapes_csv) {
@@ -598,8 +599,8 @@ static int predict_shapes(const char *const *model_paths, int nmodels, const cha
 		cli_die("out of memory");
 	for (size_t i = 0; i < n; i++)
 		for (int k = 0; k < nmodels; k++)
-			if (sample_model_predict(&m[k], shapes + i * SAMPLE_MAX_DIMS, &us[2 * i + (size_t)k],
-						 &err)) {
+			if (sample_model_predict(&m[order[k]], shapes + i * SAMPLE_MAX_DIMS,
+						 &us[2 * i + (size_t)k], &err)) {
 				char text[256];
 				cli_die("%s: shape %s: %s", shapes_csv ? shapes_csv : "--shape",
 					sample_shape_text(m[0].ncols, shapes + i * SAMPLE_MAX_DIMS, text,
@@ -610,7 +611,7 @@ static int predict_shapes(const char *const *model_paths, int nmodels, const cha
 	for (int c = 0; c < m[0].ncols; c++)
 		cols[c] = m[0].cols[c];
 	for (int k = 0; k < nmodels; k++)
-		cols[m[0].ncols + k] = sample_direction_columns[m[k].direction];
+		cols[m[0].ncols + k] = sample_direction_columns[m[order[k]].direction];
 	struct csv_writer w;
 	if (csv_writer_open(&w, output, cols, (size_t)(m[0].ncols + nmodels), &err))
 		cli_fatal(&err);
@@ -645,8 +646,7 @@ static int predict_main(int argc, char **argv)
 		LAYER_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 	};
-	struct layer_options lo = {.precision = SAMPLE_FP16, .norm = "RMSlayernorm",
-				   .attention = "unfused"};
+	struct layer_options lo = layer_defaults();
 	const char *models[2], *shapes_csv = NULL, *dir = NULL, *output = "-";
 	const char **shape_args = calloc((size_t)argc, sizeof *shape_args);
 	int nmodels = 0, nshapes = 0, c;
@@ -713,8 +713,7 @@ static int layer_main(int argc, char **argv)
 		LAYER_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
 	};
-	struct layer_options lo = {.precision = SAMPLE_FP16, .norm = "RMSlayernorm",
-				   .attention = "unfused"};
+	struct layer_options lo = layer_defaults();
 	struct run_options ro = {.device = DEVICE_AUTO};
 	const char *output = "-";
 	int c;

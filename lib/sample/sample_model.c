@@ -239,8 +239,8 @@ static int parse_header(struct parse *ps, struct sample_model *m)
 {
 	char buf[128];
 	int64_t v;
-	if (next_line(ps, "header") || !field(ps, buf, sizeof buf) ||
-	    strcmp(buf, SAMPLE_MODEL_MAGIC))
+	if (!text_scan_line(&ps->s, &ps->line) || (ps->rest = ps->line, 0) ||
+	    !field(ps, buf, sizeof buf) || strcmp(buf, SAMPLE_MODEL_MAGIC))
 		return sp_fail(ps->err, "%s:1: not a kernel-sample timing model (it starts with "
 				        "'" SAMPLE_MODEL_MAGIC " %d')",
 			       ps->s.name, SAMPLE_MODEL_VERSION);
@@ -275,8 +275,10 @@ static int parse_header(struct parse *ps, struct sample_model *m)
 static int parse_shape(struct parse *ps, struct sample_model *m)
 {
 	char buf[64];
-	if (next_line(ps, "columns") || !field(ps, buf, sizeof buf) || strcmp(buf, "columns"))
-		return fail_line(ps, "expected 'columns NAME...'", NULL);
+	if (next_line(ps, "columns"))
+		return -1;
+	if (!field(ps, buf, sizeof buf) || strcmp(buf, "columns"))
+		return fail_line(ps, "expected 'columns NAME...' (%s)", NULL);
 	while (field(ps, buf, sizeof buf)) {
 		if (m->ncols == SAMPLE_MAX_DIMS || !is_word(buf))
 			return fail_line(ps, "columns: at most 8 names of letters, digits and _ (%s)",
@@ -290,8 +292,10 @@ static int parse_shape(struct parse *ps, struct sample_model *m)
 	struct sp_err why;
 	if (sample_features_init(&m->feat, m->op, m->colp, m->ncols, &why))
 		return fail_line(ps, "%s", why.msg);
-	if (next_line(ps, "features") || !field(ps, buf, sizeof buf) || strcmp(buf, "features"))
-		return fail_line(ps, "expected 'features NAME...'", NULL);
+	if (next_line(ps, "features"))
+		return -1;
+	if (!field(ps, buf, sizeof buf) || strcmp(buf, "features"))
+		return fail_line(ps, "expected 'features NAME...' (%s)", NULL);
 	int i = 0, same = 1;
 	while (field(ps, buf, sizeof buf))
 		same = same && i < m->feat.n && !strcmp(buf, m->feat.names[i++]);
@@ -318,8 +322,10 @@ static int parse_base(struct parse *ps, struct sample_model *m)
 	if (num_parse_int(buf, &v) != NUM_OK || buf[0] == ' ' || v < 1)
 		return fail_line(ps, "rows '%s': expected a whole number of at least 1", buf);
 	m->rows = (uint64_t)v;
-	if (next_line(ps, "base") || !field(ps, key, sizeof key) || strcmp(key, "base"))
-		return fail_line(ps, "expected 'base K C0 C1...'", NULL);
+	if (next_line(ps, "base"))
+		return -1;
+	if (!field(ps, key, sizeof key) || strcmp(key, "base"))
+		return fail_line(ps, "expected 'base K C0 C1...' (%s)", NULL);
 	if (get_int(ps, "base", 0, m->feat.nbase, &k))
 		return -1;
 	if (k != 0 && k != m->feat.nbase)
@@ -337,8 +343,10 @@ static int parse_tree(struct parse *ps, struct sample_model *m, struct gbt_tree 
 {
 	char kind[8];
 	int64_t n, f, left, right;
-	if (next_line(ps, "tree") || !field(ps, kind, sizeof kind) || strcmp(kind, "tree"))
-		return fail_line(ps, "expected 'tree NODES'", NULL);
+	if (next_line(ps, "tree"))
+		return -1;
+	if (!field(ps, kind, sizeof kind) || strcmp(kind, "tree"))
+		return fail_line(ps, "expected 'tree NODES' (%s)", NULL);
 	if (get_int(ps, "tree", 1, ((int64_t)2 << GBT_MAX_DEPTH) - 1, &n) || end_of_line(ps))
 		return -1;
 	t->nodes = calloc((size_t)n, sizeof *t->nodes);
@@ -350,8 +358,10 @@ static int parse_tree(struct parse *ps, struct sample_model *m, struct gbt_tree 
 	int rc = -1;
 	for (t->n = 0; t->n < n; t->n++) {
 		struct gbt_node *nd = &t->nodes[t->n];
-		if (next_line(ps, "node") || !field(ps, kind, sizeof kind))
+		if (next_line(ps, "node"))
 			goto done;
+		if (!field(ps, kind, sizeof kind))
+			kind[0] = '\0';
 		if (!strcmp(kind, "l")) {
 			nd->feature = -1;
 			if (get_double(ps, "leaf", &nd->value) || end_of_line(ps))
@@ -359,7 +369,7 @@ static int parse_tree(struct parse *ps, struct sample_model *m, struct gbt_tree 
 			continue;
 		}
 		if (strcmp(kind, "s")) {
-			fail_line(ps, "expected a node, 's F THRESHOLD LEFT RIGHT' or 'l VALUE'", NULL);
+			fail_line(ps, "expected a node, 's F THRESHOLD LEFT RIGHT' or 'l VALUE' (%s)", NULL);
 			goto done;
 		}
 		if (get_int(ps, "split feature", 0, m->feat.n - 1, &f) ||
@@ -392,8 +402,10 @@ static int parse_model(struct parse *ps, struct sample_model *m)
 	int64_t n;
 	if (parse_header(ps, m) || parse_shape(ps, m) || parse_base(ps, m))
 		return -1;
-	if (next_line(ps, "trees") || !field(ps, buf, sizeof buf) || strcmp(buf, "trees"))
-		return fail_line(ps, "expected 'trees COUNT'", NULL);
+	if (next_line(ps, "trees"))
+		return -1;
+	if (!field(ps, buf, sizeof buf) || strcmp(buf, "trees"))
+		return fail_line(ps, "expected 'trees COUNT' (%s)", NULL);
 	if (get_int(ps, "trees", 0, GBT_MAX_TREES, &n) || end_of_line(ps))
 		return -1;
 	m->gbt.trees = calloc(n ? (size_t)n : 1, sizeof *m->gbt.trees);

@@ -182,6 +182,8 @@ static void test_model_file_damage(void **state)
 	damaged(good, "s 3 1000 1 2", "s 3 1000 1 1", "two parents");
 	damaged(good, "s 3 1000 1 2", "l 1", "node 1 has no parent");
 	damaged(good, "l -0.5", "x -0.5", "expected a node");
+	/* an empty line for a node (found by fuzz_timing_model: no message at all) */
+	damaged(good, "l -0.5", "", "x.model:13: expected a node");
 	damaged(good, "l 0.5\nend\n", "l 0.5\n", "truncated: no end");
 	damaged(good, "end\n", "end\nmore\n", "unexpected text after 'end'");
 	damaged(good, "tree 3", "tree 3 4", "unexpected text at the end");
