@@ -44,7 +44,7 @@ struct gbt_params {
 };
 
 /* Defaults: 400 trees of depth 4, rate 0.1, subsample 0.8, 2 rows a leaf,
- * seed 0, the power-law base. */
+ * --seed 0 (fit), the power-law base. */
 struct gbt_params gbt_default_params(void);
 
 /* A node: a split (feature >= 0: x[feature] <= value goes left) or a leaf
