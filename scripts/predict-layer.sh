@@ -6,11 +6,12 @@
 # predicted from them at its own shape (a point of no grid), and the layer
 # measured by `kernel-sample layer`: each operator alone and back to back.
 # Prints both tables and a last line with the ratios; files in OUT.
-#   scripts/predict-layer.sh DEVICE MP,B,H,L,DIM OUT [PRECISION]
-# B, H, L and DIM must be even (their halves are grid points).
+#   scripts/predict-layer.sh DEVICE MP,B,H,L,DIM OUT [PRECISION [ATTENTION]]
+# B, H, L and DIM must be even (their halves are grid points). ATTENTION is
+# kernel-sample's --attention: unfused (default) or flash_atten.
 set -euo pipefail
 bin=${SPKIT_BIN:-bin}
-device=$1 layer=$2 out=$3 prec=${4:-fp16}
+device=$1 layer=$2 out=$3 prec=${4:-fp16} attention=${5:-unfused}
 IFS=, read -r mp b h l dim <<<"$layer"
 for v in "$b" "$h" "$l" "$dim"; do
 	[ $((v % 2)) -eq 0 ] || { echo "predict-layer.sh: $layer: b, h, l and dim must be even" >&2; exit 2; }
@@ -50,8 +51,13 @@ YML
 config RMSlayernorm b l dim
 config res_add b l dim
 for op in linear1 linear2 linear3 linear4 gelu; do config $op mp b l dim; done
-for op in RoPE baddbmm bmm; do config $op mp b h l dim; done
-vary="b h l" config ScaledUpperTriangMaskedSoftmax mp b h l
+config RoPE mp b h l dim
+if [ "$attention" = unfused ]; then
+	for op in baddbmm bmm; do config $op mp b h l dim; done
+	vary="b h l" config ScaledUpperTriangMaskedSoftmax mp b h l
+else
+	config "$attention" mp b h l dim
+fi
 
 for c in "$out"/configs/*.yml; do
 	"$bin/kernel-sample" run -q "$c" --device "$device" --precision "$prec" --output-dir "$out"
@@ -60,9 +66,9 @@ for csv in "$out"/sampling_data/*.csv; do
 	"$bin/kernel-sample" fit -q --folds 0 "$csv" --output-dir "$out/models" >/dev/null
 done
 "$bin/kernel-sample" predict --layer "$layer" --models "$out/models" --precision "$prec" \
-	-o "$out/predicted.csv"
+	--attention "$attention" -o "$out/predicted.csv"
 "$bin/kernel-sample" layer --layer "$layer" --device "$device" --precision "$prec" \
-	-o "$out/measured.csv"
+	--attention "$attention" -o "$out/measured.csv"
 echo "# predicted ($out/predicted.csv)"
 cat "$out/predicted.csv"
 echo "# measured ($out/measured.csv)"
