@@ -560,8 +560,11 @@ static int64_t *read_shapes(const char *path, const struct sample_model *m, size
 	for (size_t r = 0; r < t.nrows; r++)
 		for (int c = 0; c < m->ncols; c++)
 			if (sample_shape_cell(&t, r, idx[c], &shapes[r * SAMPLE_MAX_DIMS + (size_t)c],
-					      &err))
+					      &err)) {
+				free(shapes);
+				table_free(&t);
 				cli_fatal(&err);
+			}
 	*n = t.nrows;
 	table_free(&t);
 	return shapes;
@@ -582,16 +585,20 @@ static int predict_shapes(const char *const *model_paths, int nmodels, const cha
 	if (shapes_csv) {
 		shapes = read_shapes(shapes_csv, &m[0], &n);
 	} else {
-		shapes = malloc(n * SAMPLE_MAX_DIMS * sizeof *shapes);
-		if (!shapes)
-			cli_die("out of memory");
-		for (size_t i = 0; i < n; i++) {
-			int k = cli_int_list("--shape", shape_args[i], shapes + i * SAMPLE_MAX_DIMS,
-					     SAMPLE_MAX_DIMS, 1, SAMPLE_MAX_VALUE);
+		for (size_t i = 0; i < n; i++) { /* checked before anything is allocated */
+			int64_t shape[SAMPLE_MAX_DIMS];
+			int k = cli_int_list("--shape", shape_args[i], shape, SAMPLE_MAX_DIMS, 1,
+					     SAMPLE_MAX_VALUE);
 			if (k != m[0].ncols)
 				cli_usage_error("--shape %s: %d values, %s's shape has %d", shape_args[i],
 						k, m[0].op, m[0].ncols);
 		}
+		shapes = malloc(n * SAMPLE_MAX_DIMS * sizeof *shapes);
+		if (!shapes)
+			cli_die("out of memory");
+		for (size_t i = 0; i < n; i++)
+			cli_int_list("--shape", shape_args[i], shapes + i * SAMPLE_MAX_DIMS,
+				     SAMPLE_MAX_DIMS, 1, SAMPLE_MAX_VALUE);
 	}
 	/* every time first, so an error leaves no partial output */
 	double *us = malloc((n ? n : 1) * 2 * sizeof *us);
@@ -602,9 +609,11 @@ static int predict_shapes(const char *const *model_paths, int nmodels, const cha
 			if (sample_model_predict(&m[order[k]], shapes + i * SAMPLE_MAX_DIMS,
 						 &us[2 * i + (size_t)k], &err)) {
 				char text[256];
-				cli_die("%s: shape %s: %s", shapes_csv ? shapes_csv : "--shape",
-					sample_shape_text(m[0].ncols, shapes + i * SAMPLE_MAX_DIMS, text,
-							  sizeof text),
+				sample_shape_text(m[0].ncols, shapes + i * SAMPLE_MAX_DIMS, text,
+						  sizeof text);
+				free(shapes);
+				free(us);
+				cli_die("%s: shape %s: %s", shapes_csv ? shapes_csv : "--shape", text,
 					err.msg);
 			}
 	const char *cols[SAMPLE_MAX_DIMS + 2];
