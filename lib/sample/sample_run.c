@@ -128,6 +128,36 @@ static int warm_up(const struct sample_job *job, void *state, struct sp_err *err
 	return 0;
 }
 
+int sample_time_schedule(const struct sample_clock *c, sample_call_fn fwd, sample_call_fn bwd,
+			 void *warm_state, void *state, int untimed, int active, const char *range,
+			 struct sample_times *t, struct sp_err *err)
+{
+	double *runs = malloc(2 * (size_t)active * sizeof *runs), *back = runs + active;
+	int rc = -1;
+	if (!runs)
+		return sp_fail(err, "out of memory for %d runs", active);
+	for (int i = 0; i < untimed; i++)
+		if (fwd(warm_state, err) || (bwd && bwd(warm_state, err)))
+			goto done;
+	if (range && c->range_push)
+		c->range_push(range);
+	rc = 0;
+	for (int i = 0; rc == 0 && i < active; i++)
+		rc = c->time(c->ctx, fwd, state, &runs[i], err) ||
+				     (bwd && c->time(c->ctx, bwd, state, &back[i], err))
+			     ? -1
+			     : 0;
+	if (range && c->range_pop)
+		c->range_pop();
+	if (rc == 0) {
+		t->fwd_us = sample_trimmed_mean(runs, active);
+		t->bwd_us = bwd ? sample_trimmed_mean(back, active) : 0;
+	}
+done:
+	free(runs);
+	return rc;
+}
+
 /* Untimed work on a GPU is queued: wait for it, so its faults surface. */
 static int settle(const struct sample_job *job, struct sp_err *err)
 {
@@ -165,43 +195,18 @@ void sample_warm_close(const struct sample_job *job, void *warm)
 		job->op->teardown(warm);
 }
 
-/* The active runs, each direction timed on its own. */
-static int time_runs(const struct sample_job *job, void *state, double *fwd, double *bwd,
-		     struct sp_err *err)
-{
-	const struct sample_clock *c = job->clock;
-	const struct sample_op *op = job->op;
-	for (int i = 0; i < job->cfg->active; i++) {
-		if (c->time(c->ctx, op->forward, state, &fwd[i], err) ||
-		    (op->backward && c->time(c->ctx, op->backward, state, &bwd[i], err)))
-			return -1;
-	}
-	return 0;
-}
-
 int sample_measure(const struct sample_job *job, void *warm, const int64_t *shape,
 		   struct sample_times *t, struct sp_err *err)
 {
-	int n = job->cfg->active, rc = -1;
-	double *fwd = malloc(2 * (size_t)n * sizeof *fwd), *bwd = fwd + n;
 	void *state = NULL;
-	if (!fwd)
-		return sp_fail(err, "out of memory for %d runs", n);
+	char range[256];
 	if (setup(job, shape, &state, err))
-		goto done;
-	if (warm_up(job, warm ? warm : state, err))
-		goto done;
-	range_push(job, shape);
-	rc = time_runs(job, state, fwd, bwd, err);
-	range_pop(job);
-	if (rc == 0) {
-		t->fwd_us = sample_trimmed_mean(fwd, n);
-		t->bwd_us = job->op->backward ? sample_trimmed_mean(bwd, n) : 0;
-	}
-done:
-	if (state)
-		job->op->teardown(state);
-	free(fwd);
+		return -1;
+	int rc = sample_time_schedule(job->clock, job->op->forward, job->op->backward,
+				      warm ? warm : state, state, job->cfg->wait + job->cfg->warmup,
+				      job->cfg->active,
+				      sample_range_name(job, shape, range, sizeof range), t, err);
+	job->op->teardown(state);
 	return rc;
 }
 

@@ -82,6 +82,15 @@ struct sample_times {
 int sample_measure(const struct sample_job *job, void *warm, const int64_t *shape,
 		   struct sample_times *t, struct sp_err *err);
 
+/* The schedule on states already set up: `untimed` runs (forward, then
+ * backward) on warm_state, then `active` runs on state, each direction
+ * timed on its own, inside the NVTX range `range` (NULL: none); t gets the
+ * trimmed means. bwd may be NULL (t->bwd_us is then 0). sample_measure is
+ * this on an operator; kernel-sample layer runs it on a whole layer. */
+int sample_time_schedule(const struct sample_clock *c, sample_call_fn fwd, sample_call_fn bwd,
+			 void *warm_state, void *state, int untimed, int active, const char *range,
+			 struct sample_times *t, struct sp_err *err);
+
 /* The single-shape modes, on the config's `shapes` or the shape given.
  * Their errors name the config and the shape. get_one: sample_measure;
  * get_profiler: the warm-up runs, then one run inside the shape's NVTX
