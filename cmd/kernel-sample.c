@@ -12,10 +12,12 @@
 #include "common/cli.h"
 #include "common/progress.h"
 #include "sample/sample_config.h"
+#include "sample/sample_gpu.h"
 #include "sample/sample_gpu_clock.h"
 #include "sample/sample_merge.h"
 #include "sample/sample_op.h"
 #include "sample/sample_run.h"
+#include "sample/sample_spec.h"
 #include "sample/sample_sweep.h"
 
 static const char usage[] =
@@ -48,6 +50,10 @@ static const char usage[] =
 	"      --shape A,B,...    the shape of get_one, get_profiler and run_function\n"
 	"                         (default: the config's `shapes`)\n"
 	"      --seed K           seed of the operators' random inputs (default 0)\n"
+	"      --attention B      flash_atten's backend on the GPU: cudnn (cuDNN's fused\n"
+	"                         attention, libcudnn.so.9 loaded at run time) or own\n"
+	"                         (spkit's kernel); default: cudnn when it loads, else\n"
+	"                         own; cudnn when it cannot load is an error\n"
 	"merge:\n"
 	"  -o, --output FILE      the merged CSV (default: standard output): the rows\n"
 	"                         of every PART.csv, sorted by shape, each shape once\n"
@@ -73,7 +79,10 @@ struct run_options {
 	int gpu_index; /* cuda:N */
 	struct cli_parts parts;
 	uint64_t seed;
+	enum sample_attention attention;
 };
+
+static const char *const attention_names[] = {"cudnn", "own", NULL};
 
 /* --device cpu|cuda|cuda:N|auto; N (default 0) only with cuda. */
 static void parse_device(const char *text, struct run_options *o)
@@ -90,7 +99,7 @@ static void parse_device(const char *text, struct run_options *o)
 static struct run_options parse_run(int argc, char **argv)
 {
 	enum { OPT_RUN = 256, OPT_PRECISION, OPT_DEVICE, OPT_PARTS, OPT_PART, OPT_OUTPUT_DIR,
-	       OPT_SHAPE, OPT_SEED };
+	       OPT_SHAPE, OPT_SEED, OPT_ATTENTION };
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"run", required_argument, NULL, OPT_RUN},
@@ -101,6 +110,7 @@ static struct run_options parse_run(int argc, char **argv)
 		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 		{"shape", required_argument, NULL, OPT_SHAPE},
 		{"seed", required_argument, NULL, OPT_SEED},
+		{"attention", required_argument, NULL, OPT_ATTENTION},
 		CLI_COMMON_LONGOPTS,
 	};
 	struct run_options o = {.output_dir = ".", .mode = -1, .precision = SAMPLE_FP16,
@@ -123,6 +133,11 @@ static struct run_options parse_run(int argc, char **argv)
 		case OPT_OUTPUT_DIR: o.output_dir = optarg; break;
 		case OPT_SHAPE: o.shape = optarg; break;
 		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_ATTENTION:
+			o.attention = cli_choice("--attention", optarg, attention_names) == 0
+					      ? SAMPLE_ATTENTION_CUDNN
+					      : SAMPLE_ATTENTION_OWN;
+			break;
 		default: cli_common_option(c, usage, argv);
 		}
 	}
@@ -235,6 +250,24 @@ static int run_single(const struct run_options *o, const struct sample_job *job,
 	return 0;
 }
 
+/* The GPU's fused attention: opened for the attention operators, and for
+ * any when --attention cudnn asks for it, so that a cuDNN that cannot load
+ * is one error before any work. On the CPU there is only the reference. */
+static void pick_attention(const struct run_options *o, int gpu, const char *op)
+{
+	enum sample_attention used;
+	struct sp_err err;
+	if (o->attention == SAMPLE_ATTENTION_CUDNN && !gpu)
+		cli_die("--attention cudnn: the run is on the CPU (--device cpu, or no usable "
+			"GPU), where flash_atten is the CPU reference");
+	if (!gpu || (o->attention == SAMPLE_ATTENTION_AUTO && !sample_is_attention(op)))
+		return;
+	if (sample_gpu_attention_use(o->attention, &used, &err))
+		cli_die("--attention cudnn: %s", err.msg);
+	cli_log(2, "flash_atten: %s", used == SAMPLE_ATTENTION_CUDNN ? "cuDNN's fused attention"
+								  : "spkit's own kernel");
+}
+
 static int run_main(int argc, char **argv)
 {
 	struct run_options o = parse_run(argc, argv);
@@ -253,6 +286,7 @@ static int run_main(int argc, char **argv)
 			cfg.function_name, gpu ? "on the GPU" : "on the CPU",
 			cli_join_names(sample_op_names, names, sizeof names));
 	}
+	pick_attention(&o, gpu, cfg.function_name);
 	if (!gpu)
 		sample_cpu_clock(&clock);
 	else if (sample_gpu_clock(o.gpu_index, &clock, &err))

@@ -116,9 +116,14 @@ int sample_has_backward(const char *name)
 	return strcmp(name, "res_add") != 0;
 }
 
+int sample_is_attention(const char *name)
+{
+	return !strncmp(name, "flash_atten", 11);
+}
+
 int sample_check_precision(const char *name, enum sample_precision p, struct sp_err *why)
 {
-	if (p == SAMPLE_FP32 && !strncmp(name, "flash_atten", 11))
+	if (p == SAMPLE_FP32 && sample_is_attention(name))
 		return sp_fail(why, "%s runs in fp16 or bf16 only: fused attention is "
 				    "half-precision (flash_attn_func takes no fp32)",
 			       name);

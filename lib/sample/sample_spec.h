@@ -150,6 +150,9 @@ SAMPLE_OP_LIST(SAMPLE_DECLARE_LAYOUT)
  * sum is passed through, no kernel runs). */
 int sample_has_backward(const char *name);
 
+/* Whether the operator is fused attention (flash_atten, flash_atten_causal). */
+int sample_is_attention(const char *name);
+
 /* 0 when the operator runs at precision p; else -1 with the reason (fused
  * attention is half-precision: flash_attn_func takes fp16 and bf16 only).
  * The sweep skips every shape with it, as it skips shapes check refuses. */
