@@ -81,6 +81,20 @@ static double row_lse(const struct att *a, struct pos p)
 /* Head sizes are 64 or 128 (sample_check_attention): rows fit the stack. */
 #define MAX_HEAD 128
 
+/* acc[0..d) += w x[0..d). */
+static void axpy(double *acc, double w, const float *x, int64_t d)
+{
+	for (int64_t k = 0; k < d; k++)
+		acc[k] += w * x[k];
+}
+
+/* out[0..d) = scale acc[0..d), rounded to the state's precision. */
+static void store(const struct sample_state *st, float *out, double scale, const double *acc)
+{
+	for (int64_t k = 0; k < st->d.cols; k++)
+		out[k] = sample_round(st->p, scale * acc[k]);
+}
+
 static void forward_rows(const void *ctx, int64_t lo, int64_t hi)
 {
 	const struct att *a = ctx;
@@ -92,15 +106,9 @@ static void forward_rows(const void *ctx, int64_t lo, int64_t hi)
 		double lse = row_lse(a, p);
 		for (int64_t k = 0; k < d; k++)
 			o[k] = 0;
-		for (int64_t j = 0; j < keys(a, p.i); j++) {
-			double w = exp(logit(a, p, j) - lse);
-			const float *v = vec_at(st, ATT_V, p, j);
-			for (int64_t k = 0; k < d; k++)
-				o[k] += w * v[k];
-		}
-		float *out = vec_at(st, ATT_O, p, p.i);
-		for (int64_t k = 0; k < d; k++)
-			out[k] = sample_round(st->p, o[k]);
+		for (int64_t j = 0; j < keys(a, p.i); j++)
+			axpy(o, exp(logit(a, p, j) - lse), vec_at(st, ATT_V, p, j), d);
+		store(st, vec_at(st, ATT_O, p, p.i), 1.0, o);
 		sample_ref_values(st, ATT_LSE)[r] = (float)lse;
 	}
 }
@@ -123,13 +131,9 @@ static void query_rows(const void *ctx, int64_t lo, int64_t hi)
 		for (int64_t j = 0; j < keys(a, p.i); j++) {
 			double pj = exp(logit(a, p, j) - lse);
 			double ds = pj * (dot(g, vec_at(st, ATT_V, p, j), d) - dsum);
-			const float *kv = vec_at(st, ATT_K, p, j);
-			for (int64_t k = 0; k < d; k++)
-				dq[k] += ds * kv[k];
+			axpy(dq, ds, vec_at(st, ATT_K, p, j), d);
 		}
-		float *out = vec_at(st, ATT_DQ, p, p.i);
-		for (int64_t k = 0; k < d; k++)
-			out[k] = sample_round(st->p, a->scale * dq[k]);
+		store(st, vec_at(st, ATT_DQ, p, p.i), a->scale, dq);
 		a->lse[r] = lse;
 		a->dsum[r] = dsum;
 	}
@@ -152,17 +156,11 @@ static void key_rows(const void *ctx, int64_t lo, int64_t hi)
 			int64_t qr = r - p.i + i; /* query i's row */
 			const float *q = vec_at(st, ATT_Q, p, i), *g = vec_at(st, ATT_DO, p, i);
 			double pij = exp(a->scale * dot(q, kv, d) - a->lse[qr]);
-			double ds = pij * (dot(g, vv, d) - a->dsum[qr]);
-			for (int64_t k = 0; k < d; k++) {
-				dv[k] += pij * g[k];
-				dk[k] += ds * q[k];
-			}
+			axpy(dv, pij, g, d);
+			axpy(dk, pij * (dot(g, vv, d) - a->dsum[qr]), q, d);
 		}
-		float *ok = vec_at(st, ATT_DK, p, p.i), *ov = vec_at(st, ATT_DV, p, p.i);
-		for (int64_t k = 0; k < d; k++) {
-			ok[k] = sample_round(st->p, a->scale * dk[k]);
-			ov[k] = sample_round(st->p, dv[k]);
-		}
+		store(st, vec_at(st, ATT_DK, p, p.i), a->scale, dk);
+		store(st, vec_at(st, ATT_DV, p, p.i), 1.0, dv);
 	}
 }
 
