@@ -8,7 +8,7 @@
  * Forward: a block of 4 warps per 128 queries of one (batch, head), two
  * blocks an SM; each warp owns 32 query rows (two m16 tiles), so that each
  * K or V fragment read from shared memory feeds 4 mma instead of 2 (8 warps
- * of 16 rows measured 1.3x slower). Key and value tiles of 64 rows stream through
+ * of 16 rows measured 1.2x slower). Key and value tiles of 64 rows stream through
  * shared memory; S = Q K^T stays in registers, the online softmax keeps a
  * running maximum and sum per row and rescales the output accumulator, and
  * P (rounded to the input type) is fed to the P V product straight from the
@@ -170,6 +170,22 @@ static __device__ __forceinline__ void load_tile(T *tile, const T *head, int64_t
 	}
 }
 
+/* The double buffer's turn: the next step's copies issued (when there is
+ * one) into the buffer the last step read, then this step's awaited; the
+ * barrier makes every thread's copies visible to all. */
+template <typename Issue>
+static __device__ __forceinline__ void next_tiles(bool more, Issue issue)
+{
+	if (more) {
+		issue();
+		cp_async_commit();
+		cp_async_wait<1>();
+	} else {
+		cp_async_wait<0>();
+	}
+	__syncthreads();
+}
+
 /* ---- forward ---------------------------------------------------------- */
 
 #define FWD_BM 128
@@ -219,17 +235,12 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 
 	for (int j = 0; j < ntiles; j++) {
 		const int buf = j & 1;
-		if (j + 1 < ntiles) {
+		next_tiles(j + 1 < ntiles, [&] {
 			load_tile<T, D, FWD_BN, FWD_THREADS>(sk + (buf ^ 1) * FWD_BN * D, k + head,
 							     stride, (j + 1) * FWD_BN, seq);
 			load_tile<T, D, FWD_BN, FWD_THREADS>(sv + (buf ^ 1) * FWD_BN * D, v + head,
 							     stride, (j + 1) * FWD_BN, seq);
-			cp_async_commit();
-			cp_async_wait<1>();
-		} else {
-			cp_async_wait<0>();
-		}
-		__syncthreads();
+		});
 		const T *ck = sk + buf * FWD_BN * D, *cv = sv + buf * FWD_BN * D;
 
 		/* S = Q K^T, 32 rows x 64 keys a warp. */
@@ -447,14 +458,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 
 	for (int step = first; step < last; step++) {
 		const int buf = (step - first) & 1, m0 = step * BWD_BM;
-		if (step + 1 < last) {
-			load_step(step + 1, buf ^ 1);
-			cp_async_commit();
-			cp_async_wait<1>();
-		} else {
-			cp_async_wait<0>();
-		}
-		__syncthreads();
+		next_tiles(step + 1 < last, [&] { load_step(step + 1, buf ^ 1); });
 		const T *cq = sq + buf * BWD_BM * D, *cdo = sdo + buf * BWD_BM * D;
 		const float *cl = sl + buf * BWD_BM, *cd = sd + buf * BWD_BM;
 
