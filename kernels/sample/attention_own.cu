@@ -96,6 +96,24 @@ MMA_FOR(__half, "f16")
 MMA_FOR(__nv_bfloat16, "bf16")
 #undef MMA_FOR
 
+/* N m16n8 accumulators set to 0. */
+template <int N> static __device__ __forceinline__ void zero(float (&c)[N][4])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		c[i][0] = c[i][1] = c[i][2] = c[i][3] = 0;
+}
+
+/* c0 += a b for the n8 tile of b's registers 0-1, c1 += a b for that of
+ * 2-3: an ldmatrix.x4 of B holds two n8 tiles. */
+template <typename T>
+static __device__ __forceinline__ void mma_pair(float c0[4], float c1[4], const uint32_t a[4],
+						const uint32_t b[4])
+{
+	mma<T>(c0, a, b[0], b[1]);
+	mma<T>(c1, a, b[2], b[3]);
+}
+
 /* Two floats as one register of two T (x in the low half). */
 template <typename T> static __device__ __forceinline__ uint32_t pack(float x, float y);
 template <> __device__ __forceinline__ uint32_t pack<__half>(float x, float y)
@@ -225,9 +243,7 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 	float row_max[FWD_MT][2], row_sum[FWD_MT][2];
 #pragma unroll
 	for (int mt = 0; mt < FWD_MT; mt++) {
-#pragma unroll
-		for (int i = 0; i < D / 8; i++)
-			acc[mt][i][0] = acc[mt][i][1] = acc[mt][i][2] = acc[mt][i][3] = 0;
+		zero(acc[mt]);
 		row_max[mt][0] = row_max[mt][1] = -INFINITY;
 		row_sum[mt][0] = row_sum[mt][1] = 0;
 	}
@@ -247,9 +263,7 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 		float s[FWD_MT][FWD_BN / 8][4];
 #pragma unroll
 		for (int mt = 0; mt < FWD_MT; mt++)
-#pragma unroll
-			for (int i = 0; i < FWD_BN / 8; i++)
-				s[mt][i][0] = s[mt][i][1] = s[mt][i][2] = s[mt][i][3] = 0;
+			zero(s[mt]);
 #pragma unroll
 		for (int kc = 0; kc < D / 16; kc++) {
 			uint32_t a[FWD_MT][4];
@@ -264,8 +278,7 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 						       kc * 2 + ((lane >> 3) & 1)));
 #pragma unroll
 				for (int mt = 0; mt < FWD_MT; mt++) {
-					mma<T>(s[mt][2 * np], a[mt], b[0], b[1]);
-					mma<T>(s[mt][2 * np + 1], a[mt], b[2], b[3]);
+					mma_pair<T>(s[mt][2 * np], s[mt][2 * np + 1], a[mt], b);
 				}
 			}
 		}
@@ -331,8 +344,7 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 							 dp * 2 + (lane >> 4)));
 #pragma unroll
 				for (int mt = 0; mt < FWD_MT; mt++) {
-					mma<T>(acc[mt][2 * dp], a[mt], b[0], b[1]);
-					mma<T>(acc[mt][2 * dp + 1], a[mt], b[2], b[3]);
+					mma_pair<T>(acc[mt][2 * dp], acc[mt][2 * dp + 1], a[mt], b);
 				}
 			}
 		}
@@ -450,11 +462,8 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 	cp_async_commit();
 
 	float acc_dk[D / 8][4], acc_dv[D / 8][4];
-#pragma unroll
-	for (int i = 0; i < D / 8; i++)
-#pragma unroll
-		for (int e = 0; e < 4; e++)
-			acc_dk[i][e] = acc_dv[i][e] = 0;
+	zero(acc_dk);
+	zero(acc_dv);
 
 	for (int step = first; step < last; step++) {
 		const int buf = (step - first) & 1, m0 = step * BWD_BM;
@@ -464,11 +473,8 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 
 		/* S^T = K Q^T: the warp's 16 keys x 64 queries. */
 		float s[BWD_BM / 8][4], dp[BWD_BM / 8][4];
-#pragma unroll
-		for (int i = 0; i < BWD_BM / 8; i++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				s[i][e] = dp[i][e] = 0;
+		zero(s);
+		zero(dp);
 #pragma unroll
 		for (int kc = 0; kc < D / 16; kc++) {
 			uint32_t a[4], c[4];
@@ -481,11 +487,9 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 				const int chunk = kc * 2 + ((lane >> 3) & 1);
 				ldsm_x4(b, cq + swz<D>(row, chunk));
 				ldsm_x4(g, cdo + swz<D>(row, chunk));
-				mma<T>(s[2 * np], a, b[0], b[1]);
-				mma<T>(s[2 * np + 1], a, b[2], b[3]);
+				mma_pair<T>(s[2 * np], s[2 * np + 1], a, b);
 				/* dP^T = V dO^T */
-				mma<T>(dp[2 * np], c, g[0], g[1]);
-				mma<T>(dp[2 * np + 1], c, g[2], g[3]);
+				mma_pair<T>(dp[2 * np], dp[2 * np + 1], c, g);
 			}
 		}
 
@@ -523,10 +527,8 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 				const int chunk = dq * 2 + (lane >> 4);
 				ldsm_x4_trans(g, cdo + swz<D>(row, chunk));
 				ldsm_x4_trans(b, cq + swz<D>(row, chunk));
-				mma<T>(acc_dv[2 * dq], a, g[0], g[1]);
-				mma<T>(acc_dv[2 * dq + 1], a, g[2], g[3]);
-				mma<T>(acc_dk[2 * dq], c, b[0], b[1]);
-				mma<T>(acc_dk[2 * dq + 1], c, b[2], b[3]);
+				mma_pair<T>(acc_dv[2 * dq], acc_dv[2 * dq + 1], a, g);
+				mma_pair<T>(acc_dk[2 * dq], acc_dk[2 * dq + 1], c, b);
 			}
 		}
 		__syncthreads();
@@ -535,9 +537,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 		{
 			const int qw = (warp & 3) * 16, dh = (warp >> 2) * (D / 2);
 			float acc[D / 16][4];
-#pragma unroll
-			for (int i = 0; i < D / 16; i++)
-				acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0;
+			zero(acc);
 #pragma unroll
 			for (int kc = 0; kc < BWD_BN / 16; kc++) {
 				uint32_t a[4];
@@ -550,8 +550,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 					ldsm_x4_trans(b, sk + swz<D>(kc * 16 + (lane & 7) +
 									     (((lane >> 3) & 1) << 3),
 								     (dh >> 3) + dq * 2 + (lane >> 4)));
-					mma<T>(acc[2 * dq], a, b[0], b[1]);
-					mma<T>(acc[2 * dq + 1], a, b[2], b[3]);
+					mma_pair<T>(acc[2 * dq], acc[2 * dq + 1], a, b);
 				}
 			}
 #pragma unroll
