@@ -19,10 +19,12 @@
 #include "sample/sample_config.h"
 #include "sample/sample_fit.h"
 #include "sample/sample_layer.h"
+#include "sample/sample_gpu.h"
 #include "sample/sample_gpu_clock.h"
 #include "sample/sample_merge.h"
 #include "sample/sample_op.h"
 #include "sample/sample_run.h"
+#include "sample/sample_spec.h"
 #include "sample/sample_sweep.h"
 #include "sweep/table.h"
 
@@ -60,6 +62,10 @@ static const char usage[] =
 	"      --shape A,B,...    the shape of get_one, get_profiler and run_function\n"
 	"                         (default: the config's `shapes`)\n"
 	"      --seed K           seed of the operators' random inputs (default 0)\n"
+	"      --attention B      flash_atten's backend on the GPU: cudnn (cuDNN's fused\n"
+	"                         attention, libcudnn.so.9 loaded at run time) or own\n"
+	"                         (spkit's kernel); default: cudnn when it loads, else\n"
+	"                         own; cudnn when it cannot load is an error\n"
 	"merge:\n"
 	"  -o, --output FILE      the merged CSV (default: standard output): the rows\n"
 	"                         of every PART.csv, sorted by shape, each shape once\n"
@@ -84,14 +90,15 @@ static const char usage[] =
 	"      --models DIR       where --layer finds the models, fit's file names\n"
 	"      --precision P      the models of --layer (default fp16)\n"
 	"      --norm N           the layer's norm: RMSlayernorm (default) or layernorm\n"
-	"      --attention A      unfused (default: baddbmm,\n"
-	"                         ScaledUpperTriangMaskedSoftmax, bmm) or flash_atten\n"
+	"      --layer-attention A  unfused (default: baddbmm,\n"
+	"                         ScaledUpperTriangMaskedSoftmax, bmm), flash_atten or\n"
+	"                         flash_atten_causal\n"
 	"layer: the layer's operators run on --device, each alone and back to back:\n"
 	"NORM linear1 RoPE ATTENTION linear2 NORM res_add linear3 gelu linear4 res_add;\n"
 	"prints each one's times, their sum and the layer's, with --layer, --device,\n"
-	"--precision, --norm, --attention, --seed and -o as above\n"
+	"--precision, --norm, --layer-attention, --attention, --seed and -o as above\n"
 	"  -q, --quiet            no messages\n"
-	"  -v, --verbose          also the shapes skipped\n"
+	"  -v, --verbose          also the shapes skipped, and flash_atten's backend\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
@@ -115,7 +122,16 @@ struct run_options {
 	int gpu_index; /* cuda:N */
 	struct cli_parts parts;
 	uint64_t seed;
+	enum sample_attention attention;
 };
+
+static const char *const attention_names[] = {"cudnn", "own", NULL};
+
+static enum sample_attention parse_attention(const char *text)
+{
+	return cli_choice("--attention", text, attention_names) == 0 ? SAMPLE_ATTENTION_CUDNN
+								    : SAMPLE_ATTENTION_OWN;
+}
 
 /* --device cpu|cuda|cuda:N|auto; N (default 0) only with cuda. */
 static void parse_device(const char *text, struct run_options *o)
@@ -132,7 +148,7 @@ static void parse_device(const char *text, struct run_options *o)
 static struct run_options parse_run(int argc, char **argv)
 {
 	enum { OPT_RUN = 256, OPT_PRECISION, OPT_DEVICE, OPT_PARTS, OPT_PART, OPT_OUTPUT_DIR,
-	       OPT_SHAPE, OPT_SEED };
+	       OPT_SHAPE, OPT_SEED, OPT_ATTENTION };
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"run", required_argument, NULL, OPT_RUN},
@@ -143,6 +159,7 @@ static struct run_options parse_run(int argc, char **argv)
 		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 		{"shape", required_argument, NULL, OPT_SHAPE},
 		{"seed", required_argument, NULL, OPT_SEED},
+		{"attention", required_argument, NULL, OPT_ATTENTION},
 		CLI_COMMON_LONGOPTS,
 	};
 	struct run_options o = {.output_dir = ".", .mode = -1, .precision = SAMPLE_FP16,
@@ -165,6 +182,9 @@ static struct run_options parse_run(int argc, char **argv)
 		case OPT_OUTPUT_DIR: o.output_dir = optarg; break;
 		case OPT_SHAPE: o.shape = optarg; break;
 		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_ATTENTION:
+			o.attention = parse_attention(optarg);
+			break;
 		default: cli_common_option(c, usage, argv);
 		}
 	}
@@ -277,6 +297,24 @@ static int run_single(const struct run_options *o, const struct sample_job *job,
 	return 0;
 }
 
+/* The GPU's fused attention: opened for the attention operators, and for
+ * any when --attention cudnn asks for it, so that a cuDNN that cannot load
+ * is one error before any work. On the CPU there is only the reference. */
+static void pick_attention(const struct run_options *o, int gpu, const char *op)
+{
+	enum sample_attention used;
+	struct sp_err err;
+	if (o->attention == SAMPLE_ATTENTION_CUDNN && !gpu)
+		cli_die("--attention cudnn: the run is on the CPU (--device cpu, or no usable "
+			"GPU), where flash_atten is the CPU reference");
+	if (!gpu || (o->attention == SAMPLE_ATTENTION_AUTO && !sample_is_attention(op)))
+		return;
+	if (sample_gpu_attention_use(o->attention, &used, &err))
+		cli_die("--attention cudnn: %s", err.msg);
+	cli_log(2, "flash_atten: %s", used == SAMPLE_ATTENTION_CUDNN ? "cuDNN's fused attention"
+								  : "spkit's own kernel");
+}
+
 static int run_main(int argc, char **argv)
 {
 	struct run_options o = parse_run(argc, argv);
@@ -295,6 +333,7 @@ static int run_main(int argc, char **argv)
 			cfg.function_name, gpu ? "on the GPU" : "on the CPU",
 			cli_join_names(sample_op_names, names, sizeof names));
 	}
+	pick_attention(&o, gpu, cfg.function_name);
 	if (!gpu)
 		sample_cpu_clock(&clock);
 	else if (sample_gpu_clock(o.gpu_index, &clock, &err))
@@ -458,12 +497,12 @@ static struct layer_options layer_defaults(void)
 }
 
 /* Handles one of the layer's options; 0 when c is none of them. */
-enum { OPT_LAYER = 300, OPT_L_PRECISION, OPT_NORM, OPT_ATTENTION };
+enum { OPT_LAYER = 300, OPT_L_PRECISION, OPT_NORM, OPT_LAYER_ATTENTION };
 #define LAYER_LONGOPTS                                                                   \
 	{"layer", required_argument, NULL, OPT_LAYER},                                   \
 	{"precision", required_argument, NULL, OPT_L_PRECISION},                         \
 	{"norm", required_argument, NULL, OPT_NORM},                                     \
-	{"attention", required_argument, NULL, OPT_ATTENTION}
+	{"layer-attention", required_argument, NULL, OPT_LAYER_ATTENTION}
 
 static int layer_option(int c, struct layer_options *o)
 {
@@ -480,11 +519,9 @@ static int layer_option(int c, struct layer_options *o)
 	case OPT_NORM:
 		o->norm = sample_layer_norms[cli_choice("--norm", optarg, sample_layer_norms)];
 		return 1;
-	case OPT_ATTENTION:
-		if (strcmp(optarg, "unfused") && strcmp(optarg, "flash_atten"))
-			cli_usage_error("--attention: '%s' is not one of unfused, flash_atten",
-					optarg);
-		o->attention = optarg;
+	case OPT_LAYER_ATTENTION:
+		o->attention = sample_layer_attentions[cli_choice("--layer-attention", optarg,
+								  sample_layer_attentions)];
 		return 1;
 	}
 	return 0;
@@ -714,10 +751,11 @@ static int predict_main(int argc, char **argv)
 
 static int layer_main(int argc, char **argv)
 {
-	enum { OPT_DEVICE = 256, OPT_SEED };
+	enum { OPT_DEVICE = 256, OPT_SEED, OPT_BACKEND };
 	static const struct option longopts[] = {
 		{"device", required_argument, NULL, OPT_DEVICE},
 		{"seed", required_argument, NULL, OPT_SEED},
+		{"attention", required_argument, NULL, OPT_BACKEND},
 		{"output", required_argument, NULL, 'o'},
 		LAYER_LONGOPTS,
 		CLI_COMMON_LONGOPTS,
@@ -733,6 +771,7 @@ static int layer_main(int argc, char **argv)
 		switch (c) {
 		case OPT_DEVICE: parse_device(optarg, &ro); break;
 		case OPT_SEED: ro.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_BACKEND: ro.attention = parse_attention(optarg); break;
 		case 'o': output = optarg; break;
 		default: cli_common_option(c, usage, argv);
 		}
@@ -742,6 +781,7 @@ static int layer_main(int argc, char **argv)
 	if (!lo.has_layer)
 		cli_usage_error("layer: no --layer MP,B,H,L,DIM given");
 	int gpu = cli_use_gpu(ro.device);
+	pick_attention(&ro, gpu, lo.attention);
 	const char *ops[SAMPLE_LAYER_MAX_OPS];
 	const struct sample_op *table[SAMPLE_LAYER_MAX_OPS];
 	struct sample_layer_times t = {0};
@@ -750,7 +790,7 @@ static int layer_main(int argc, char **argv)
 	for (int i = 0; i < n; i++) {
 		table[i] = gpu ? sample_gpu_op(ops[i]) : sample_cpu_op(ops[i]);
 		if (!table[i])
-			cli_die("--attention %s: no operator '%s' %s", lo.attention, ops[i],
+			cli_die("--layer-attention %s: no operator '%s' %s", lo.attention, ops[i],
 				gpu ? "on the GPU" : "on the CPU");
 		t.nshape[i] = table[i]->nshape;
 		if (sample_layer_shape(ops[i], table[i]->shape_names, table[i]->nshape, lo.enc,

@@ -8,7 +8,7 @@
 # Prints both tables and a last line with the ratios; files in OUT.
 #   scripts/predict-layer.sh DEVICE MP,B,H,L,DIM OUT [PRECISION [ATTENTION]]
 # B, H, L and DIM must be even (their halves are grid points). ATTENTION is
-# kernel-sample's --attention: unfused (default) or flash_atten.
+# kernel-sample's --layer-attention: unfused (default), flash_atten or flash_atten_causal.
 set -euo pipefail
 bin=${SPKIT_BIN:-bin}
 device=$1 layer=$2 out=$3 prec=${4:-fp16} attention=${5:-unfused}
@@ -66,9 +66,9 @@ for csv in "$out"/sampling_data/*.csv; do
 	"$bin/kernel-sample" fit -q --folds 0 "$csv" --output-dir "$out/models" >/dev/null
 done
 "$bin/kernel-sample" predict --layer "$layer" --models "$out/models" --precision "$prec" \
-	--attention "$attention" -o "$out/predicted.csv"
+	--layer-attention "$attention" -o "$out/predicted.csv"
 "$bin/kernel-sample" layer --layer "$layer" --device "$device" --precision "$prec" \
-	--attention "$attention" -o "$out/measured.csv"
+	--layer-attention "$attention" -o "$out/measured.csv"
 echo "# predicted ($out/predicted.csv)"
 cat "$out/predicted.csv"
 echo "# measured ($out/measured.csv)"

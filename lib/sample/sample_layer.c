@@ -8,6 +8,8 @@
 
 const char *const sample_layer_columns[] = {"mp", "b", "h", "l", "dim", NULL};
 const char *const sample_layer_norms[] = {"RMSlayernorm", "layernorm", NULL};
+const char *const sample_layer_attentions[] = {"unfused", "flash_atten", "flash_atten_causal",
+						NULL};
 
 int sample_layer_ops(const char *norm, const char *attention, const char **ops)
 {

@@ -33,6 +33,7 @@
 /* The encoder's columns, in the order --layer takes them. */
 extern const char *const sample_layer_columns[]; /* mp, b, h, l, dim */
 extern const char *const sample_layer_norms[];   /* RMSlayernorm, layernorm, NULL */
+extern const char *const sample_layer_attentions[]; /* unfused, flash_atten, flash_atten_causal, NULL */
 
 /* The operators' names in order; returns their count. attention is
  * "unfused" or an operator's name (flash_atten). */

@@ -8,6 +8,7 @@
 
 #include "core/num.h"
 #include "core/timer.h"
+#include "sample/sample_spec.h"
 
 static int wall_time(void *ctx, sample_call_fn fn, void *state, double *us, struct sp_err *err)
 {
@@ -177,11 +178,21 @@ static void range_pop(const struct sample_job *job)
 		job->clock->range_pop();
 }
 
+int sample_job_accepts(const struct sample_job *job, const int64_t *shape, struct sp_err *why)
+{
+	if (job->op->check(shape, why))
+		return -1;
+	return sample_check_precision(job->op->name, job->precision, why);
+}
+
 int sample_warm_open(const struct sample_job *job, void **warm, struct sp_err *err)
 {
 	*warm = NULL;
 	const struct sample_config *cfg = job->cfg;
 	char shape[256];
+	struct sp_err why;
+	if (sample_check_precision(job->op->name, job->precision, &why))
+		return 0;
 	if (cfg->has_warmup_shape && setup(job, cfg->warmup_shape, warm, err))
 		return sp_err_prefix(err, "%s: warmup_shapes %s", cfg->path,
 				     sample_shape_text(cfg->grid.ndims, cfg->warmup_shape, shape,
@@ -222,7 +233,7 @@ int sample_one(const struct sample_job *job, const int64_t *shape, struct sample
 	       struct sp_err *err)
 {
 	void *warm;
-	if (job->op->check(shape, err))
+	if (sample_job_accepts(job, shape, err))
 		return fail_shape(job, shape, err);
 	if (sample_warm_open(job, &warm, err))
 		return -1;
@@ -234,7 +245,7 @@ int sample_one(const struct sample_job *job, const int64_t *shape, struct sample
 int sample_profile(const struct sample_job *job, const int64_t *shape, struct sp_err *err)
 {
 	void *warm, *state = NULL;
-	if (job->op->check(shape, err))
+	if (sample_job_accepts(job, shape, err))
 		return fail_shape(job, shape, err);
 	if (sample_warm_open(job, &warm, err))
 		return -1;
@@ -257,7 +268,7 @@ done:
 int sample_run_once(const struct sample_job *job, const int64_t *shape, struct sp_err *err)
 {
 	void *state = NULL;
-	if (job->op->check(shape, err) || setup(job, shape, &state, err))
+	if (sample_job_accepts(job, shape, err) || setup(job, shape, &state, err))
 		return fail_shape(job, shape, err);
 	int rc = run_both(job->op, state, err) || settle(job, err) ? -1 : 0;
 	job->op->teardown(state);

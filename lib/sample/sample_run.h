@@ -66,8 +66,13 @@ struct sample_job {
  * and can run the warm-up shape; the errors name the config. */
 int sample_job_check(const struct sample_job *job, struct sp_err *err);
 
+/* Whether the job runs the shape: the operator's check, then its
+ * precision (sample_check_precision); -1 with the reason otherwise. */
+int sample_job_accepts(const struct sample_job *job, const int64_t *shape, struct sp_err *why);
+
 /* The warm-up shape's inputs, made once for a sweep (*warm stays NULL
- * when the config has no warmup_shapes: each shape then warms itself). */
+ * when the config has no warmup_shapes: each shape then warms itself; and
+ * when the operator does not run at the job's precision: no shape will). */
 int sample_warm_open(const struct sample_job *job, void **warm, struct sp_err *err);
 void sample_warm_close(const struct sample_job *job, void *warm);
 

@@ -250,6 +250,6 @@ layernorm() {
 	assert_error 2 $K "layer: no --layer MP,B,H,L,DIM given$"
 	run "$BIN/$K" layer --layer 1,2,2,16,32 --norm batchnorm
 	assert_error 2 $K "--norm"
-	run "$BIN/$K" layer --layer 1,2,2,16,32 --attention sparse
-	assert_error 2 $K "--attention: 'sparse' is not one of unfused, flash_atten$"
+	run "$BIN/$K" layer --layer 1,2,2,16,32 --layer-attention sparse
+	assert_error 2 $K "--layer-attention: 'sparse' is not one of unfused, flash_atten, flash_atten_causal$"
 }
