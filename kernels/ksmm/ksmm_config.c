@@ -29,38 +29,49 @@ int ksmm_config_threads(const struct ksmm_config *cfg)
 	if (cfg->thread_rows < 1 || cfg->thread_batch < 1)
 		return 0;
 	const int tiles = (cfg->tile_rows / cfg->thread_rows) * (cfg->tile_batch / cfg->thread_batch);
-	return cfg->variant == KSMM_MMA ? 32 * tiles : tiles;
+	return (cfg->variant == KSMM_MMA ? 32 * tiles : tiles) * (cfg->tile_d > 1 ? cfg->tile_d : 1);
 }
 
 size_t ksmm_config_smem_bytes(const struct ksmm_config *cfg, enum ksmm_dtype t,
 			      enum ksmm_layout l)
 {
 	const size_t tr = (size_t)cfg->tile_rows, tk = (size_t)cfg->tile_k,
-		     tb = (size_t)cfg->tile_batch, stages = (size_t)cfg->stages;
-	if (cfg->variant == KSMM_SIMT) /* fp32, both tiles [k][...], rows padded by 4 */
-		return stages * 4 * tk * (tr + 4 + tb + 4);
-	/* MMA: the inputs' type (TF32 as fp32), rows padded by 8 halves or 4
-	 * floats; bsl's 16-bit X tile is [k][n], the others [n][k]. */
-	const size_t size = cfg->tf32 ? 4 : 2, pad = cfg->tf32 ? 4 : 8;
-	const size_t b_tile = (l == KSMM_BS_LAST && !cfg->tf32) ? tk * (tb + pad) : tb * (tk + pad);
-	return stages * size * (tr * (tk + pad) + b_tile);
+		     tb = (size_t)cfg->tile_batch, stages = (size_t)cfg->stages,
+		     td = cfg->tile_d > 1 ? (size_t)cfg->tile_d : 1;
+	size_t buffers;
+	if (cfg->variant == KSMM_SIMT) { /* fp32, both tiles [k][...], rows padded by 4 */
+		buffers = stages * td * 4 * tk * (tr + 4 + tb + 4);
+	} else {
+		/* MMA: the inputs' type (TF32 as fp32), rows padded by 8 halves
+		 * or 4 floats; bsl's 16-bit X tile is [k][n], the others [n][k]. */
+		const size_t size = cfg->tf32 ? 4 : 2, pad = cfg->tf32 ? 4 : 8;
+		const size_t b_tile = (l == KSMM_BS_LAST && !cfg->tf32) ? tk * (tb + pad)
+									 : tb * (tk + pad);
+		buffers = stages * td * size * (tr * (tk + pad) + b_tile);
+	}
+	/* tile_d > 1: the output tile passes through the same memory. */
+	const size_t out = td > 1 ? td * tr * tb * ksmm_dtype_size(t) : 0;
+	return buffers > out ? buffers : out;
 }
 
 int ksmm_xvec(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksmm_config *cfg)
 {
+	if (cfg->tile_d > 1) /* along de, within the block's tile_d */
+		return cfg->vec < cfg->tile_d ? cfg->vec : cfg->tile_d;
 	return l == KSMM_BS_LAST || p->d == 1 ? cfg->vec : 1;
 }
 
 int ksmm_async(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksmm_config *cfg)
 {
-	return cfg->variant == KSMM_MMA && !cfg->tf32 && ksmm_xvec(p, l, cfg) == cfg->vec &&
-	       cfg->vec >= 2 && cfg->stages >= 2;
+	return cfg->variant == KSMM_MMA && !cfg->tf32 && cfg->tile_d == 1 &&
+	       ksmm_xvec(p, l, cfg) == cfg->vec && cfg->vec >= 2 && cfg->stages >= 2;
 }
 
 int64_t ksmm_grid_blocks(const struct ksmm_pattern *p, int64_t batch,
 			 const struct ksmm_config *cfg)
 {
-	return p->a * p->d * ((p->b + cfg->tile_rows - 1) / cfg->tile_rows) *
+	return p->a * (p->d / (cfg->tile_d > 1 ? cfg->tile_d : 1)) *
+	       ((p->b + cfg->tile_rows - 1) / cfg->tile_rows) *
 	       ((batch + cfg->tile_batch - 1) / cfg->tile_batch);
 }
 
@@ -76,8 +87,16 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
 	if (k->variant != KSMM_SIMT && k->variant != KSMM_MMA)
 		return reject(why, n, "unknown variant %d", (int)k->variant);
 	if (k->tile_rows < 1 || k->tile_k < 1 || k->tile_batch < 1 || k->thread_rows < 1 ||
-	    k->thread_batch < 1 || k->vec < 1 || k->stages < 1)
+	    k->thread_batch < 1 || k->vec < 1 || k->stages < 1 || k->tile_d < 1)
 		return reject(why, n, "every tile size, vec and stages must be at least 1");
+	if (k->tile_d > 1 && l != KSMM_BS_FIRST)
+		return reject(why, n, "tile_d %d: bsf only (bsl reads x along the batch)",
+			      k->tile_d);
+	if (k->tile_d & (k->tile_d - 1))
+		return reject(why, n, "tile_d %d: not a power of two", k->tile_d);
+	if (!divides(k->tile_d, p->d))
+		return reject(why, n, "tile_d %d does not divide d = %lld", k->tile_d,
+			      (long long)p->d);
 	const size_t esize = ksmm_dtype_size(t);
 	if (k->vec != 1 && k->vec != 2 && k->vec != 4 && k->vec != 8)
 		return reject(why, n, "vec %d: must be 1, 2, 4 or 8", k->vec);
@@ -115,7 +134,7 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
 	const int xvec = ksmm_xvec(p, l, k);
 	if (k->stages > 2 && !ksmm_async(p, l, k))
 		return reject(why, n, "stages %d: more than 2 needs cp.async (mma on fp16/bf16, "
-				      "vec >= 2, x loaded as wide as w)", k->stages);
+				      "vec >= 2, x loaded as wide as w, tile_d 1)", k->stages);
 	if (k->stages > 8)
 		return reject(why, n, "stages %d: at most 8", k->stages);
 	if (!divides(k->vec, k->tile_k))
@@ -169,7 +188,7 @@ static int fit_pow2(int64_t x, int lo, int cap)
 void ksmm_config_default(const struct ksmm_pattern *p, int64_t batch, enum ksmm_dtype t,
 			 enum ksmm_layout l, struct ksmm_config *out)
 {
-	struct ksmm_config k = {0};
+	struct ksmm_config k = {.tile_d = 1};
 	if (t == KSMM_F32) {
 		/* 8 x 4 outputs a thread, 128 threads, 64 rows by 64 batch
 		 * columns, k by 16: the fastest point of a 72-point SIMT sweep on
@@ -194,6 +213,21 @@ void ksmm_config_default(const struct ksmm_pattern *p, int64_t batch, enum ksmm_
 		k.thread_batch = 16;
 		k.tile_k = fit_pow2(p->c, 16, 64);
 	}
+	if (l == KSMM_BS_FIRST && p->d > 1) {
+		/* bsf, d > 1: blocks of up to 8 neighbouring de, each a 32 x 32
+		 * tile (SIMT: 64 threads of 4 x 4; mma: two warps of 32 x 16),
+		 * so that x and y move along de, 8 to 32 bytes a run. */
+		k.tile_d = 1;
+		while (k.tile_d < 8 && p->d % (2 * k.tile_d) == 0)
+			k.tile_d *= 2;
+		k.tile_rows = fit_pow2(p->b, k.variant == KSMM_MMA ? 32 : 8, 32);
+		k.tile_batch = fit_pow2(batch, 16, 32);
+		if (k.variant == KSMM_SIMT) {
+			k.thread_rows = k.tile_rows >= 4 ? 4 : k.tile_rows;
+			k.thread_batch = 4;
+		}
+		k.tile_k = fit_pow2(p->c, k.variant == KSMM_MMA ? 16 : 4, 32);
+	}
 	/* The widest load that divides c (and a bsl batch), within 16 bytes;
 	 * three stages where cp.async allows them. */
 	for (int vec = (int)(16 / ksmm_dtype_size(t)); vec >= 1; vec /= 2)
@@ -213,7 +247,8 @@ void ksmm_config_default(const struct ksmm_pattern *p, int64_t batch, enum ksmm_
 				    .thread_rows = 1,
 				    .thread_batch = 1,
 				    .vec = 1,
-				    .stages = 2};
+				    .stages = 2,
+				    .tile_d = 1};
 }
 
 double ksmm_tolerance(enum ksmm_dtype t, int tf32)

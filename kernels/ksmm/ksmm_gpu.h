@@ -90,6 +90,18 @@ int ksmm_kernel_run(const struct ksmm_kernel *k, const void *d_w, const void *d_
 int ksmm_weights_prepare(const struct ksmm_pattern *p, enum ksmm_dtype t, const void *d_w_abcd,
 			 void *d_w_kernel, struct sp_err *err);
 
+/* Batch entries [n0, n0 + count) of d_y (rows x batch for bsl, batch x
+ * rows for bsf) into host, which holds `ncols` batch entries compactly in
+ * the same layout, at its entry `at`: what a check on a sample of the batch
+ * needs, without copying all of y back (gigabytes on the larger grid
+ * patterns). Synchronous. */
+int ksmm_download_batch(void *host, const void *d_y, int64_t rows, int64_t batch,
+			enum ksmm_layout l, size_t esize, int64_t n0, int64_t count, int64_t ncols,
+			int64_t at, struct sp_err *err);
+/* bytes of d_y set to 0xff (NaN in every dtype), enqueued: an output the
+ * kernel fails to write cannot pass a check on what an earlier one left. */
+int ksmm_poison(void *d_y, size_t bytes, struct sp_err *err);
+
 /* Median time of ksmm_kernel_run through gpu_time (events, warm-up, L2
  * flushed before each repetition). */
 int ksmm_kernel_time(const struct ksmm_kernel *k, const void *d_w, const void *d_x, void *d_y,

@@ -54,10 +54,17 @@
  * (w along c; x along the batch for bsl, along c for bsf when d = 1:
  * KSMM_XVEC), whole vectors in or out of range (the host checks that VEC
  * divides c, and the batch for bsl); elements past b, c or the batch are
- * read as zeros and not written. Known weakness: bsf with d > 1 reads x
- * one element a load, d elements apart (4 to 12x the memory floor on the
- * H100 anchors); a block spanning several de would make those reads
- * contiguous. */
+ * read as zeros and not written.
+ *
+ * Batch-size-first with d > 1: x[n][al][ga][de] has de contiguous, so a
+ * block of KSMM_TD = 1 reads x one element a load, d elements apart (4 to
+ * 12x the memory floor on the H100 anchors). With KSMM_TD > 1 (dividing d)
+ * a block covers TD neighbouring de: TD groups of threads, each the block
+ * of one de above, share the loads, which go KSMM_XVEC elements wide along
+ * de (with TD = d a step's x tile is TK * d contiguous elements a batch
+ * row), and are transposed on their way into each group's shared tiles.
+ * The output tile goes through shared memory too ([n][r][de]) so that y is
+ * written as wide along de. */
 
 #define KSMM_F32 0
 #define KSMM_F16 1
@@ -71,21 +78,24 @@ typedef unsigned short elem_t; /* fp16 or bf16 bits */
 
 /* Tiles go global -> shared by cp.async when shared memory holds them as
  * global memory does (16-bit tensor-core tiles, x loaded as wide as w, at
- * least 4 bytes); otherwise through registers. Must match ksmm_async() on
+ * least 4 bytes, one de a block); otherwise through registers. Must match ksmm_async() on
  * the host. */
 #if KSMM_MMA && !KSMM_TF32 && KSMM_XVEC == KSMM_VEC && KSMM_VEC >= 2 && KSMM_STAGES >= 2
-#define KSMM_ASYNC 1
+#define KSMM_ASYNC (KSMM_TD == 1)
 #else
 #define KSMM_ASYNC 0
 #endif
 
-/* Threads of a block. */
+/* A block spans TD values of de (bsf only; 1 otherwise). */
+#define KSMM_DT (KSMM_TD > 1)
+
+/* Threads of one de's tile (a group), and of a block: TD groups. */
 #if KSMM_MMA
-#define KSMM_WARPS ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
-#define KSMM_THREADS (KSMM_WARPS * 32)
+#define KSMM_GROUP ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB) * 32)
 #else
-#define KSMM_THREADS ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
+#define KSMM_GROUP ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
 #endif
+#define KSMM_THREADS (KSMM_TD * KSMM_GROUP)
 
 __device__ __forceinline__ float elem_to_float(elem_t v)
 {
@@ -159,6 +169,8 @@ typedef float smem_t;
 #define A_SIZE (KSMM_TK * A_LD)
 #define B_SIZE (KSMM_TK * B_LD)
 #endif
+/* One buffer: the TD groups' W tiles, then their X tiles. */
+#define STAGE_SIZE (KSMM_TD * (A_SIZE + B_SIZE))
 
 __device__ __forceinline__ smem_t to_smem(elem_t v)
 {
@@ -175,10 +187,11 @@ __device__ __forceinline__ smem_t to_smem(elem_t v)
 #endif
 }
 
-/* The vectors of one step's tiles: W is TR x TK along k; X is TK x TB,
- * along n for bsl, along k for bsf. A thread holds every KSMM_THREADS-th. */
-#define W_VECS (KSMM_TR * KSMM_TK / KSMM_VEC)
-#define X_VECS (KSMM_TK * KSMM_TB / KSMM_XVEC)
+/* The vectors of one step's tiles, for each of TD de: W is TR x TK along
+ * k; X is TK x TB, along n for bsl, along k for bsf (d = 1) and along de
+ * (TD > 1). A thread holds every KSMM_THREADS-th. */
+#define W_VECS (KSMM_TD * KSMM_TR * KSMM_TK / KSMM_VEC)
+#define X_VECS (KSMM_TD * KSMM_TK * KSMM_TB / KSMM_XVEC)
 #define W_PER_THREAD ((W_VECS + KSMM_THREADS - 1) / KSMM_THREADS)
 #define X_PER_THREAD ((X_VECS + KSMM_THREADS - 1) / KSMM_THREADS)
 
@@ -191,20 +204,31 @@ struct step_regs {
 	vec_t<KSMM_XVEC> x[X_PER_THREAD];
 };
 
-/* The W vector i of the tile at (r0, k0): its row and first k. */
-__device__ __forceinline__ void w_vec_pos(int i, int *r, int *k)
+/* The W vector i of the tiles at (r0, k0): its de (of TD), row and first
+ * k. */
+__device__ __forceinline__ void w_vec_pos(int i, int *dd, int *r, int *k)
 {
+	*dd = i / (KSMM_TR * KSMM_TK / KSMM_VEC);
+	i %= KSMM_TR * KSMM_TK / KSMM_VEC;
 	*r = i / (KSMM_TK / KSMM_VEC);
 	*k = i % (KSMM_TK / KSMM_VEC) * KSMM_VEC;
 }
 
-/* The X vector i of the tile at (k0, n0): its first k and first n. */
-__device__ __forceinline__ void x_vec_pos(int i, int *k, int *n)
+/* The X vector i of the tiles at (k0, n0): its first de, k and n; the
+ * vectors in memory order (de, then k, then n fastest last). */
+__device__ __forceinline__ void x_vec_pos(int i, int *dd, int *k, int *n)
 {
 #if KSMM_BSL
+	*dd = 0;
 	*k = i / (KSMM_TB / KSMM_XVEC);
 	*n = i % (KSMM_TB / KSMM_XVEC) * KSMM_XVEC;
+#elif KSMM_DT
+	*dd = i % (KSMM_TD / KSMM_XVEC) * KSMM_XVEC;
+	i /= KSMM_TD / KSMM_XVEC;
+	*k = i % KSMM_TK;
+	*n = i / KSMM_TK;
 #else
+	*dd = 0;
 	*n = i / (KSMM_TK / KSMM_XVEC);
 	*k = i % (KSMM_TK / KSMM_XVEC) * KSMM_XVEC;
 #endif
@@ -219,18 +243,19 @@ __device__ __forceinline__ void load_step(const elem_t *__restrict__ wg,
 #pragma unroll
 	for (int j = 0; j < W_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
-		int r, k;
-		w_vec_pos(i, &r, &k);
+		int dd, r, k;
+		w_vec_pos(i, &dd, &r, &k);
 		vec_t<KSMM_VEC> v = {};
 		if ((W_VECS % KSMM_THREADS == 0 || i < W_VECS) && r0 + r < p.b && k0 + k < p.c)
-			v = *(const vec_t<KSMM_VEC> *)(wg + (size_t)(r0 + r) * p.c + k0 + k);
+			v = *(const vec_t<KSMM_VEC> *)(wg + ((size_t)dd * p.b + r0 + r) * p.c + k0 +
+							k);
 		s->w[j] = v;
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
-		int k, n;
-		x_vec_pos(i, &k, &n);
+		int dd, k, n;
+		x_vec_pos(i, &dd, &k, &n);
 		vec_t<KSMM_XVEC> v = {};
 		if ((X_VECS % KSMM_THREADS == 0 || i < X_VECS) && k0 + k < p.c &&
 		    n0 + n < p.batch) {
@@ -239,10 +264,10 @@ __device__ __forceinline__ void load_step(const elem_t *__restrict__ wg,
 			v = *(const vec_t<KSMM_XVEC> *)(xg + (size_t)(k0 + k) * p.d * p.batch +
 							n0 + n);
 #else
-			/* xg: column (al*c)*d + de; X_g's k are d apart (XVEC > 1 only
-			 * when d = 1). */
+			/* xg: column (al*c)*d + de0; X_g's k are d apart (the vector
+			 * goes along k when d = 1, along de when TD > 1). */
 			v = *(const vec_t<KSMM_XVEC> *)(xg + (size_t)(n0 + n) * p.a * p.c * p.d +
-							(size_t)(k0 + k) * p.d);
+							(size_t)(k0 + k) * p.d + dd);
 #endif
 		}
 		s->x[j] = v;
@@ -258,23 +283,25 @@ __device__ __forceinline__ void store_step(const struct step_regs *s, smem_t *as
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (W_VECS % KSMM_THREADS != 0 && i >= W_VECS)
 			break;
-		int r, k;
-		w_vec_pos(i, &r, &k);
+		int dd, r, k;
+		w_vec_pos(i, &dd, &r, &k);
 #pragma unroll
 		for (int e = 0; e < KSMM_VEC; e++)
-			as[A_AT(r, k + e)] = to_smem(s->w[j].e[e]);
+			as[dd * A_SIZE + A_AT(r, k + e)] = to_smem(s->w[j].e[e]);
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (X_VECS % KSMM_THREADS != 0 && i >= X_VECS)
 			break;
-		int k, n;
-		x_vec_pos(i, &k, &n);
+		int dd, k, n;
+		x_vec_pos(i, &dd, &k, &n);
 #pragma unroll
 		for (int e = 0; e < KSMM_XVEC; e++)
 #if KSMM_BSL
 			bs[B_AT(k, n + e)] = to_smem(s->x[j].e[e]);
+#elif KSMM_DT
+			bs[(dd + e) * B_SIZE + B_AT(k, n)] = to_smem(s->x[j].e[e]);
 #else
 			bs[B_AT(k + e, n)] = to_smem(s->x[j].e[e]);
 #endif
@@ -321,8 +348,8 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (W_VECS % KSMM_THREADS != 0 && i >= W_VECS)
 			break;
-		int r, k;
-		w_vec_pos(i, &r, &k);
+		int dd, r, k;
+		w_vec_pos(i, &dd, &r, &k);
 		const bool in = r0 + r < p.b && k0 + k < p.c;
 		cp_async(as + A_AT(r, k), in ? wg + (size_t)(r0 + r) * p.c + k0 + k : wg, in);
 	}
@@ -331,8 +358,8 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (X_VECS % KSMM_THREADS != 0 && i >= X_VECS)
 			break;
-		int k, n;
-		x_vec_pos(i, &k, &n);
+		int dd, k, n;
+		x_vec_pos(i, &dd, &k, &n);
 		const bool in = k0 + k < p.c && n0 + n < p.batch;
 #if KSMM_BSL
 		const elem_t *src = xg + (size_t)(k0 + k) * p.d * p.batch + n0 + n;
@@ -344,10 +371,16 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 }
 #endif
 
-/* Y_g[r][n] = v when inside the matrix; yg points at row (al*b)*d + de. */
+/* Y_g[r][n] = v when inside the matrix; yg points at row (al*b)*d + de.
+ * TD > 1: into the block's output tile in shared memory, [n][r][de], at
+ * the block's own r and n (yg: the tile plus this group's de). */
 __device__ __forceinline__ void store_out(elem_t *__restrict__ yg,
 						 const struct ksmm_args &p, int r, int n, float v)
 {
+#if KSMM_DT
+	yg[(n * KSMM_TR + r) * KSMM_TD] = float_to_elem(v);
+	return;
+#endif
 	if (r >= p.b || n >= p.batch)
 		return;
 #if KSMM_BSL
@@ -534,6 +567,25 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 }
 #endif
 
+#if KSMM_DT
+/* The output tile, [n][r][de] in shared memory, to y: TD contiguous
+ * elements for each (n, r) (all of them one run when TD = d), written
+ * KSMM_OVEC at a time. */
+#define KSMM_OVEC (KSMM_TD * (int)sizeof(elem_t) < 16 ? KSMM_TD : 16 / (int)sizeof(elem_t))
+__device__ __forceinline__ void write_tile(const elem_t *ot, elem_t *__restrict__ yb,
+					   const struct ksmm_args &p, int r0, int n0)
+{
+	for (int i = threadIdx.x; i < KSMM_TB * KSMM_TR * KSMM_TD / KSMM_OVEC; i += KSMM_THREADS) {
+		const int dd = i % (KSMM_TD / KSMM_OVEC) * KSMM_OVEC, j = i / (KSMM_TD / KSMM_OVEC);
+		const int r = j % KSMM_TR, n = j / KSMM_TR;
+		if (r0 + r < p.b && n0 + n < p.batch)
+			*(vec_t<KSMM_OVEC> *)(yb + (size_t)(n0 + n) * p.a * p.b * p.d +
+					      (size_t)(r0 + r) * p.d + dd) =
+				*(const vec_t<KSMM_OVEC> *)(ot + (n * KSMM_TR + r) * KSMM_TD + dd);
+	}
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	ksmm_kernel(const elem_t *__restrict__ w, const elem_t *__restrict__ x,
 		    elem_t *__restrict__ y, struct ksmm_args p)
@@ -541,14 +593,14 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	smem_t *smem = (smem_t *)smem_raw;
 
-	/* Block -> (row tile, de, batch tile, al), row tile fastest. */
+	/* Block -> (row tile, de tile, batch tile, al), row tile fastest. */
 	const int row_tiles = (p.b + KSMM_TR - 1) / KSMM_TR;
 	const int batch_tiles = (p.batch + KSMM_TB - 1) / KSMM_TB;
 	int id = blockIdx.x;
 	const int r0 = id % row_tiles * KSMM_TR;
 	id /= row_tiles;
-	const int de = id % p.d;
-	id /= p.d;
+	const int de = id % (p.d / KSMM_TD) * KSMM_TD;
+	id /= p.d / KSMM_TD;
 	const int n0 = id % batch_tiles * KSMM_TB;
 	const int al = id / batch_tiles;
 
@@ -561,18 +613,22 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	elem_t *yg = y + (size_t)al * p.b * p.d + de;
 #endif
 
+	/* This thread's group (its de among the TD) and place in it. */
+	const int grp = threadIdx.x / KSMM_GROUP, gt = threadIdx.x % KSMM_GROUP;
 #if KSMM_MMA
-	const int warp = threadIdx.x >> 5;
+	const int warp = gt >> 5;
 	const int wr0 = warp / (KSMM_TB / KSMM_WB) * KSMM_WR;
 	const int wn0 = warp % (KSMM_TB / KSMM_WB) * KSMM_WB;
 #else
-	const int wr0 = threadIdx.x / (KSMM_TB / KSMM_WB) * KSMM_WR;
-	const int wn0 = threadIdx.x % (KSMM_TB / KSMM_WB) * KSMM_WB;
+	const int wr0 = gt / (KSMM_TB / KSMM_WB) * KSMM_WR;
+	const int wn0 = gt % (KSMM_TB / KSMM_WB) * KSMM_WB;
 #endif
 	struct acc_t acc;
 #pragma unroll
 	for (int i = 0; i < (int)(sizeof acc.v / sizeof(float)); i++)
 		((float *)acc.v)[i] = 0.f;
+	/* The group's tiles within a buffer. */
+	const int a_off = grp * A_SIZE, b_off = KSMM_TD * A_SIZE + grp * B_SIZE;
 
 	const int steps = (p.c + KSMM_TK - 1) / KSMM_TK;
 #if KSMM_ASYNC
@@ -582,7 +638,7 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 #pragma unroll
 	for (int s = 0; s < KSMM_STAGES - 1; s++) {
 		if (s < steps)
-			load_async(wg, xg, p, r0, s * KSMM_TK, n0, smem + s * (A_SIZE + B_SIZE));
+			load_async(wg, xg, p, r0, s * KSMM_TK, n0, smem + s * STAGE_SIZE);
 		cp_async_commit();
 	}
 	for (int s = 0; s < steps; s++) {
@@ -591,34 +647,43 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 		const int next = s + KSMM_STAGES - 1;
 		if (next < steps)
 			load_async(wg, xg, p, r0, next * KSMM_TK, n0,
-				   smem + next % KSMM_STAGES * (A_SIZE + B_SIZE));
+				   smem + next % KSMM_STAGES * STAGE_SIZE);
 		cp_async_commit();
-		smem_t *cur = smem + s % KSMM_STAGES * (A_SIZE + B_SIZE);
-		compute_step(cur, cur + A_SIZE, wr0, wn0, &acc);
+		smem_t *cur = smem + s % KSMM_STAGES * STAGE_SIZE;
+		compute_step(cur + a_off, cur + b_off, wr0, wn0, &acc);
 	}
 #else
 	struct step_regs regs;
 	load_step(wg, xg, p, r0, 0, n0, &regs);
-	store_step(&regs, smem, smem + A_SIZE);
+	store_step(&regs, smem, smem + KSMM_TD * A_SIZE);
 	__syncthreads();
 	for (int s = 0; s < steps; s++) {
 		const int buf = KSMM_STAGES == 1 ? 0 : s & 1;
 		const int more = s + 1 < steps;
 		if (more)
 			load_step(wg, xg, p, r0, (s + 1) * KSMM_TK, n0, &regs);
-		smem_t *cur = smem + buf * (A_SIZE + B_SIZE);
-		compute_step(cur, cur + A_SIZE, wr0, wn0, &acc);
+		smem_t *cur = smem + buf * STAGE_SIZE;
+		compute_step(cur + a_off, cur + b_off, wr0, wn0, &acc);
 		if (more) {
 			/* One buffer: everyone must be done reading it first. Two:
 			 * the other buffer was last read before the previous
 			 * barrier. */
 			if (KSMM_STAGES == 1)
 				__syncthreads();
-			smem_t *nxt = smem + (KSMM_STAGES == 1 ? 0 : (buf ^ 1)) * (A_SIZE + B_SIZE);
-			store_step(&regs, nxt, nxt + A_SIZE);
+			smem_t *nxt = smem + (KSMM_STAGES == 1 ? 0 : (buf ^ 1)) * STAGE_SIZE;
+			store_step(&regs, nxt, nxt + KSMM_TD * A_SIZE);
 		}
 		__syncthreads();
 	}
 #endif
+#if KSMM_DT
+	/* The loop's last barrier freed the buffers: the output tile goes
+	 * there, then out. */
+	elem_t *ot = (elem_t *)smem_raw;
+	store_acc(&acc, ot + grp, p, wr0, wn0);
+	__syncthreads();
+	write_tile(ot, yg, p, r0, n0);
+#else
 	store_acc(&acc, yg, p, r0 + wr0, n0 + wn0);
+#endif
 }

@@ -49,6 +49,18 @@ int ksmm_weights_prepare(const struct ksmm_pattern *p, enum ksmm_dtype t, const 
 	return no_cuda(err, "ksmm_weights_prepare");
 }
 
+int ksmm_download_batch(void *host, const void *d_y, int64_t rows, int64_t batch,
+			enum ksmm_layout l, size_t esize, int64_t n0, int64_t count, int64_t ncols,
+			int64_t at, struct sp_err *err)
+{
+	return no_cuda(err, "ksmm_download_batch");
+}
+
+int ksmm_poison(void *d_y, size_t bytes, struct sp_err *err)
+{
+	return no_cuda(err, "ksmm_poison");
+}
+
 int ksmm_kernel_time(const struct ksmm_kernel *k, const void *d_w, const void *d_x, void *d_y,
 		     int64_t batch, int warmup, int reps, struct gpu_timing *out,
 		     struct sp_err *err)

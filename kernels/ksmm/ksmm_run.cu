@@ -90,6 +90,7 @@ static void build_opts_make(const struct ksmm_config *k, const struct ksmm_patte
 	opt_add(o, "KSMM_VEC", k->vec);
 	opt_add(o, "KSMM_XVEC", ksmm_xvec(p, l, k));
 	opt_add(o, "KSMM_STAGES", k->stages);
+	opt_add(o, "KSMM_TD", k->tile_d);
 	opt_add(o, "-arch=sm_", cc);
 }
 
@@ -304,6 +305,28 @@ extern "C" int ksmm_weights_prepare(const struct ksmm_pattern *p, enum ksmm_dtyp
 			(const unsigned short *)d_w_abcd, (unsigned short *)d_w_kernel, (int)p->a,
 			(int)p->b, (int)p->c, (int)p->d);
 	GPU_CHECK_LAUNCH(err, "weights_permute");
+	return 0;
+}
+
+extern "C" int ksmm_download_batch(void *host, const void *d_y, int64_t rows, int64_t batch,
+				   enum ksmm_layout l, size_t esize, int64_t n0, int64_t count,
+				   int64_t ncols, int64_t at, struct sp_err *err)
+{
+	if (l == KSMM_BS_FIRST)
+		GPU_CHECK(err, cudaMemcpy((char *)host + (size_t)(at * rows) * esize,
+					  (const char *)d_y + (size_t)(n0 * rows) * esize,
+					  (size_t)(count * rows) * esize, cudaMemcpyDeviceToHost));
+	else
+		GPU_CHECK(err, cudaMemcpy2D((char *)host + (size_t)at * esize, (size_t)ncols * esize,
+					    (const char *)d_y + (size_t)n0 * esize,
+					    (size_t)batch * esize, (size_t)count * esize, (size_t)rows,
+					    cudaMemcpyDeviceToHost));
+	return 0;
+}
+
+extern "C" int ksmm_poison(void *d_y, size_t bytes, struct sp_err *err)
+{
+	GPU_CHECK(err, cudaMemsetAsync(d_y, 0xff, bytes, 0));
 	return 0;
 }
 

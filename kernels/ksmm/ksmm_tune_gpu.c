@@ -8,8 +8,12 @@
 
 #include "core/gpu.h"
 #include "core/num.h"
+#include "core/parallel.h"
 #include "core/rng.h"
+#include "core/strmap.h"
+#include "core/timer.h"
 #include "ksmm/ksmm_gpu.h"
+#include "ksmm/ksmm_impl.h"
 #include "ksmm/ksmm_value.h"
 
 int ksmm_runnable(void *ctx, const struct ksmm_pattern *p, int64_t batch, enum ksmm_dtype t,
@@ -60,6 +64,7 @@ static int begin_job(void *ctx, const struct ksmm_tune_job *job, struct sp_err *
 	const size_t es = ksmm_dtype_size(t);
 	const int64_t nw = p->a * p->b * p->c * p->d, nx = ksmm_cols(p) * job->batch,
 		      ny = ksmm_rows(p) * job->batch;
+	/* the sample: the whole batch, or its two ends (ascending) */
 	g->nsample = 0;
 	for (int64_t n = 0; n < job->batch; n++)
 		if (n < KSMM_TUNE_SAMPLE || n >= job->batch - KSMM_TUNE_SAMPLE)
@@ -69,7 +74,7 @@ static int begin_job(void *ctx, const struct ksmm_tune_job *job, struct sp_err *
 	void *w = random_values(&r, t, nw), *x = random_values(&r, t, nx);
 	void *xs = malloc((size_t)(ksmm_cols(p) * g->nsample) * es);
 	g->ref = malloc((size_t)(ksmm_rows(p) * g->nsample) * sizeof *g->ref);
-	g->y_host = malloc((size_t)ny * es);
+	g->y_host = malloc((size_t)(ksmm_rows(p) * g->nsample) * es);
 	int rc = 0;
 	if (!w || !x || !xs || !g->ref || !g->y_host)
 		rc = sp_fail(err, "%s: out of memory for the inputs", job->where);
@@ -94,21 +99,35 @@ static int begin_job(void *ctx, const struct ksmm_tune_job *job, struct sp_err *
 	return rc;
 }
 
-/* max|y - ref| / max|ref| over the sampled columns. */
+/* The sampled batch entries of y into y_host, compact like the reference:
+ * the whole batch, or its first and last KSMM_TUNE_SAMPLE. */
+static int sample_download(const struct ksmm_tune_gpu *g, struct sp_err *err)
+{
+	const struct ksmm_tune_job *j = &g->job;
+	const int64_t rows = ksmm_rows(&j->p), head = g->nsample < j->batch ? KSMM_TUNE_SAMPLE
+									     : g->nsample;
+	const size_t es = ksmm_dtype_size(j->dtype);
+	if (ksmm_download_batch(g->y_host, g->d_y, rows, j->batch, j->layout, es, 0, head,
+				g->nsample, 0, err))
+		return -1;
+	if (head == g->nsample)
+		return 0;
+	return ksmm_download_batch(g->y_host, g->d_y, rows, j->batch, j->layout, es,
+				   j->batch - (g->nsample - head), g->nsample - head, g->nsample,
+				   head, err);
+}
+
+/* max|y - ref| / max|ref| over the sampled columns (y_host and ref in the
+ * same compact layout). */
 static double sample_error(const struct ksmm_tune_gpu *g)
 {
 	const struct ksmm_tune_job *j = &g->job;
-	const int64_t rows = ksmm_rows(&j->p);
+	const int64_t count = ksmm_rows(&j->p) * g->nsample;
 	double worst = 0;
-	for (int64_t s = 0; s < g->nsample; s++)
-		for (int64_t i = 0; i < rows; i++) {
-			int64_t at = j->layout == KSMM_BS_LAST ? i * j->batch + g->sample[s]
-							       : g->sample[s] * rows + i;
-			double ref = g->ref[j->layout == KSMM_BS_LAST ? i * g->nsample + s
-								      : s * rows + i];
-			double e = fabs(ksmm_value(j->dtype, g->y_host, at) - ref);
-			worst = e > worst || isnan(e) ? e : worst;
-		}
+	for (int64_t i = 0; i < count; i++) {
+		double e = fabs(ksmm_value(j->dtype, g->y_host, i) - g->ref[i]);
+		worst = e > worst || isnan(e) ? e : worst;
+	}
 	return g->ref_max > 0 ? worst / g->ref_max : worst;
 }
 
@@ -136,10 +155,9 @@ static int run_config(void *ctx, const struct ksmm_config *cfg, struct ksmm_resu
 	int got = ksmm_kernel_get(cfg, &j->p, j->dtype, j->layout, &k, &e);
 	if (got)
 		set_status(r, got == KSMM_UNRUNNABLE ? "unrunnable" : "compile", &e);
-	else if (ksmm_kernel_run(k, g->d_w, g->d_x, g->d_y, j->batch, &e) ||
-		 gpu_download(g->y_host, g->d_y,
-			      (size_t)(ksmm_rows(&j->p) * j->batch) * ksmm_dtype_size(j->dtype),
-			      &e))
+	else if (ksmm_poison(g->d_y, (size_t)(ksmm_rows(&j->p) * j->batch) *
+						 ksmm_dtype_size(j->dtype), &e) ||
+		 ksmm_kernel_run(k, g->d_w, g->d_x, g->d_y, j->batch, &e) || sample_download(g, &e))
 		set_status(r, "launch", &e);
 	else {
 		r->rel_err = sample_error(g);
@@ -182,7 +200,67 @@ static int run_config(void *ctx, const struct ksmm_config *cfg, struct ksmm_resu
 	return 0;
 }
 
+/* What one build depends on besides the source: the configuration, dtype,
+ * layout and x's load width (the pattern matters only through it). */
+struct build_key {
+	struct ksmm_config cfg;
+	int dtype, layout, xvec;
+};
+
+struct builds {
+	const struct ksmm_tune_item **items; /* one per distinct build */
+	int cc;
+};
+
+static void build_one(void *ctx, int64_t i)
+{
+	const struct builds *b = ctx;
+	const struct ksmm_tune_item *it = b->items[i];
+	struct sp_err e;
+	/* a failure is the configuration's status when it runs */
+	ksmm_kernel_build(&it->cfg, &it->job->p, it->job->dtype, it->job->layout, b->cc, &e);
+}
+
+/* Every distinct build of the sweep compiled (or found in the disk cache)
+ * on all CPU cores before the first timing: NVRTC takes 0.3 to 1 s a
+ * configuration, which one at a time between timings would hold the GPU
+ * idle for most of a sweep. */
+static void prepare(void *ctx, const struct ksmm_tune_item *items, size_t n,
+		    const struct sp_report *report)
+{
+	size_t smem;
+	struct builds b = {malloc((n ? n : 1) * sizeof *b.items), 0};
+	struct strmap seen = {0};
+	if (!b.items || ksmm_device_limits(&smem, &b.cc)) {
+		free(b.items);
+		return; /* each run compiles its own, or says why it cannot */
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct build_key k;
+		memset(&k, 0, sizeof k);
+		k.cfg = items[i].cfg;
+		k.dtype = (int)items[i].job->dtype;
+		k.layout = (int)items[i].job->layout;
+		k.xvec = ksmm_xvec(&items[i].job->p, items[i].job->layout, &items[i].cfg);
+		int added = 0;
+		if (strmap_insert(&seen, &k, sizeof k, &added) && added)
+			b.items[m++] = &items[i];
+	}
+	strmap_free(&seen);
+	struct ksmm_cache_stats s0, s1;
+	ksmm_cache_stats(&s0);
+	const double t0 = timer_now();
+	parallel_for((int64_t)m, build_one, &b);
+	ksmm_cache_stats(&s1);
+	sp_report_msg(report, 1, "%zu configurations, %zu distinct builds: %" PRIu64
+		      " compiled, %" PRIu64 " from the disk cache, %.1f s on %d threads", n, m,
+		      s1.compiles - s0.compiles, s1.hits - s0.hits, timer_now() - t0,
+		      parallel_threads());
+	free(b.items);
+}
+
 struct ksmm_runner ksmm_tune_gpu_runner(struct ksmm_tune_gpu *g)
 {
-	return (struct ksmm_runner){ksmm_runnable, begin_job, run_config, end_job, g};
+	return (struct ksmm_runner){ksmm_runnable, begin_job, run_config, end_job, g, prepare};
 }

@@ -9,7 +9,7 @@
 
 static const char *const param_names[KSMM_P_COUNT + 1] = {
 	"tile_rows", "tile_k", "tile_batch", "thread_rows", "thread_batch",
-	"vec",       "stages", "tf32",       NULL,
+	"vec",       "stages", "tf32",       "tile_d",       NULL,
 };
 
 const char *ksmm_param_name(enum ksmm_param k)
@@ -19,15 +19,17 @@ const char *ksmm_param_name(enum ksmm_param k)
 
 int ksmm_config_get(const struct ksmm_config *c, enum ksmm_param k)
 {
-	const int v[KSMM_P_COUNT] = {c->tile_rows,    c->tile_k, c->tile_batch, c->thread_rows,
-				     c->thread_batch, c->vec,    c->stages,     c->tf32};
+	const int v[KSMM_P_COUNT] = {c->tile_rows, c->tile_k, c->tile_batch,
+				     c->thread_rows, c->thread_batch, c->vec,
+				     c->stages, c->tf32, c->tile_d};
 	return v[k];
 }
 
 void ksmm_config_set(struct ksmm_config *c, enum ksmm_param k, int v)
 {
-	int *f[KSMM_P_COUNT] = {&c->tile_rows,    &c->tile_k, &c->tile_batch, &c->thread_rows,
-				&c->thread_batch, &c->vec,    &c->stages,     &c->tf32};
+	int *f[KSMM_P_COUNT] = {&c->tile_rows, &c->tile_k, &c->tile_batch,
+				&c->thread_rows, &c->thread_batch, &c->vec,
+				&c->stages, &c->tf32, &c->tile_d};
 	*f[k] = v;
 }
 
@@ -95,6 +97,14 @@ static int read_param(const struct yaml_doc_node *sec, enum ksmm_param k, int **
 		      struct sp_err *err)
 {
 	const struct yaml_doc_node *n = yaml_doc_get(sec, param_names[k]);
+	if (!n && k == KSMM_P_TILE_D) { /* optional: one de a block */
+		*out = malloc(sizeof **out);
+		if (!*out)
+			return yaml_doc_fail(sec, err, "out of memory");
+		**out = 1;
+		*count = 1;
+		return 0;
+	}
 	if (!n || yaml_doc_is_null(n))
 		return yaml_doc_fail(sec, err, "missing key '%s'", param_names[k]);
 	if (yaml_doc_kind(n) == YDOC_MAPPING)

@@ -3,7 +3,8 @@
  * swept), and in each, every hyperparameter of struct ksmm_config with its
  * values: a list (`[16, 32, 64]`, or one number), or a range mapping
  * `{from: 16, to: 256, times: 2}` (16, 32, ... 256) or `{from: 1, to: 8,
- * step: 1}`. Every key is required, so a space file says what it sweeps;
+ * step: 1}`. Every key but tile_d (1 when absent) is required, so a space
+ * file says what it sweeps;
  * an unknown key, a value below its minimum (1; 0 for tf32) or above its
  * maximum, or a range that holds no value is an error naming the file and
  * line:
@@ -35,6 +36,7 @@ enum ksmm_param {
 	KSMM_P_VEC,
 	KSMM_P_STAGES,
 	KSMM_P_TF32,
+	KSMM_P_TILE_D,
 	KSMM_P_COUNT
 };
 /* The CSV column and YAML key of each parameter ("tile_rows" ...). */

@@ -174,6 +174,37 @@ static int run_job(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn,
 	return rc;
 }
 
+/* What the sweep will run (this part's runnable configurations not in the
+ * file yet, up to max_runs) handed to the runner's prepare. */
+static int prepare(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn,
+		   const struct plan *pl, struct out *f, struct sp_err *err)
+{
+	if (!rn->prepare)
+		return 0;
+	struct ksmm_tune_item *items = malloc((pl->runnable ? pl->runnable : 1) * sizeof *items);
+	if (!items)
+		return sp_fail(err, "out of memory for %" PRIu64 " configurations", pl->runnable);
+	size_t n = 0;
+	for (size_t j = 0; j < pl->njobs; j++) {
+		if (!owned(o, j))
+			continue;
+		for (uint64_t c = 0; c < o->space->count && n < pl->runnable; c++) {
+			if (o->max_runs && n >= o->max_runs)
+				break;
+			struct ksmm_result r = job_result(&pl->jobs[j], c, o->space);
+			char why[200];
+			if (rn->check(rn->ctx, &r.p, r.batch, r.dtype, r.layout, &r.cfg, why,
+				      sizeof why) ||
+			    out_done(f, &r))
+				continue;
+			items[n++] = (struct ksmm_tune_item){&pl->jobs[j], r.cfg};
+		}
+	}
+	rn->prepare(rn->ctx, items, n, o->report);
+	free(items);
+	return 0;
+}
+
 int ksmm_tune_run(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn, const char *out,
 		  struct ksmm_tune_stats *st, struct sp_err *err)
 {
@@ -192,7 +223,7 @@ int ksmm_tune_run(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn, 
 	sp_report_msg(o->report, 1, "%s: %" PRIu64 " configurations to run, %" PRIu64
 	    " that cannot run skipped (part %d of %d)", out, pl.runnable, pl.skipped, o->part,
 	    o->parts);
-	int rc = 0;
+	int rc = prepare(o, rn, &pl, &f, err);
 	for (size_t j = 0; j < pl.njobs && !rc; j++) {
 		if (!owned(o, j))
 			continue;

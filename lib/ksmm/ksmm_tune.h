@@ -31,6 +31,12 @@ struct ksmm_tune_job {
 	const char *where; /* the pattern's source, for messages */
 };
 
+/* One configuration of one job, as the runner's prepare sees it. */
+struct ksmm_tune_item {
+	const struct ksmm_tune_job *job;
+	struct ksmm_config cfg;
+};
+
 struct ksmm_runner {
 	ksmm_runnable_fn check; /* also all the dry run needs */
 	/* Inputs, weights and the CPU reference for a job. */
@@ -42,6 +48,12 @@ struct ksmm_runner {
 		   struct sp_err *err);
 	void (*end)(void *ctx);
 	void *ctx;
+	/* Optional: every configuration the sweep is about to run, before
+	 * the first is timed, so that the runner can build them all at once
+	 * (the GPU runner compiles them on every CPU core). What fails here is
+	 * not an error: the configuration's run records it. */
+	void (*prepare)(void *ctx, const struct ksmm_tune_item *items, size_t n,
+			const struct sp_report *report);
 };
 
 struct ksmm_tune_opts {

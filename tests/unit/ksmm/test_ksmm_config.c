@@ -18,8 +18,8 @@
 #include "ksmm/ksmm_impl.h"
 #include "testutil.h"
 
-#define SIMT(tr, tk, tb, wr, wb, v, s) {KSMM_SIMT, tr, tk, tb, wr, wb, v, s, 0}
-#define MMA(tr, tk, tb, wr, wb, v, s, tf) {KSMM_MMA, tr, tk, tb, wr, wb, v, s, tf}
+#define SIMT(tr, tk, tb, wr, wb, v, s) {KSMM_SIMT, tr, tk, tb, wr, wb, v, s, 0, 1}
+#define MMA(tr, tk, tb, wr, wb, v, s, tf) {KSMM_MMA, tr, tk, tb, wr, wb, v, s, tf, 1}
 
 struct refusal {
 	int64_t batch;
@@ -66,7 +66,7 @@ static void test_rules_refuse(void **state)
 	}
 	/* tf32 on SIMT, and stages past 8 where cp.async would allow more */
 	char why[200];
-	const struct ksmm_config simt_tf32 = {KSMM_SIMT, 64, 16, 64, 8, 8, 1, 2, 1};
+	const struct ksmm_config simt_tf32 = {KSMM_SIMT, 64, 16, 64, 8, 8, 1, 2, 1, 1};
 	assert_int_equal(ksmm_config_check(&p1, 64, f32, bsl, &simt_tf32, why, sizeof why),
 			 KSMM_UNRUNNABLE);
 	assert_non_null(strstr(why, "tf32 needs the mma variant"));
@@ -82,6 +82,40 @@ static void test_rules_refuse(void **state)
 	const struct ksmm_pattern p2 = {2, 64, 64, 2};
 	assert_int_equal(ksmm_config_check(&p2, 64, f16, bsf, &async3, why, sizeof why),
 			 KSMM_UNRUNNABLE);
+	/* blocks over several de: bsf only, a power of two dividing d, no
+	 * cp.async; threads and shared memory grow with tile_d */
+	const struct ksmm_pattern p16 = {2, 64, 64, 16};
+	struct ksmm_config td = MMA(32, 32, 64, 32, 16, 8, 2, 0);
+	td.tile_d = 4;
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
+	assert_int_equal(ksmm_config_threads(&td), 4 * 4 * 32);
+	td.tile_d = 1;
+	const size_t smem1 = ksmm_config_smem_bytes(&td, f16, bsf);
+	td.tile_d = 4;
+	assert_int_equal(ksmm_config_smem_bytes(&td, f16, bsf), 4 * smem1);
+	assert_int_equal(ksmm_grid_blocks(&p16, 64, &td), 2 * 4 * 2 * 1);
+	assert_int_equal(ksmm_xvec(&p16, bsf, &td), 4); /* within the 4 de, not vec 8 */
+	assert_int_equal(ksmm_async(&p16, bsf, &td), 0);
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsl, &td, why, sizeof why),
+			 KSMM_UNRUNNABLE);
+	assert_non_null(strstr(why, "tile_d 4: bsf only"));
+	assert_int_equal(ksmm_config_check(&p2, 64, f16, bsf, &td, why, sizeof why),
+			 KSMM_UNRUNNABLE);
+	assert_non_null(strstr(why, "tile_d 4 does not divide d = 2"));
+	td.tile_d = 3;
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
+			 KSMM_UNRUNNABLE);
+	assert_non_null(strstr(why, "tile_d 3: not a power of two"));
+	td.tile_d = 4;
+	td.stages = 3;
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
+			 KSMM_UNRUNNABLE);
+	assert_non_null(strstr(why, "stages 3"));
+	td.stages = 2;
+	td.tile_d = 16; /* 16 groups of 4 warps: 2048 threads */
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
+			 KSMM_UNRUNNABLE);
+	assert_non_null(strstr(why, "threads per block: 2048"));
 	/* without a why buffer */
 	assert_int_equal(ksmm_config_check(&p, 0, f32, bsl, &async3, NULL, 0), KSMM_UNRUNNABLE);
 }
