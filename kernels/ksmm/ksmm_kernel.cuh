@@ -59,12 +59,18 @@
  * Batch-size-first with d > 1: x[n][al][ga][de] has de contiguous, so a
  * block of KSMM_TD = 1 reads x one element a load, d elements apart (4 to
  * 12x the memory floor on the H100 anchors). With KSMM_TD > 1 (dividing d)
- * a block covers TD neighbouring de: TD groups of threads, each the block
- * of one de above, share the loads, which go KSMM_XVEC elements wide along
- * de (with TD = d a step's x tile is TK * d contiguous elements a batch
- * row), and are transposed on their way into each group's shared tiles.
- * The output tile goes through shared memory too ([n][r][de]) so that y is
- * written as wide along de. */
+ * a block covers TD neighbouring de, and x moves KSMM_XVEC elements wide
+ * along de (with TD = d a step's x tile is TK * d contiguous elements a
+ * batch row):
+ *   16-bit mma (KSMM_DTM): the x tile stays in shared memory as in global
+ *     memory, [n][k][de], brought by cp.async; a warp computes its tile for
+ *     all TD de, reading for each (n, k) the TD values of de in one load
+ *     and pairing neighbouring k with prmt into each de's B fragment; its
+ *     accumulators hold all TD de of an output, stored TD wide.
+ *   SIMT and TF32: TD groups of threads, each the block of one de above,
+ *     share the loads, transposed on their way into each group's tiles;
+ *     the output tile goes through shared memory ([n][r][de]) so that y is
+ *     written as wide along de. */
 
 #define KSMM_F32 0
 #define KSMM_F16 1
@@ -80,14 +86,18 @@ typedef unsigned short elem_t; /* fp16 or bf16 bits */
  * global memory does (16-bit tensor-core tiles, x loaded as wide as w, at
  * least 4 bytes, one de a block); otherwise through registers. Must match ksmm_async() on
  * the host. */
-#if KSMM_MMA && !KSMM_TF32 && KSMM_XVEC == KSMM_VEC && KSMM_VEC >= 2 && KSMM_STAGES >= 2
-#define KSMM_ASYNC (KSMM_TD == 1)
+/* A block spans TD values of de (bsf only; 1 otherwise); DTM: on 16-bit
+ * tensor cores, each warp all TD of them; DTS: in TD groups of threads,
+ * the output staged through shared memory. */
+#define KSMM_DT (KSMM_TD > 1)
+#define KSMM_DTM (KSMM_DT && KSMM_MMA && !KSMM_TF32)
+#define KSMM_DTS (KSMM_DT && !KSMM_DTM)
+
+#if KSMM_MMA && !KSMM_TF32 && KSMM_VEC >= 2 && KSMM_STAGES >= 2 && (KSMM_DTM || (KSMM_TD == 1 && KSMM_XVEC == KSMM_VEC))
+#define KSMM_ASYNC 1
 #else
 #define KSMM_ASYNC 0
 #endif
-
-/* A block spans TD values of de (bsf only; 1 otherwise). */
-#define KSMM_DT (KSMM_TD > 1)
 
 /* Threads of one de's tile (a group), and of a block: TD groups. */
 #if KSMM_MMA
@@ -95,7 +105,8 @@ typedef unsigned short elem_t; /* fp16 or bf16 bits */
 #else
 #define KSMM_GROUP ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
 #endif
-#define KSMM_THREADS (KSMM_TD * KSMM_GROUP)
+#define KSMM_GROUPS (KSMM_DTM ? 1 : KSMM_TD)
+#define KSMM_THREADS (KSMM_GROUPS * KSMM_GROUP)
 
 __device__ __forceinline__ float elem_to_float(elem_t v)
 {
@@ -157,7 +168,15 @@ typedef unsigned short smem_t;
 #define B_AT(k, n) ((n) * B_LD + (k))
 #endif
 #define A_SIZE (KSMM_TR * A_LD)
+#if KSMM_DTM
+/* X as [n][k][de], TD values of de a (n, k); rows padded so that the
+ * loads of a warp's eight n fall in distinct banks. */
+#define XS_PAD (KSMM_TD >= 8 ? 8 : KSMM_TD)
+#define XS_LD (KSMM_TK * KSMM_TD + XS_PAD)
+#define B_SIZE (KSMM_TB * XS_LD)
+#else
 #define B_SIZE ((KSMM_BSL && !KSMM_TF32) ? KSMM_TK * B_LD : KSMM_TB * B_LD)
+#endif
 #else
 typedef float smem_t;
 #define KSMM_PAD 4
@@ -169,8 +188,8 @@ typedef float smem_t;
 #define A_SIZE (KSMM_TK * A_LD)
 #define B_SIZE (KSMM_TK * B_LD)
 #endif
-/* One buffer: the TD groups' W tiles, then their X tiles. */
-#define STAGE_SIZE (KSMM_TD * (A_SIZE + B_SIZE))
+/* One buffer: the TD W tiles, then the groups' X tiles. */
+#define STAGE_SIZE (KSMM_TD * A_SIZE + KSMM_GROUPS * B_SIZE)
 
 __device__ __forceinline__ smem_t to_smem(elem_t v)
 {
@@ -313,17 +332,16 @@ __device__ __forceinline__ void store_step(const struct step_regs *s, smem_t *as
  * the step is needed): 16-bit tensor-core tiles whose shared layout is the
  * global one, so a vector lands where it is read. Out of range: the source
  * size 0 fills zeros (and reads nothing at the tile's own address). */
-#define VEC_BYTES (KSMM_VEC * 2)
+template <int BYTES>
 __device__ __forceinline__ void cp_async(smem_t *dst, const elem_t *src, bool in)
 {
 	const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-#if VEC_BYTES == 16
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
-		     "r"(in ? 16 : 0));
-#else
-	asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src),
-		     "n"(VEC_BYTES), "r"(in ? VEC_BYTES : 0));
-#endif
+	if (BYTES == 16)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+			     "r"(in ? 16 : 0));
+	else
+		asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src),
+			     "n"(BYTES), "r"(in ? BYTES : 0));
 }
 
 __device__ __forceinline__ void cp_async_commit()
@@ -342,7 +360,7 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 					   const struct ksmm_args &p, int r0, int k0, int n0,
 					   smem_t *as)
 {
-	smem_t *bs = as + A_SIZE;
+	smem_t *bs = as + KSMM_TD * A_SIZE;
 #pragma unroll
 	for (int j = 0; j < W_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
@@ -351,7 +369,8 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 		int dd, r, k;
 		w_vec_pos(i, &dd, &r, &k);
 		const bool in = r0 + r < p.b && k0 + k < p.c;
-		cp_async(as + A_AT(r, k), in ? wg + (size_t)(r0 + r) * p.c + k0 + k : wg, in);
+		cp_async<KSMM_VEC * 2>(as + dd * A_SIZE + A_AT(r, k),
+				       in ? wg + ((size_t)dd * p.b + r0 + r) * p.c + k0 + k : wg, in);
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
@@ -364,9 +383,14 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 #if KSMM_BSL
 		const elem_t *src = xg + (size_t)(k0 + k) * p.d * p.batch + n0 + n;
 #else
-		const elem_t *src = xg + (size_t)(n0 + n) * p.a * p.c * p.d + (size_t)(k0 + k) * p.d;
+		const elem_t *src = xg + (size_t)(n0 + n) * p.a * p.c * p.d + (size_t)(k0 + k) * p.d +
+				    dd;
 #endif
-		cp_async(bs + B_AT(k, n), in ? src : xg, in);
+#if KSMM_DTM
+		cp_async<KSMM_XVEC * 2>(bs + n * XS_LD + k * KSMM_TD + dd, in ? src : xg, in);
+#else
+		cp_async<KSMM_XVEC * 2>(bs + B_AT(k, n), in ? src : xg, in);
+#endif
 	}
 }
 #endif
@@ -377,7 +401,7 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 __device__ __forceinline__ void store_out(elem_t *__restrict__ yg,
 						 const struct ksmm_args &p, int r, int n, float v)
 {
-#if KSMM_DT
+#if KSMM_DTS
 	yg[(n * KSMM_TR + r) * KSMM_TD] = float_to_elem(v);
 	return;
 #endif
@@ -393,15 +417,135 @@ __device__ __forceinline__ void store_out(elem_t *__restrict__ yg,
 #if KSMM_MMA
 #define MI (KSMM_WR / 16)
 #define NI (KSMM_WB / 8)
+#if KSMM_DTM
+struct acc_t {
+	float v[KSMM_TD][MI][NI][4];
+};
+#else
 struct acc_t {
 	float v[MI][NI][4];
 };
+#endif
 
 __device__ __forceinline__ unsigned smem_addr(const void *p)
 {
 	return (unsigned)__cvta_generic_to_shared(p);
 }
 
+#if KSMM_DTM
+/* The TD values of de at p (an (n, k) of the x tile) as TD / 2 words. */
+__device__ __forceinline__ void load_de(const smem_t *p, unsigned *w)
+{
+#if KSMM_TD == 2
+	w[0] = *(const unsigned *)p;
+#elif KSMM_TD == 4
+	const uint2 v = *(const uint2 *)p;
+	w[0] = v.x, w[1] = v.y;
+#else
+#pragma unroll
+	for (int i = 0; i < KSMM_TD / 8; i++) {
+		const uint4 v = *(const uint4 *)(p + 8 * i);
+		w[4 * i] = v.x, w[4 * i + 1] = v.y, w[4 * i + 2] = v.z, w[4 * i + 3] = v.w;
+	}
+#endif
+}
+
+/* The 16-bit halves of de in lo (low) and hi (high): a B fragment's pair
+ * of neighbouring k. */
+template <int ODD> __device__ __forceinline__ unsigned pair_de(unsigned lo, unsigned hi)
+{
+	unsigned r;
+	asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "n"(ODD ? 0x7632 : 0x5410));
+	return r;
+}
+
+/* One step of TK for all TD de: for each n8 tile, the B fragments (k, n)
+ * of every de from four loads of TD values a lane (k = 2t, 2t + 1, 2t + 8,
+ * 2t + 9 at n = g), paired by prmt; the A fragments (W of each de) by
+ * ldmatrix, again for each n8 tile: holding one tile's fragments at a time
+ * keeps the registers of TD x MI x NI accumulators affordable. */
+__device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int wr0,
+					     int wn0, struct acc_t *acc)
+{
+	const int lane = threadIdx.x & 31, q = lane >> 3, l8 = lane & 7;
+	const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+	for (int kk = 0; kk < KSMM_TK; kk += 16)
+#pragma unroll
+		for (int ni = 0; ni < NI; ni++) {
+			const smem_t *p = bs + (wn0 + ni * 8 + g) * XS_LD + (kk + 2 * t) * KSMM_TD;
+			unsigned v[4][KSMM_TD / 2];
+			load_de(p, v[0]);
+			load_de(p + KSMM_TD, v[1]);
+			load_de(p + 8 * KSMM_TD, v[2]);
+			load_de(p + 9 * KSMM_TD, v[3]);
+#pragma unroll
+			for (int dd = 0; dd < KSMM_TD; dd++) {
+				const unsigned b0 = dd & 1 ? pair_de<1>(v[0][dd >> 1], v[1][dd >> 1])
+							   : pair_de<0>(v[0][dd >> 1], v[1][dd >> 1]);
+				const unsigned b1 = dd & 1 ? pair_de<1>(v[2][dd >> 1], v[3][dd >> 1])
+							   : pair_de<0>(v[2][dd >> 1], v[3][dd >> 1]);
+#pragma unroll
+				for (int mi = 0; mi < MI; mi++) {
+					unsigned af[4];
+					const smem_t *a = as + dd * A_SIZE +
+							  A_AT(wr0 + mi * 16 + l8 + (q & 1) * 8,
+							       kk + (q >> 1) * 8);
+					asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+						     "{%0,%1,%2,%3}, [%4];"
+						     : "=r"(af[0]), "=r"(af[1]), "=r"(af[2]), "=r"(af[3])
+						     : "r"(smem_addr(a)));
+					float *c = acc->v[dd][mi][ni];
+#if KSMM_DTYPE == KSMM_F16
+					asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#else
+					asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+#endif
+						     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+						     "{%0,%1,%2,%3};"
+						     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+						     : "r"(af[0]), "r"(af[1]), "r"(af[2]), "r"(af[3]),
+						       "r"(b0), "r"(b1));
+				}
+			}
+		}
+}
+
+/* The warp's outputs: for each (r, n) of the lane, its TD values of de,
+ * neighbours in y, in one store of TD * 2 bytes (two of 16 for TD = 16). */
+__device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
+					  const struct ksmm_args &p, int r0, int n0)
+{
+	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+	for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+		for (int ni = 0; ni < NI; ni++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int r = r0 + mi * 16 + g + (e >> 1) * 8;
+				const int n = n0 + ni * 8 + 2 * t + (e & 1);
+				if (r >= p.b || n >= p.batch)
+					continue;
+				unsigned w[KSMM_TD / 2];
+#pragma unroll
+				for (int i = 0; i < KSMM_TD / 2; i++)
+					w[i] = (unsigned)float_to_elem(acc->v[2 * i][mi][ni][e]) |
+					       (unsigned)float_to_elem(acc->v[2 * i + 1][mi][ni][e]) << 16;
+				elem_t *o = yg + (size_t)n * p.a * p.b * p.d + (size_t)r * p.d;
+#if KSMM_TD == 2
+				*(unsigned *)o = w[0];
+#elif KSMM_TD == 4
+				*(uint2 *)o = make_uint2(w[0], w[1]);
+#else
+#pragma unroll
+				for (int i = 0; i < KSMM_TD / 8; i++)
+					*(uint4 *)(o + 8 * i) = make_uint4(w[4 * i], w[4 * i + 1],
+									   w[4 * i + 2], w[4 * i + 3]);
+#endif
+			}
+}
+#else
 /* One step of TK: the warp's MI x NI tiles of m16n8 accumulate A (wr0.., k)
  * times B (k, wn0..). Fragment layouts are those of the PTX ISA's
  * mma.m16n8k16 / m16n8k8 figures. */
@@ -530,6 +674,7 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 				store_pair(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t,
 					   acc->v[mi][ni][2 * h], acc->v[mi][ni][2 * h + 1]);
 }
+#endif /* KSMM_DTM */
 #else
 struct acc_t {
 	float v[KSMM_WR][KSMM_WB];
@@ -567,7 +712,7 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 }
 #endif
 
-#if KSMM_DT
+#if KSMM_DTS
 /* The output tile, [n][r][de] in shared memory, to y: TD contiguous
  * elements for each (n, r) (all of them one run when TD = d), written
  * KSMM_OVEC at a time. */
@@ -676,7 +821,7 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 		__syncthreads();
 	}
 #endif
-#if KSMM_DT
+#if KSMM_DTS
 	/* The loop's last barrier freed the buffers: the output tile goes
 	 * there, then out. */
 	elem_t *ot = (elem_t *)smem_raw;

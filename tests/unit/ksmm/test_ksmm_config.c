@@ -82,20 +82,34 @@ static void test_rules_refuse(void **state)
 	const struct ksmm_pattern p2 = {2, 64, 64, 2};
 	assert_int_equal(ksmm_config_check(&p2, 64, f16, bsf, &async3, why, sizeof why),
 			 KSMM_UNRUNNABLE);
-	/* blocks over several de: bsf only, a power of two dividing d, no
-	 * cp.async; threads and shared memory grow with tile_d */
+	/* blocks over several de: bsf only, a power of two dividing d. SIMT
+	 * and TF32: a group of threads a de, shared memory for each and for
+	 * the staged output, no cp.async */
 	const struct ksmm_pattern p16 = {2, 64, 64, 16};
+	struct ksmm_config ts = SIMT(32, 16, 32, 4, 4, 4, 2);
+	ts.tile_d = 4;
+	assert_int_equal(ksmm_config_check(&p16, 64, f32, bsf, &ts, why, sizeof why), 0);
+	assert_int_equal(ksmm_config_threads(&ts), 4 * 64);
+	assert_int_equal(ksmm_config_smem_bytes(&ts, f32, bsf), 2 * 4 * 4 * 16 * (36 + 36));
+	assert_int_equal(ksmm_async(&p16, bsf, &ts), 0);
+	/* 16-bit mma: each warp all tile_d de, the x tile [n][k][de] by
+	 * cp.async (stages past 2 allowed), tile_d times the accumulators */
 	struct ksmm_config td = MMA(32, 32, 64, 32, 16, 8, 2, 0);
 	td.tile_d = 4;
 	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
-	assert_int_equal(ksmm_config_threads(&td), 4 * 4 * 32);
-	td.tile_d = 1;
-	const size_t smem1 = ksmm_config_smem_bytes(&td, f16, bsf);
-	td.tile_d = 4;
-	assert_int_equal(ksmm_config_smem_bytes(&td, f16, bsf), 4 * smem1);
+	assert_int_equal(ksmm_config_threads(&td), 4 * 32);
+	assert_int_equal(ksmm_config_smem_bytes(&td, f16, bsf),
+			 2 * 2 * (4 * 32 * (32 + 8) + 64 * (32 * 4 + 4)));
 	assert_int_equal(ksmm_grid_blocks(&p16, 64, &td), 2 * 4 * 2 * 1);
 	assert_int_equal(ksmm_xvec(&p16, bsf, &td), 4); /* within the 4 de, not vec 8 */
-	assert_int_equal(ksmm_async(&p16, bsf, &td), 0);
+	assert_int_equal(ksmm_async(&p16, bsf, &td), 1);
+	td.stages = 3;
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
+	td.stages = 1;
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
+			 KSMM_UNRUNNABLE);
+	assert_non_null(strstr(why, "needs cp.async"));
+	td.stages = 2;
 	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsl, &td, why, sizeof why),
 			 KSMM_UNRUNNABLE);
 	assert_non_null(strstr(why, "tile_d 4: bsf only"));
@@ -106,14 +120,16 @@ static void test_rules_refuse(void **state)
 	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
 			 KSMM_UNRUNNABLE);
 	assert_non_null(strstr(why, "tile_d 3: not a power of two"));
-	td.tile_d = 4;
-	td.stages = 3;
+	td.tile_d = 16; /* 16 x 2 x 2 x 4 accumulators a thread */
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
+	td.thread_batch = 64; /* 16 x 2 x 8 x 4 */
+	td.tile_batch = 128;
 	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
 			 KSMM_UNRUNNABLE);
-	assert_non_null(strstr(why, "stages 3"));
-	td.stages = 2;
-	td.tile_d = 16; /* 16 groups of 4 warps: 2048 threads */
-	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
+	assert_non_null(strstr(why, "registers: 1024 accumulators"));
+	ts.tile_d = 16; /* 16 groups of 64 threads */
+	ts.tile_rows = 64;
+	assert_int_equal(ksmm_config_check(&p16, 64, f32, bsf, &ts, why, sizeof why),
 			 KSMM_UNRUNNABLE);
 	assert_non_null(strstr(why, "threads per block: 2048"));
 	/* without a why buffer */
