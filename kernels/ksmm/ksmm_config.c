@@ -249,7 +249,9 @@ void ksmm_config_default(const struct ksmm_pattern *p, int64_t batch, enum ksmm_
 	if (l == KSMM_BS_FIRST && p->d > 1) {
 		/* bsf, d > 1: blocks over up to 8 neighbouring de, so that x and
 		 * y move along de, 8 to 32 bytes a run. SIMT: 32 x 32 tiles of 64
-		 * threads of 4 x 4 a de; mma: warps of 16 x 16 for all 8 de. */
+		 * threads of 4 x 4 a de; mma: 64 x 64 tiles, k by 16, warps of 32
+		 * x 32 for all 2 or 4 de, 32 x 16 for 8: the fastest points of
+		 * the bsf sweep on configs/ksmm/patterns_short.in (H100, fp16). */
 		struct ksmm_config td = k;
 		while (td.tile_d < 8 && p->d % (2 * td.tile_d) == 0)
 			td.tile_d *= 2;
@@ -260,8 +262,9 @@ void ksmm_config_default(const struct ksmm_pattern *p, int64_t batch, enum ksmm_
 			td.thread_batch = 4;
 			td.tile_k = fit_pow2(p->c, 4, 32);
 		} else {
-			td.thread_rows = td.tile_d >= 8 ? 16 : 32;
-			td.tile_k = fit_pow2(p->c, 16, 32);
+			td.thread_batch = td.tile_d >= 8 ? 16 : 32;
+			td.tile_batch = fit_pow2(batch, td.thread_batch, 64);
+			td.tile_k = 16;
 		}
 		if (widest(p, batch, t, l, &td) == 0) {
 			*out = td;

@@ -144,26 +144,44 @@ static int read_space(const struct yaml_doc *doc, struct ksmm_space *s, struct s
 	    yaml_doc_check_keys(root, sections, "the space", err))
 		return -1;
 	for (int v = 0; v < 2; v++) {
-		const struct yaml_doc_node *sec = yaml_doc_get(root, sections[v]);
-		if (!sec)
+		const struct yaml_doc_node *node = yaml_doc_get(root, sections[v]);
+		if (!node)
 			continue;
-		char what[32];
-		snprintf(what, sizeof what, "section %s", sections[v]);
-		if (yaml_doc_check_keys(sec, param_names, what, err))
-			return -1;
-		s->variant[v].present = 1;
-		uint64_t count = 1;
-		for (int k = 0; k < KSMM_P_COUNT; k++) {
-			if (read_param(sec, (enum ksmm_param)k, &s->variant[v].values[k],
-				       &s->variant[v].n[k], err))
+		const int list = yaml_doc_kind(node) == YDOC_SEQUENCE;
+		const size_t n = list ? yaml_doc_seq_len(node) : 1;
+		if (list && n == 0)
+			return yaml_doc_fail(node, err, "section %s: an empty list holds no "
+					 "configuration", sections[v]);
+		for (size_t i = 0; i < n; i++) {
+			const struct yaml_doc_node *sec = list ? yaml_doc_seq_at(node, i) : node;
+			char what[32];
+			snprintf(what, sizeof what, "section %s", sections[v]);
+			if (yaml_doc_kind(sec) != YDOC_MAPPING)
+				return yaml_doc_fail(sec, err, "section %s: expected a mapping of "
+						 "parameters or a list of them", sections[v]);
+			if (s->nparts == KSMM_SPACE_PARTS_MAX)
+				return yaml_doc_fail(sec, err, "more than %d mappings in the space",
+						 KSMM_SPACE_PARTS_MAX);
+			if (yaml_doc_check_keys(sec, param_names, what, err))
 				return -1;
-			count *= s->variant[v].n[k];
-			if (count > KSMM_SPACE_CONFIGS_MAX)
-				return yaml_doc_fail(sec, err, "section %s holds more than %d "
-						 "configurations", sections[v],
-						 KSMM_SPACE_CONFIGS_MAX);
+			struct ksmm_space_part *pt = &s->part[s->nparts++];
+			pt->variant = (enum ksmm_variant)v;
+			pt->count = 1;
+			for (int k = 0; k < KSMM_P_COUNT; k++) {
+				if (read_param(sec, (enum ksmm_param)k, &pt->values[k], &pt->n[k],
+					       err))
+					return -1;
+				pt->count *= pt->n[k];
+				if (pt->count > KSMM_SPACE_CONFIGS_MAX)
+					return yaml_doc_fail(sec, err, "section %s holds more than "
+							 "%d configurations", sections[v],
+							 KSMM_SPACE_CONFIGS_MAX);
+			}
+			s->count += pt->count;
+			if (s->count > KSMM_SPACE_CONFIGS_MAX)
+				return yaml_doc_fail(sec, err, "the space holds more than %d "
+						 "configurations", KSMM_SPACE_CONFIGS_MAX);
 		}
-		s->count += count;
 	}
 	if (s->count == 0)
 		return yaml_doc_fail(root, err, "no section (expected simt, mma or both)");
@@ -207,30 +225,23 @@ int ksmm_space_default(struct ksmm_space *s, struct sp_err *err)
 
 void ksmm_space_free(struct ksmm_space *s)
 {
-	for (int v = 0; v < 2; v++)
+	for (size_t p = 0; p < s->nparts; p++)
 		for (int k = 0; k < KSMM_P_COUNT; k++)
-			free(s->variant[v].values[k]);
-	*s = (struct ksmm_space){0};
+			free(s->part[p].values[k]);
+	s->nparts = 0;
+	s->count = 0;
 }
 
 void ksmm_space_at(const struct ksmm_space *s, uint64_t i, struct ksmm_config *out)
 {
-	int v = 0;
-	for (;; v++) {
-		uint64_t count = 0;
-		if (s->variant[v].present) {
-			count = 1;
-			for (int k = 0; k < KSMM_P_COUNT; k++)
-				count *= s->variant[v].n[k];
-		}
-		if (i < count)
-			break;
-		i -= count;
-	}
-	*out = (struct ksmm_config){.variant = (enum ksmm_variant)v};
+	size_t p = 0;
+	while (p + 1 < s->nparts && i >= s->part[p].count)
+		i -= s->part[p++].count;
+	const struct ksmm_space_part *pt = &s->part[p];
+	*out = (struct ksmm_config){.variant = pt->variant};
 	for (int k = KSMM_P_COUNT - 1; k >= 0; k--) {
-		size_t n = s->variant[v].n[k];
-		ksmm_config_set(out, (enum ksmm_param)k, s->variant[v].values[k][i % n]);
+		size_t n = pt->n[k];
+		ksmm_config_set(out, (enum ksmm_param)k, pt->values[k][i % n]);
 		i /= n;
 	}
 }

@@ -10,9 +10,11 @@
  * line:
  *   space.yaml:4: unknown key 'tile_m' in section simt (expected ...)
  *   space.yaml:7: tile_k: range from 64 to 32 holds no value
- * The configurations are the Cartesian product, variant by variant, the
- * last key changing fastest; ksmm_space_at gives the i-th, so a sweep can
- * be cut into parts by index. */
+ * A section is one such mapping, or a list of them (a union of products:
+ * a pruned space keeps the points that won somewhere without the product
+ * of all their values). The configurations are the Cartesian product of
+ * each mapping, in order, the last key changing fastest; ksmm_space_at
+ * gives the i-th, so a sweep can be cut into parts by index. */
 #ifndef SPKIT_KSMM_SPACE_H
 #define SPKIT_KSMM_SPACE_H
 
@@ -26,6 +28,8 @@
 #define KSMM_SPACE_VALUE_MAX 4096
 /* Nor may a space hold more configurations than this. */
 #define KSMM_SPACE_CONFIGS_MAX 10000000
+/* Nor more mappings (products) in all than this. */
+#define KSMM_SPACE_PARTS_MAX 256
 
 enum ksmm_param {
 	KSMM_P_TILE_ROWS,
@@ -44,12 +48,15 @@ const char *ksmm_param_name(enum ksmm_param k);
 int ksmm_config_get(const struct ksmm_config *c, enum ksmm_param k);
 void ksmm_config_set(struct ksmm_config *c, enum ksmm_param k, int v);
 
+struct ksmm_space_part { /* one product */
+	enum ksmm_variant variant;
+	int *values[KSMM_P_COUNT];
+	size_t n[KSMM_P_COUNT];
+	uint64_t count;
+};
 struct ksmm_space {
-	struct {
-		int present;
-		int *values[KSMM_P_COUNT];
-		size_t n[KSMM_P_COUNT];
-	} variant[2]; /* KSMM_SIMT, KSMM_MMA */
+	struct ksmm_space_part part[KSMM_SPACE_PARTS_MAX];
+	size_t nparts;
 	uint64_t count;
 };
 

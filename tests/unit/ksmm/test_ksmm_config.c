@@ -303,7 +303,10 @@ static void test_nvrtc_builds(void **state)
 {
 #ifdef SPKIT_CUDA
 	setenv("SPKIT_CACHE_DIR", test_path("nvrtc"), 1);
-	const struct ksmm_pattern d1 = {2, 64, 64, 1}, d2 = {2, 64, 64, 2};
+	const struct ksmm_pattern d1 = {2, 64, 64, 1}, d2 = {2, 64, 64, 2}, d16 = {2, 64, 64, 16};
+	struct ksmm_config dts = SIMT(32, 16, 32, 4, 4, 4, 2), dtm = MMA(64, 16, 64, 32, 16, 8, 3, 0);
+	dts.tile_d = 4;
+	dtm.tile_d = 8;
 	const struct {
 		const struct ksmm_pattern *p;
 		enum ksmm_dtype t;
@@ -319,6 +322,8 @@ static void test_nvrtc_builds(void **state)
 		{&d2, KSMM_F32, KSMM_BS_LAST, MMA(64, 32, 64, 32, 32, 4, 2, 1), 90},
 		{&d2, KSMM_F16, KSMM_BS_LAST, MMA(64, 64, 64, 32, 16, 8, 3, 0), 80},
 		{&d2, KSMM_F32, KSMM_BS_FIRST, SIMT(64, 16, 64, 8, 4, 4, 2), 80},
+		{&d16, KSMM_F32, KSMM_BS_FIRST, dts, 90},
+		{&d16, KSMM_BF16, KSMM_BS_FIRST, dtm, 90},
 	};
 	const size_t n = sizeof builds / sizeof builds[0];
 	struct ksmm_cache_stats s0, s1;

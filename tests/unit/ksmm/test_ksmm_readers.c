@@ -81,6 +81,13 @@ static void test_patterns_bad(void **state)
 	"  thread_rows: {from: 2, to: 6, step: 2}\n  thread_batch: [4]\n  vec: [1, 2]\n"  \
 	"  stages: 2\n  tf32: 0\n"
 
+/* The same keys, one a line, indented by `in` after the first (for a list
+ * item). */
+#define SIMT_KEYS_AT(in)                                                                 \
+	"tile_rows: [16, 32]\n" in "tile_k: {from: 8, to: 64, times: 2}\n" in             \
+	"tile_batch: 64\n" in "thread_rows: {from: 2, to: 6, step: 2}\n" in               \
+	"thread_batch: [4]\n" in "vec: [1, 2]\n" in "stages: 2\n" in "tf32: 0\n"
+
 static int read_space(const char *text, struct ksmm_space *s, struct sp_err *e)
 {
 	return ksmm_space_read_buffer(text, strlen(text), "s.yaml", s, e);
@@ -139,6 +146,22 @@ static void test_space_enumeration(void **state)
 	assert_int_equal(c.vec, 1);
 	ksmm_space_free(&s);
 
+	/* a section as a list of mappings: their union, in order */
+	assert_int_equal(read_space("mma:\n  - " SIMT_KEYS_AT("    ") "  - {tile_rows: 8, tile_k: 16, "
+				    "tile_batch: 32, thread_rows: 16, thread_batch: 16, vec: 8, "
+				    "stages: [2, 3], tf32: 0, tile_d: 4}\n",
+				    &s, &e),
+			 0);
+	assert_int_equal(s.count, 48 + 2);
+	ksmm_space_at(&s, 47, &c);
+	assert_int_equal(c.variant, KSMM_MMA);
+	assert_int_equal(c.tile_rows, 32);
+	ksmm_space_at(&s, 49, &c);
+	assert_int_equal(c.tile_rows, 8);
+	assert_int_equal(c.stages, 3);
+	assert_int_equal(c.tile_d, 4);
+	ksmm_space_free(&s);
+
 	assert_int_equal(ksmm_space_default(&s, &e), 0);
 	assert_true(s.count > 0);
 	ksmm_space_free(&s);
@@ -157,6 +180,10 @@ static void test_space_bad(void **state)
 		{"simt:\n  " SIMT_KEYS "  vec: 4\n", "s.yaml:"},
 		{"{}\n", "s.yaml:1: no section (expected simt, mma or both)"},
 		{"", "s.yaml: empty document"},
+		{"simt: []\n", "s.yaml:1: section simt: an empty list holds no configuration"},
+		{"simt: [4]\n", "s.yaml:1: section simt: expected a mapping of parameters or a list"},
+		{"simt:\n  - " SIMT_KEYS_AT("    ") "  - {tile_rows: 16}\n",
+		 "s.yaml:10: missing key 'tile_k'"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct ksmm_space s;
