@@ -287,6 +287,11 @@ void ksmm_config_default(const struct ksmm_pattern *p, int64_t batch, enum ksmm_
 				    .tile_d = 1};
 }
 
+int64_t ksmm_sample_size(int64_t batch, int64_t half)
+{
+	return batch <= 2 * half ? batch : 2 * half;
+}
+
 double ksmm_tolerance(enum ksmm_dtype t, int tf32)
 {
 	if (t != KSMM_F32)

@@ -49,11 +49,15 @@ int ksmm_weights_prepare(const struct ksmm_pattern *p, enum ksmm_dtype t, const 
 	return no_cuda(err, "ksmm_weights_prepare");
 }
 
-int ksmm_download_batch(void *host, const void *d_y, int64_t rows, int64_t batch,
-			enum ksmm_layout l, size_t esize, int64_t n0, int64_t count, int64_t ncols,
-			int64_t at, struct sp_err *err)
+int ksmm_sample_download(void *host, const void *d, int64_t rows, int64_t batch,
+			 enum ksmm_layout l, size_t esize, int64_t half, struct sp_err *err)
 {
-	return no_cuda(err, "ksmm_download_batch");
+	return no_cuda(err, "ksmm_sample_download");
+}
+
+int ksmm_fill_uniform(void *d, int64_t n, enum ksmm_dtype t, uint64_t seed, struct sp_err *err)
+{
+	return no_cuda(err, "ksmm_fill_uniform");
 }
 
 int ksmm_poison(void *d_y, size_t bytes, struct sp_err *err)

@@ -40,21 +40,6 @@ static void *random_values(struct rng *r, enum ksmm_dtype t, int64_t n)
 	return v;
 }
 
-/* x's sampled batch columns, compact, in the layout's shape. */
-static void gather_sample(const struct ksmm_tune_gpu *g, const void *x, void *xs)
-{
-	const struct ksmm_tune_job *j = &g->job;
-	const int64_t cols = ksmm_cols(&j->p);
-	const size_t es = ksmm_dtype_size(j->dtype);
-	for (int64_t s = 0; s < g->nsample; s++)
-		for (int64_t k = 0; k < cols; k++) {
-			int64_t from = j->layout == KSMM_BS_LAST ? k * j->batch + g->sample[s]
-								 : g->sample[s] * cols + k;
-			int64_t to = j->layout == KSMM_BS_LAST ? k * g->nsample + s : s * cols + k;
-			memcpy((char *)xs + to * es, (const char *)x + from * es, es);
-		}
-}
-
 static int begin_job(void *ctx, const struct ksmm_tune_job *job, struct sp_err *err)
 {
 	struct ksmm_tune_gpu *g = ctx;
@@ -64,57 +49,39 @@ static int begin_job(void *ctx, const struct ksmm_tune_job *job, struct sp_err *
 	const size_t es = ksmm_dtype_size(t);
 	const int64_t nw = p->a * p->b * p->c * p->d, nx = ksmm_cols(p) * job->batch,
 		      ny = ksmm_rows(p) * job->batch;
-	/* the sample: the whole batch, or its two ends (ascending) */
-	g->nsample = 0;
-	for (int64_t n = 0; n < job->batch; n++)
-		if (n < KSMM_TUNE_SAMPLE || n >= job->batch - KSMM_TUNE_SAMPLE)
-			g->sample[g->nsample++] = n;
+	const uint64_t key = (uint64_t)(p->a * 1000003 + p->b * 1009 + p->c * 101 + p->d);
+	g->nsample = ksmm_sample_size(job->batch, KSMM_TUNE_SAMPLE);
 	struct rng r;
-	rng_init(&r, g->seed, (uint64_t)(p->a * 1000003 + p->b * 1009 + p->c * 101 + p->d));
-	void *w = random_values(&r, t, nw), *x = random_values(&r, t, nx);
+	rng_init(&r, g->seed, key);
+	/* w on the CPU (small, and the reference reads all of it), x on the
+	 * GPU (up to gigabytes) and only its sample brought back */
+	void *w = random_values(&r, t, nw);
 	void *xs = malloc((size_t)(ksmm_cols(p) * g->nsample) * es);
 	g->ref = malloc((size_t)(ksmm_rows(p) * g->nsample) * sizeof *g->ref);
 	g->y_host = malloc((size_t)(ksmm_rows(p) * g->nsample) * es);
 	int rc = 0;
-	if (!w || !x || !xs || !g->ref || !g->y_host)
+	if (!w || !xs || !g->ref || !g->y_host)
 		rc = sp_fail(err, "%s: out of memory for the inputs", job->where);
-	if (!rc) {
-		gather_sample(g, x, xs);
-		ksmm_ref_factor(p, job->layout, t, g->nsample, w, xs, g->ref);
-		g->ref_max = 0;
-		for (int64_t i = 0; i < ksmm_rows(p) * g->nsample; i++)
-			g->ref_max = fmax(g->ref_max, fabs(g->ref[i]));
-	}
 	if (!rc && (gpu_malloc(&g->d_w_abcd, (size_t)nw * es, "weights", err) ||
 		    gpu_malloc(&g->d_w, (size_t)nw * es, "weights", err) ||
 		    gpu_malloc(&g->d_x, (size_t)nx * es, "input", err) ||
 		    gpu_malloc(&g->d_y, (size_t)ny * es, "output", err) ||
 		    gpu_upload(g->d_w_abcd, w, (size_t)nw * es, err) ||
-		    gpu_upload(g->d_x, x, (size_t)nx * es, err) ||
-		    ksmm_weights_prepare(p, t, g->d_w_abcd, g->d_w, err) || gpu_sync(err)))
+		    ksmm_fill_uniform(g->d_x, nx, t, g->seed ^ key << 32, err) ||
+		    ksmm_weights_prepare(p, t, g->d_w_abcd, g->d_w, err) || gpu_sync(err) ||
+		    ksmm_sample_download(xs, g->d_x, ksmm_cols(p), job->batch, job->layout, es,
+					 KSMM_TUNE_SAMPLE, err)))
 		rc = -1;
-	free(w), free(x), free(xs);
+	if (!rc) {
+		ksmm_ref_factor(p, job->layout, t, g->nsample, w, xs, g->ref);
+		g->ref_max = 0;
+		for (int64_t i = 0; i < ksmm_rows(p) * g->nsample; i++)
+			g->ref_max = fmax(g->ref_max, fabs(g->ref[i]));
+	}
+	free(w), free(xs);
 	if (rc)
 		end_job(g);
 	return rc;
-}
-
-/* The sampled batch entries of y into y_host, compact like the reference:
- * the whole batch, or its first and last KSMM_TUNE_SAMPLE. */
-static int sample_download(const struct ksmm_tune_gpu *g, struct sp_err *err)
-{
-	const struct ksmm_tune_job *j = &g->job;
-	const int64_t rows = ksmm_rows(&j->p), head = g->nsample < j->batch ? KSMM_TUNE_SAMPLE
-									     : g->nsample;
-	const size_t es = ksmm_dtype_size(j->dtype);
-	if (ksmm_download_batch(g->y_host, g->d_y, rows, j->batch, j->layout, es, 0, head,
-				g->nsample, 0, err))
-		return -1;
-	if (head == g->nsample)
-		return 0;
-	return ksmm_download_batch(g->y_host, g->d_y, rows, j->batch, j->layout, es,
-				   j->batch - (g->nsample - head), g->nsample - head, g->nsample,
-				   head, err);
 }
 
 /* max|y - ref| / max|ref| over the sampled columns (y_host and ref in the
@@ -157,7 +124,9 @@ static int run_config(void *ctx, const struct ksmm_config *cfg, struct ksmm_resu
 		set_status(r, got == KSMM_UNRUNNABLE ? "unrunnable" : "compile", &e);
 	else if (ksmm_poison(g->d_y, (size_t)(ksmm_rows(&j->p) * j->batch) *
 						 ksmm_dtype_size(j->dtype), &e) ||
-		 ksmm_kernel_run(k, g->d_w, g->d_x, g->d_y, j->batch, &e) || sample_download(g, &e))
+		 ksmm_kernel_run(k, g->d_w, g->d_x, g->d_y, j->batch, &e) ||
+		 ksmm_sample_download(g->y_host, g->d_y, ksmm_rows(&j->p), j->batch, j->layout,
+				      ksmm_dtype_size(j->dtype), KSMM_TUNE_SAMPLE, &e))
 		set_status(r, "launch", &e);
 	else {
 		r->rel_err = sample_error(g);
