@@ -479,14 +479,21 @@ static void bsr_measure(struct bench *b)
 	} else {
 		method_measure(b, KSMM_M_BSR, bsr_enqueue, &s, ksmm_tolerance(b->t, 0));
 	}
-	if (s.x)
-		cusparseDestroyDnMat(s.x);
-	if (s.y)
-		cusparseDestroyDnMat(s.y);
-	if (s.a)
-		cusparseDestroySpMat(s.a);
-	if (s.h)
-		cusparseDestroy(s.h);
+	/* a teardown that fails (a broken context) makes the method's status
+	 * an error too, whatever it measured */
+	struct sp_err de = {{0}};
+	int broken = 0;
+	if (s.x && GPU_FAILED(&de, cusparseDestroyDnMat(s.x)))
+		broken = 1;
+	if (s.y && GPU_FAILED(&de, cusparseDestroyDnMat(s.y)))
+		broken = 1;
+	if (s.a && GPU_FAILED(&de, cusparseDestroySpMat(s.a)))
+		broken = 1;
+	if (s.h && GPU_FAILED(&de, cusparseDestroy(s.h)))
+		broken = 1;
+	if (broken)
+		snprintf(b->out->status[KSMM_M_BSR], sizeof b->out->status[KSMM_M_BSR],
+			 "error: %.140s", de.msg);
 	gpu_free(s.rowptr);
 	gpu_free(s.colind);
 	gpu_free(s.values);
@@ -586,8 +593,13 @@ extern "C" int ksmm_bench_pattern(const struct ksmm_pattern *p, int64_t batch, e
 			method_skip(&b, (enum ksmm_method)m, "skipped");
 	rc = 0;
 done:
-	if (h)
-		cublasDestroy(h);
+	if (h) {
+		struct sp_err de;
+		if (GPU_FAILED(&de, cublasDestroy(h)) && rc == 0) {
+			*err = de; /* the first failure is the one reported */
+			rc = -1;
+		}
+	}
 	bench_free(&b);
 	return rc;
 }
