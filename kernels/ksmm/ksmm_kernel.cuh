@@ -432,6 +432,22 @@ __device__ __forceinline__ unsigned smem_addr(const void *p)
 	return (unsigned)__cvta_generic_to_shared(p);
 }
 
+#if !KSMM_TF32
+/* c += A (16 x 16, four registers) times B (16 x 8, two), 16-bit inputs,
+ * fp32 accumulators. */
+__device__ __forceinline__ void mma_16(float *c, const unsigned *a, unsigned b0, unsigned b1)
+{
+#if KSMM_DTYPE == KSMM_F16
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#else
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+#endif
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+#endif
+
 #if KSMM_DTM
 /* The TD values of de at p (an (n, k) of the x tile) as TD / 2 words. */
 __device__ __forceinline__ void load_de(const smem_t *p, unsigned *w)
@@ -495,55 +511,40 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 						     "{%0,%1,%2,%3}, [%4];"
 						     : "=r"(af[0]), "=r"(af[1]), "=r"(af[2]), "=r"(af[3])
 						     : "r"(smem_addr(a)));
-					float *c = acc->v[dd][mi][ni];
-#if KSMM_DTYPE == KSMM_F16
-					asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-#else
-					asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-#endif
-						     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-						     "{%0,%1,%2,%3};"
-						     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-						     : "r"(af[0]), "r"(af[1]), "r"(af[2]), "r"(af[3]),
-						       "r"(b0), "r"(b1));
+					mma_16(acc->v[dd][mi][ni], af, b0, b1);
 				}
 			}
 		}
 }
 
-/* The warp's outputs: for each (r, n) of the lane, its TD values of de,
- * neighbours in y, in one store of TD * 2 bytes (two of 16 for TD = 16). */
-__device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
-					  const struct ksmm_args &p, int r0, int n0)
+/* Outputs (r, n) and (r, n + 1), elements e and e + 1 of fragment (mi,
+ * ni), for all TD de: TD neighbours in y each, one store of TD * 2 bytes
+ * (two of 16 for TD = 16). */
+__device__ __forceinline__ void store_frag(elem_t *__restrict__ yg, const struct ksmm_args &p,
+					   int r, int n, const struct acc_t *acc, int mi, int ni,
+					   int e)
 {
-	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
-	for (int mi = 0; mi < MI; mi++)
+	for (int j = 0; j < 2; j++) {
+		if (r >= p.b || n + j >= p.batch)
+			continue;
+		unsigned w[KSMM_TD / 2];
 #pragma unroll
-		for (int ni = 0; ni < NI; ni++)
-#pragma unroll
-			for (int e = 0; e < 4; e++) {
-				const int r = r0 + mi * 16 + g + (e >> 1) * 8;
-				const int n = n0 + ni * 8 + 2 * t + (e & 1);
-				if (r >= p.b || n >= p.batch)
-					continue;
-				unsigned w[KSMM_TD / 2];
-#pragma unroll
-				for (int i = 0; i < KSMM_TD / 2; i++)
-					w[i] = (unsigned)float_to_elem(acc->v[2 * i][mi][ni][e]) |
-					       (unsigned)float_to_elem(acc->v[2 * i + 1][mi][ni][e]) << 16;
-				elem_t *o = yg + (size_t)n * p.a * p.b * p.d + (size_t)r * p.d;
+		for (int i = 0; i < KSMM_TD / 2; i++)
+			w[i] = (unsigned)float_to_elem(acc->v[2 * i][mi][ni][e + j]) |
+			       (unsigned)float_to_elem(acc->v[2 * i + 1][mi][ni][e + j]) << 16;
+		elem_t *o = yg + (size_t)(n + j) * p.a * p.b * p.d + (size_t)r * p.d;
 #if KSMM_TD == 2
-				*(unsigned *)o = w[0];
+		*(unsigned *)o = w[0];
 #elif KSMM_TD == 4
-				*(uint2 *)o = make_uint2(w[0], w[1]);
+		*(uint2 *)o = make_uint2(w[0], w[1]);
 #else
 #pragma unroll
-				for (int i = 0; i < KSMM_TD / 8; i++)
-					*(uint4 *)(o + 8 * i) = make_uint4(w[4 * i], w[4 * i + 1],
-									   w[4 * i + 2], w[4 * i + 3]);
+		for (int i = 0; i < KSMM_TD / 8; i++)
+			*(uint4 *)(o + 8 * i) =
+				make_uint4(w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]);
 #endif
-			}
+	}
 }
 #else
 /* One step of TK: the warp's MI x NI tiles of m16n8 accumulate A (wr0.., k)
@@ -623,17 +624,7 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 		for (int mi = 0; mi < MI; mi++)
 #pragma unroll
 			for (int ni = 0; ni < NI; ni++) {
-				float *c = acc->v[mi][ni];
-#if KSMM_DTYPE == KSMM_F16
-				asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-#else
-				asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-#endif
-					     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-					     "{%0,%1,%2,%3};"
-					     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-					     : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]),
-					       "r"(af[mi][3]), "r"(bf[ni][0]), "r"(bf[ni][1]));
+				mma_16(acc->v[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
 			}
 #endif
 	}
@@ -660,6 +651,14 @@ __device__ __forceinline__ void store_pair(elem_t *__restrict__ yg, const struct
 	store_out(yg, p, r, n + 1, v1);
 }
 
+__device__ __forceinline__ void store_frag(elem_t *__restrict__ yg, const struct ksmm_args &p,
+					   int r, int n, const struct acc_t *acc, int mi, int ni,
+					   int e)
+{
+	store_pair(yg, p, r, n, acc->v[mi][ni][e], acc->v[mi][ni][e + 1]);
+}
+#endif /* KSMM_DTM */
+
 /* The warp's tile: c0, c1 at (row g, n 2t, 2t+1), c2, c3 at row g + 8. */
 __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 					  const struct ksmm_args &p, int r0, int n0)
@@ -671,10 +670,9 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 		for (int ni = 0; ni < NI; ni++)
 #pragma unroll
 			for (int h = 0; h < 2; h++)
-				store_pair(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t,
-					   acc->v[mi][ni][2 * h], acc->v[mi][ni][2 * h + 1]);
+				store_frag(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t, acc,
+					   mi, ni, 2 * h);
 }
-#endif /* KSMM_DTM */
 #else
 struct acc_t {
 	float v[KSMM_WR][KSMM_WB];

@@ -82,18 +82,37 @@ static void test_rules_refuse(void **state)
 	const struct ksmm_pattern p2 = {2, 64, 64, 2};
 	assert_int_equal(ksmm_config_check(&p2, 64, f16, bsf, &async3, why, sizeof why),
 			 KSMM_UNRUNNABLE);
-	/* blocks over several de: bsf only, a power of two dividing d. SIMT
-	 * and TF32: a group of threads a de, shared memory for each and for
-	 * the staged output, no cp.async */
-	const struct ksmm_pattern p16 = {2, 64, 64, 16};
+	/* without a why buffer */
+	assert_int_equal(ksmm_config_check(&p, 0, f32, bsl, &async3, NULL, 0), KSMM_UNRUNNABLE);
+}
+
+/* cfg refused for p at batch 64 with reason in the message. */
+static void refused(const struct ksmm_pattern *p, enum ksmm_dtype t, enum ksmm_layout l,
+		    const struct ksmm_config *cfg, const char *reason)
+{
+	char why[200] = "";
+	assert_int_equal(ksmm_config_check(p, 64, t, l, cfg, why, sizeof why), KSMM_UNRUNNABLE);
+	if (!strstr(why, reason))
+		fail_msg("expected \"%s\" in \"%s\"", reason, why);
+}
+
+/* Blocks over several de (tile_d): bsf only, a power of two dividing d.
+ * SIMT and TF32: a group of threads a de, shared memory for each and for
+ * the staged output, no cp.async. 16-bit mma: each warp all tile_d de, the
+ * x tile [n][k][de] by cp.async (stages past 2 allowed), tile_d times the
+ * accumulators. */
+static void test_tile_d_rules(void **state)
+{
+	const enum ksmm_dtype f32 = KSMM_F32, f16 = KSMM_F16;
+	const enum ksmm_layout bsf = KSMM_BS_FIRST, bsl = KSMM_BS_LAST;
+	const struct ksmm_pattern p2 = {2, 64, 64, 2}, p16 = {2, 64, 64, 16};
+	char why[200];
 	struct ksmm_config ts = SIMT(32, 16, 32, 4, 4, 4, 2);
 	ts.tile_d = 4;
 	assert_int_equal(ksmm_config_check(&p16, 64, f32, bsf, &ts, why, sizeof why), 0);
 	assert_int_equal(ksmm_config_threads(&ts), 4 * 64);
 	assert_int_equal(ksmm_config_smem_bytes(&ts, f32, bsf), 2 * 4 * 4 * 16 * (36 + 36));
 	assert_int_equal(ksmm_async(&p16, bsf, &ts), 0);
-	/* 16-bit mma: each warp all tile_d de, the x tile [n][k][de] by
-	 * cp.async (stages past 2 allowed), tile_d times the accumulators */
 	struct ksmm_config td = MMA(32, 32, 64, 32, 16, 8, 2, 0);
 	td.tile_d = 4;
 	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
@@ -106,34 +125,20 @@ static void test_rules_refuse(void **state)
 	td.stages = 3;
 	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
 	td.stages = 1;
-	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
-			 KSMM_UNRUNNABLE);
-	assert_non_null(strstr(why, "needs cp.async"));
+	refused(&p16, f16, bsf, &td, "needs cp.async");
 	td.stages = 2;
-	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsl, &td, why, sizeof why),
-			 KSMM_UNRUNNABLE);
-	assert_non_null(strstr(why, "tile_d 4: bsf only"));
-	assert_int_equal(ksmm_config_check(&p2, 64, f16, bsf, &td, why, sizeof why),
-			 KSMM_UNRUNNABLE);
-	assert_non_null(strstr(why, "tile_d 4 does not divide d = 2"));
+	refused(&p16, f16, bsl, &td, "tile_d 4: bsf only");
+	refused(&p2, f16, bsf, &td, "tile_d 4 does not divide d = 2");
 	td.tile_d = 3;
-	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
-			 KSMM_UNRUNNABLE);
-	assert_non_null(strstr(why, "tile_d 3: not a power of two"));
+	refused(&p16, f16, bsf, &td, "tile_d 3: not a power of two");
 	td.tile_d = 16; /* 16 x 2 x 2 x 4 accumulators a thread */
 	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
 	td.thread_batch = 64; /* 16 x 2 x 8 x 4 */
 	td.tile_batch = 128;
-	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why),
-			 KSMM_UNRUNNABLE);
-	assert_non_null(strstr(why, "registers: 1024 accumulators"));
+	refused(&p16, f16, bsf, &td, "registers: 1024 accumulators");
 	ts.tile_d = 16; /* 16 groups of 64 threads */
 	ts.tile_rows = 64;
-	assert_int_equal(ksmm_config_check(&p16, 64, f32, bsf, &ts, why, sizeof why),
-			 KSMM_UNRUNNABLE);
-	assert_non_null(strstr(why, "threads per block: 2048"));
-	/* without a why buffer */
-	assert_int_equal(ksmm_config_check(&p, 0, f32, bsl, &async3, NULL, 0), KSMM_UNRUNNABLE);
+	refused(&p16, f32, bsf, &ts, "threads per block: 2048");
 }
 
 /* The default passes the rules for every shape, dtype, layout and batch,
@@ -355,6 +360,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_refuse),
+		cmocka_unit_test(test_tile_d_rules),
 		cmocka_unit_test(test_default_always_runs),
 		cmocka_unit_test(test_block_sizes),
 		cmocka_unit_test(test_names_and_tolerances),
