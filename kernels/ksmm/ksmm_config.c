@@ -167,8 +167,9 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
 	const int threads = ksmm_config_threads(k);
 	if (threads > MAX_THREADS)
 		return reject(why, n, "threads per block: %d, over %d", threads, MAX_THREADS);
-	const long acc = k->variant == KSMM_MMA ? (long)k->thread_rows / 16 * (k->thread_batch / 8) * 4 *
-							  (ksmm_de_warps(k) ? k->tile_d : 1)
+	/* mma: 4 floats an m16n8 tile, for each de a warp covers */
+	const long tiles = (long)k->thread_rows / 16 * (k->thread_batch / 8);
+	const long acc = k->variant == KSMM_MMA ? tiles * 4 * (ksmm_de_warps(k) ? k->tile_d : 1)
 						 : (long)k->thread_rows * k->thread_batch;
 	if (acc > MAX_ACC)
 		return reject(why, n, "registers: %ld accumulators a thread, over %d", acc, MAX_ACC);

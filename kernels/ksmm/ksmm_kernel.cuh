@@ -93,7 +93,8 @@ typedef unsigned short elem_t; /* fp16 or bf16 bits */
 #define KSMM_DTM (KSMM_DT && KSMM_MMA && !KSMM_TF32)
 #define KSMM_DTS (KSMM_DT && !KSMM_DTM)
 
-#if KSMM_MMA && !KSMM_TF32 && KSMM_VEC >= 2 && KSMM_STAGES >= 2 && (KSMM_DTM || (KSMM_TD == 1 && KSMM_XVEC == KSMM_VEC))
+#define KSMM_X_ASYNC (KSMM_DTM || (KSMM_TD == 1 && KSMM_XVEC == KSMM_VEC))
+#if KSMM_MMA && !KSMM_TF32 && KSMM_VEC >= 2 && KSMM_STAGES >= 2 && KSMM_X_ASYNC
 #define KSMM_ASYNC 1
 #else
 #define KSMM_ASYNC 0
@@ -369,8 +370,8 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 		int dd, r, k;
 		w_vec_pos(i, &dd, &r, &k);
 		const bool in = r0 + r < p.b && k0 + k < p.c;
-		cp_async<KSMM_VEC * 2>(as + dd * A_SIZE + A_AT(r, k),
-				       in ? wg + ((size_t)dd * p.b + r0 + r) * p.c + k0 + k : wg, in);
+		const elem_t *src = wg + ((size_t)dd * p.b + r0 + r) * p.c + k0 + k;
+		cp_async<KSMM_VEC * 2>(as + dd * A_SIZE + A_AT(r, k), in ? src : wg, in);
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
@@ -383,8 +384,8 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 #if KSMM_BSL
 		const elem_t *src = xg + (size_t)(k0 + k) * p.d * p.batch + n0 + n;
 #else
-		const elem_t *src = xg + (size_t)(n0 + n) * p.a * p.c * p.d + (size_t)(k0 + k) * p.d +
-				    dd;
+		const elem_t *src =
+			xg + (size_t)(n0 + n) * p.a * p.c * p.d + (size_t)(k0 + k) * p.d + dd;
 #endif
 #if KSMM_DTM
 		cp_async<KSMM_XVEC * 2>(bs + n * XS_LD + k * KSMM_TD + dd, in ? src : xg, in);
@@ -449,6 +450,15 @@ __device__ __forceinline__ void mma_16(float *c, const unsigned *a, unsigned b0,
 #endif
 
 #if KSMM_DTM
+/* Four 8 x 8 matrices of 16-bit values, lane l giving the row address of
+ * matrix l / 8 (ldmatrix.x4). */
+__device__ __forceinline__ void ldsm_x4(unsigned *r, const smem_t *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(smem_addr(p)));
+}
+
 /* The TD values of de at p (an (n, k) of the x tile) as TD / 2 words. */
 __device__ __forceinline__ void load_de(const smem_t *p, unsigned *w)
 {
@@ -497,20 +507,18 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 			load_de(p + 9 * KSMM_TD, v[3]);
 #pragma unroll
 			for (int dd = 0; dd < KSMM_TD; dd++) {
-				const unsigned b0 = dd & 1 ? pair_de<1>(v[0][dd >> 1], v[1][dd >> 1])
-							   : pair_de<0>(v[0][dd >> 1], v[1][dd >> 1]);
-				const unsigned b1 = dd & 1 ? pair_de<1>(v[2][dd >> 1], v[3][dd >> 1])
-							   : pair_de<0>(v[2][dd >> 1], v[3][dd >> 1]);
+				const int w = dd >> 1;
+				const unsigned b0 = dd & 1 ? pair_de<1>(v[0][w], v[1][w])
+							   : pair_de<0>(v[0][w], v[1][w]);
+				const unsigned b1 = dd & 1 ? pair_de<1>(v[2][w], v[3][w])
+							   : pair_de<0>(v[2][w], v[3][w]);
 #pragma unroll
 				for (int mi = 0; mi < MI; mi++) {
 					unsigned af[4];
 					const smem_t *a = as + dd * A_SIZE +
 							  A_AT(wr0 + mi * 16 + l8 + (q & 1) * 8,
 							       kk + (q >> 1) * 8);
-					asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
-						     "{%0,%1,%2,%3}, [%4];"
-						     : "=r"(af[0]), "=r"(af[1]), "=r"(af[2]), "=r"(af[3])
-						     : "r"(smem_addr(a)));
+					ldsm_x4(af, a);
 					mma_16(acc->v[dd][mi][ni], af, b0, b1);
 				}
 			}
@@ -670,8 +678,8 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 		for (int ni = 0; ni < NI; ni++)
 #pragma unroll
 			for (int h = 0; h < 2; h++)
-				store_frag(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t, acc,
-					   mi, ni, 2 * h);
+				store_frag(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t,
+					   acc, mi, ni, 2 * h);
 }
 #else
 struct acc_t {

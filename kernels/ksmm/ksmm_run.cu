@@ -312,19 +312,19 @@ extern "C" int ksmm_weights_prepare(const struct ksmm_pattern *p, enum ksmm_dtyp
 
 /* Batch entries [n0, n0 + count) of d into host, which holds ncols
  * entries compactly, at its entry `at`. */
-static int download_batch(void *host, const void *d_y, int64_t rows, int64_t batch,
-			  enum ksmm_layout l, size_t esize, int64_t n0, int64_t count, int64_t ncols,
+static int download_batch(void *host, const void *d, int64_t rows, int64_t batch,
+			  enum ksmm_layout l, size_t es, int64_t n0, int64_t count, int64_t ncols,
 			  int64_t at, struct sp_err *err)
 {
-	if (l == KSMM_BS_FIRST)
-		GPU_CHECK(err, cudaMemcpy((char *)host + (size_t)(at * rows) * esize,
-					  (const char *)d_y + (size_t)(n0 * rows) * esize,
-					  (size_t)(count * rows) * esize, cudaMemcpyDeviceToHost));
-	else
-		GPU_CHECK(err, cudaMemcpy2D((char *)host + (size_t)at * esize, (size_t)ncols * esize,
-					    (const char *)d_y + (size_t)n0 * esize,
-					    (size_t)batch * esize, (size_t)count * esize, (size_t)rows,
-					    cudaMemcpyDeviceToHost));
+	char *to = (char *)host;
+	const char *from = (const char *)d;
+	const size_t r = (size_t)rows;
+	if (l == KSMM_BS_FIRST) /* count whole rows of rows elements */
+		GPU_CHECK(err, cudaMemcpy(to + at * r * es, from + n0 * r * es, count * r * es,
+					  cudaMemcpyDeviceToHost));
+	else /* count elements of each of the rows */
+		GPU_CHECK(err, cudaMemcpy2D(to + at * es, ncols * es, from + n0 * es, batch * es,
+					    count * es, r, cudaMemcpyDeviceToHost));
 	return 0;
 }
 
@@ -335,11 +335,9 @@ extern "C" int ksmm_sample_download(void *host, const void *d, int64_t rows, int
 	const int64_t n = ksmm_sample_size(batch, half);
 	if (n == batch)
 		return download_batch(host, d, rows, batch, l, esize, 0, batch, n, 0, err);
-	return download_batch(host, d, rows, batch, l, esize, 0, half, n, 0, err) ||
-			       download_batch(host, d, rows, batch, l, esize, batch - half, half, n,
-					      half, err)
-		       ? -1
-		       : 0;
+	if (download_batch(host, d, rows, batch, l, esize, 0, half, n, 0, err))
+		return -1;
+	return download_batch(host, d, rows, batch, l, esize, batch - half, half, n, half, err);
 }
 
 /* splitmix64 of (seed, i) to 24 bits, then [-1, 1) in T. */
@@ -360,7 +358,10 @@ struct to_f32 {
 	__device__ float operator()(float v) const { return v; }
 };
 struct to_f16 {
-	__device__ unsigned short operator()(float v) const { return __half_as_ushort(__float2half_rn(v)); }
+	__device__ unsigned short operator()(float v) const
+	{
+		return __half_as_ushort(__float2half_rn(v));
+	}
 };
 struct to_bf16 {
 	__device__ unsigned short operator()(float v) const
