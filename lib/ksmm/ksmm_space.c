@@ -11,6 +11,11 @@ static const char *const param_names[KSMM_P_COUNT + 1] = {
 	"tile_rows", "tile_k", "tile_batch", "thread_rows", "thread_batch",
 	"vec",       "stages", "tf32",       "tile_d",       NULL,
 };
+/* A mapping's keys: the parameters, then whom its points are for. */
+static const char *const mapping_keys[KSMM_P_COUNT + 3] = {
+	"tile_rows", "tile_k", "tile_batch", "thread_rows", "thread_batch", "vec",
+	"stages",    "tf32",   "tile_d",     "dtypes",      "layouts",      NULL,
+};
 
 const char *ksmm_param_name(enum ksmm_param k)
 {
@@ -136,6 +141,53 @@ static int read_param(const struct yaml_doc_node *sec, enum ksmm_param k, int **
 	return 0;
 }
 
+/* The optional list `key` of names (dtypes or layouts) as a bit mask;
+ * all bits when absent. */
+static int read_names(const struct yaml_doc_node *map, const char *key,
+		      int (*parse)(const char *, int *), unsigned all, unsigned *out,
+		      struct sp_err *err)
+{
+	const struct yaml_doc_node *node = yaml_doc_get(map, key);
+	const char **v;
+	size_t n;
+	*out = all;
+	if (!node)
+		return 0;
+	if (yaml_doc_string_list(map, key, &v, &n, err))
+		return -1;
+	*out = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		int bit;
+		if (parse(v[i], &bit))
+			rc = yaml_doc_fail(node, err, "%s: unknown '%s'", key, v[i]);
+		else
+			*out |= 1u << bit;
+	}
+	free(v);
+	if (!rc && !*out)
+		rc = yaml_doc_fail(node, err, "%s: an empty list", key);
+	return rc;
+}
+
+static int parse_dtype(const char *text, int *out)
+{
+	enum ksmm_dtype t;
+	if (ksmm_dtype_parse(text, &t))
+		return -1;
+	*out = (int)t;
+	return 0;
+}
+
+static int parse_layout(const char *text, int *out)
+{
+	enum ksmm_layout l;
+	if (ksmm_layout_parse(text, &l))
+		return -1;
+	*out = (int)l;
+	return 0;
+}
+
 static int read_space(const struct yaml_doc *doc, struct ksmm_space *s, struct sp_err *err)
 {
 	static const char *const sections[] = {"simt", "mma", NULL};
@@ -162,10 +214,13 @@ static int read_space(const struct yaml_doc *doc, struct ksmm_space *s, struct s
 			if (s->nparts == KSMM_SPACE_PARTS_MAX)
 				return yaml_doc_fail(sec, err, "more than %d mappings in the space",
 						 KSMM_SPACE_PARTS_MAX);
-			if (yaml_doc_check_keys(sec, param_names, what, err))
+			if (yaml_doc_check_keys(sec, mapping_keys, what, err))
 				return -1;
 			struct ksmm_space_part *pt = &s->part[s->nparts++];
 			pt->variant = (enum ksmm_variant)v;
+			if (read_names(sec, "dtypes", parse_dtype, 7u, &pt->dtypes, err) ||
+			    read_names(sec, "layouts", parse_layout, 3u, &pt->layouts, err))
+				return -1;
 			pt->count = 1;
 			for (int k = 0; k < KSMM_P_COUNT; k++) {
 				if (read_param(sec, (enum ksmm_param)k, &pt->values[k], &pt->n[k],
@@ -232,12 +287,24 @@ void ksmm_space_free(struct ksmm_space *s)
 	s->count = 0;
 }
 
-void ksmm_space_at(const struct ksmm_space *s, uint64_t i, struct ksmm_config *out)
+/* The mapping configuration i comes from; i becomes its index there. */
+static const struct ksmm_space_part *part_of(const struct ksmm_space *s, uint64_t *i)
 {
 	size_t p = 0;
-	while (p + 1 < s->nparts && i >= s->part[p].count)
-		i -= s->part[p++].count;
-	const struct ksmm_space_part *pt = &s->part[p];
+	while (p + 1 < s->nparts && *i >= s->part[p].count)
+		*i -= s->part[p++].count;
+	return &s->part[p];
+}
+
+int ksmm_space_for(const struct ksmm_space *s, uint64_t i, enum ksmm_dtype t, enum ksmm_layout l)
+{
+	const struct ksmm_space_part *pt = part_of(s, &i);
+	return (pt->dtypes >> t & 1) && (pt->layouts >> l & 1);
+}
+
+void ksmm_space_at(const struct ksmm_space *s, uint64_t i, struct ksmm_config *out)
+{
+	const struct ksmm_space_part *pt = part_of(s, &i);
 	*out = (struct ksmm_config){.variant = pt->variant};
 	for (int k = KSMM_P_COUNT - 1; k >= 0; k--) {
 		size_t n = pt->n[k];

@@ -12,7 +12,9 @@
  *   space.yaml:7: tile_k: range from 64 to 32 holds no value
  * A section is one such mapping, or a list of them (a union of products:
  * a pruned space keeps the points that won somewhere without the product
- * of all their values). The configurations are the Cartesian product of
+ * of all their values). A mapping may also say which dtypes and layouts
+ * its points are for (`dtypes: [fp32]`, `layouts: [bsf]`; all when
+ * absent): a sweep of another skips them. The configurations are the Cartesian product of
  * each mapping, in order, the last key changing fastest; ksmm_space_at
  * gives the i-th, so a sweep can be cut into parts by index. */
 #ifndef SPKIT_KSMM_SPACE_H
@@ -50,6 +52,7 @@ void ksmm_config_set(struct ksmm_config *c, enum ksmm_param k, int v);
 
 struct ksmm_space_part { /* one product */
 	enum ksmm_variant variant;
+	unsigned dtypes, layouts; /* bit 1 << dtype, 1 << layout: whom it is for */
 	int *values[KSMM_P_COUNT];
 	size_t n[KSMM_P_COUNT];
 	uint64_t count;
@@ -70,5 +73,8 @@ void ksmm_space_free(struct ksmm_space *s);
 
 /* Configuration i, 0 <= i < s->count. */
 void ksmm_space_at(const struct ksmm_space *s, uint64_t i, struct ksmm_config *out);
+/* Whether configuration i is for dtype t and layout l (its mapping's
+ * dtypes and layouts keys). */
+int ksmm_space_for(const struct ksmm_space *s, uint64_t i, enum ksmm_dtype t, enum ksmm_layout l);
 
 #endif

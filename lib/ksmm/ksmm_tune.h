@@ -1,6 +1,7 @@
 /* The sweep of `ksmm-tune tune`: every pattern (at its own batch, or at
  * each batch asked for) in every dtype and layout is a job; every
- * configuration of the space that can run a job is timed and checked
+ * configuration of the space that can run a job (and that the space lists
+ * for the job's dtype and layout) is timed and checked
  * against the CPU reference, one CSV row each (ksmm_results.h), appended
  * and flushed as it comes, so a killed sweep resumes where it stopped with
  * no row lost or repeated (sweep/sweep.h). Jobs are dealt round-robin to

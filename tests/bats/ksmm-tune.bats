@@ -250,6 +250,25 @@ EOF
 	assert_only_files "$T" s.yaml
 }
 
+@test "ksmm-tune tune --dry-run: a space's points for some dtypes and layouts, the others skipped" {
+	cat >"$T/s.yaml" <<'EOF'
+simt:
+  - {tile_rows: 32, tile_k: 8, tile_batch: 64, thread_rows: 4, thread_batch: 4, vec: 1, stages: 2, tf32: 0, dtypes: [fp32], layouts: [bsl]}
+  - {tile_rows: 32, tile_k: 8, tile_batch: 64, thread_rows: 4, thread_batch: 4, vec: 1, stages: 2, tf32: 0, tile_d: [2, 4], layouts: [bsf]}
+EOF
+	run "$BIN/$K" tune --pattern 4,64,64,16 --batch 1000 --dtype fp32,fp16 --layout bsf,bsl \
+		--space "$T/s.yaml" --dry-run -q
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 13 ] # 4 jobs x 3 points, a header
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c ',run$')" -eq 5 ] # fp32 bsl 1, bsf 2 + 2
+	printf '%s\n' "${lines[@]}" | grep -q '^1000,4,64,64,16,fp16,bsl,simt,32,8,64,4,4,1,2,0,1,skip: the space lists it for other dtypes or layouts than fp16 bsl$'
+	printf '%s\n' "${lines[@]}" | grep -q '^1000,4,64,64,16,fp16,bsf,simt,32,8,64,4,4,1,2,0,4,run$'
+	# a name it does not know is an error naming the file and line
+	printf 'simt: {tile_rows: 32, tile_k: 8, tile_batch: 64, thread_rows: 4, thread_batch: 4, vec: 1, stages: 2, tf32: 0, layouts: [col]}\n' >"$T/bad.yaml"
+	run "$BIN/$K" tune --pattern 4,64,64,16 --space "$T/bad.yaml" --dry-run -q
+	assert_error 1 $K "bad.yaml:1: layouts: unknown 'col'"
+}
+
 @test "ksmm-tune tune --dry-run: batches, dtypes, layouts, a pattern's own batch, parts" {
 	cat >"$T/s.yaml" <<'EOF'
 simt: {tile_rows: 32, tile_k: 8, tile_batch: 64, thread_rows: 4, thread_batch: 4, vec: 1, stages: 2, tf32: 0}

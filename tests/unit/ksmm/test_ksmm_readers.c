@@ -160,6 +160,21 @@ static void test_space_enumeration(void **state)
 	assert_int_equal(c.tile_rows, 8);
 	assert_int_equal(c.stages, 3);
 	assert_int_equal(c.tile_d, 4);
+	/* for every dtype and layout when not said */
+	assert_true(ksmm_space_for(&s, 49, KSMM_BF16, KSMM_BS_LAST));
+	ksmm_space_free(&s);
+	/* whom a mapping's points are for */
+	assert_int_equal(read_space("simt:\n  - " SIMT_KEYS_AT("    ") "    dtypes: [fp32]\n"
+				    "    layouts: [bsl]\n  - " SIMT_KEYS_AT("    ")
+				    "    layouts: [bsf]\n",
+				    &s, &e),
+			 0);
+	assert_int_equal(s.count, 96);
+	assert_true(ksmm_space_for(&s, 47, KSMM_F32, KSMM_BS_LAST));
+	assert_false(ksmm_space_for(&s, 47, KSMM_F16, KSMM_BS_LAST));
+	assert_false(ksmm_space_for(&s, 47, KSMM_F32, KSMM_BS_FIRST));
+	assert_true(ksmm_space_for(&s, 48, KSMM_F16, KSMM_BS_FIRST));
+	assert_false(ksmm_space_for(&s, 95, KSMM_F16, KSMM_BS_LAST));
 	ksmm_space_free(&s);
 
 	assert_int_equal(ksmm_space_default(&s, &e), 0);
@@ -174,13 +189,15 @@ static void test_space_bad(void **state)
 	} cases[] = {
 		{"simt:\n  " SIMT_KEYS "  tile_m: 4\n",
 		 "s.yaml:10: unknown key 'tile_m' in section simt (expected tile_rows, tile_k, "
-		 "tile_batch, thread_rows, thread_batch, vec, stages, tf32, tile_d)"},
+		 "tile_batch, thread_rows, thread_batch, vec, stages, tf32, tile_d, dtypes, layouts)"},
 		{"simd:\n  " SIMT_KEYS, "s.yaml:2: unknown key 'simd' in the space (expected simt, mma)"},
 		{"simt:\n  tile_rows: 16\n", "s.yaml:2: missing key 'tile_k'"},
 		{"simt:\n  " SIMT_KEYS "  vec: 4\n", "s.yaml:"},
 		{"{}\n", "s.yaml:1: no section (expected simt, mma or both)"},
 		{"", "s.yaml: empty document"},
 		{"simt: []\n", "s.yaml:1: section simt: an empty list holds no configuration"},
+		{"simt:\n  " SIMT_KEYS "  dtypes: [fp32, fp8]\n", "s.yaml:10: dtypes: unknown 'fp8'"},
+		{"simt:\n  " SIMT_KEYS "  layouts: []\n", "s.yaml:10: layouts: an empty list"},
 		{"simt: [4]\n", "s.yaml:1: section simt: expected a mapping of parameters or a list"},
 		{"simt:\n  - " SIMT_KEYS_AT("    ") "  - {tile_rows: 16}\n",
 		 "s.yaml:10: missing key 'tile_k'"},
