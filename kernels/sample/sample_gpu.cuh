@@ -78,6 +78,17 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 	return __float2bfloat16_rn(x);
 }
 
+/* gelu, erf form (F.gelu's default), and its derivative Phi(x) + x phi(x). */
+static __device__ __forceinline__ float gelu_f(float x)
+{
+	return x * (0.5f * (1.0f + erff(x * 0.70710678118654752f)));
+}
+static __device__ __forceinline__ float gelu_grad_f(float x)
+{
+	const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+	return cdf + x * expf(-0.5f * x * x) * 0.39894228040143268f;
+}
+
 /* V elements moved as one load or store: 16 bytes when V = 16 / sizeof(T). */
 template <typename T, int V> struct alignas(sizeof(T) * V) vec {
 	T v[V];

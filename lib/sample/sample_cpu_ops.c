@@ -55,8 +55,10 @@ static int cpu_setup(sample_layout_fn layout, const int64_t *shape, enum sample_
 SAMPLE_OP_LIST(CPU_SETUP)
 #undef CPU_SETUP
 
-/* The residual sum has no backward (its gradient passes through). */
+/* The residual sum has no backward (its gradient passes through); the
+ * optimizer step is one call. */
 #define sample_ref_res_add_backward NULL
+#define sample_ref_adam_backward NULL
 
 #define CPU_ENTRY(id, ncol, cols, check, family)                                              \
 	{#id, ncol, cols, check, setup_##id, sample_ref_##family##_forward,                    \

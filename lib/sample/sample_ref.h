@@ -8,6 +8,7 @@
 #ifndef SPKIT_SAMPLE_REF_H
 #define SPKIT_SAMPLE_REF_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "core/err.h"
@@ -27,8 +28,20 @@ SAMPLE_REF_DECLARE(softmax)
 SAMPLE_REF_DECLARE(causal_softmax)
 SAMPLE_REF_DECLARE(fillmask)
 SAMPLE_REF_DECLARE(batched)
+SAMPLE_REF_DECLARE(moe)
 #undef SAMPLE_REF_DECLARE
 int sample_ref_res_add_forward(void *state, struct sp_err *err);
+int sample_ref_adam_forward(void *state, struct sp_err *err);
+
+/* gelu, erf form (F.gelu's default), and its derivative Phi(x) + x phi(x). */
+static inline double sample_ref_gelu(double x)
+{
+	return 0.5 * x * (1.0 + erf(x * M_SQRT1_2));
+}
+static inline double sample_ref_gelu_grad(double x)
+{
+	return 0.5 * (1.0 + erf(x * M_SQRT1_2)) + x * exp(-0.5 * x * x) * (M_2_SQRTPI * M_SQRT1_2 * 0.5);
+}
 
 /* A tensor's host data. */
 static inline float *sample_ref_values(const struct sample_state *st, int i)

@@ -39,13 +39,24 @@ extern "C" {
 	X(fillmask, 5, sample_cols_mp_b_h_l_dim, sample_check_heads, fillmask)               \
 	X(baddbmm, 5, sample_cols_mp_b_h_l_dim, sample_check_heads, batched)                 \
 	X(bmm, 5, sample_cols_mp_b_h_l_dim, sample_check_heads, batched)                     \
-	X(ScaledUpperTriangMaskedSoftmax, 4, sample_cols_mp_b_h_l, sample_check_h_mp, causal_softmax)
+	X(ScaledUpperTriangMaskedSoftmax, 4, sample_cols_mp_b_h_l, sample_check_h_mp, causal_softmax) \
+	SAMPLE_OP_LIST_TRAIN(X)
+
+/* The mixture-of-experts layer and the optimizer steps of a pipeline stage
+ * (sample_spec_train.c). */
+#define SAMPLE_OP_LIST_TRAIN(X)                                                              \
+	X(moe, 7, sample_cols_moe, sample_check_moe, moe)                                     \
+	X(firstStage_optimizer, 3, sample_cols_mp_dim_encoders, sample_check_stage, adam)    \
+	X(middleStage_optimizer, 3, sample_cols_mp_dim_encoders, sample_check_stage, adam)   \
+	X(lastStage_optimizer, 3, sample_cols_mp_dim_encoders, sample_check_stage, adam)
 
 extern const char *const sample_cols_b_l_dim[];
 extern const char *const sample_cols_mp_b_l[];
 extern const char *const sample_cols_mp_b_l_dim[];
 extern const char *const sample_cols_mp_b_h_l[];
 extern const char *const sample_cols_mp_b_h_l_dim[];
+extern const char *const sample_cols_moe[];
+extern const char *const sample_cols_mp_dim_encoders[];
 
 /* Every check: each column at least 1, and the columns small enough that
  * no tensor's element count can overflow. Then what the name adds. */
@@ -61,6 +72,14 @@ int sample_check_heads(const int64_t *shape, struct sp_err *why);
 /* sample_check_heads and an even head size (dim / h): the rotation pairs
  * element i with element i + dim/h/2. */
 int sample_check_rope(const int64_t *shape, struct sp_err *why);
+/* mp, b, l, dim, moe_num_experts, intermediate_size, top_k: estimate-train-time's
+ * refusals (dim and the experts divisible by mp, mp top_k at most the experts,
+ * intermediate_size at most 4 dim), and l and intermediate_size divisible by
+ * mp (each rank holds l/mp tokens and intermediate_size/mp of each expert). */
+int sample_check_moe(const int64_t *shape, struct sp_err *why);
+/* mp, dim, encoders: dim divisible by mp, and the stage's parameter count
+ * (sample_stage_params) small enough that its bytes do not overflow. */
+int sample_check_stage(const int64_t *shape, struct sp_err *why);
 
 /* The vocabulary every operator with one uses, and its padded partition:
  * ceil(50257 / (128 mp)) * 128 rows. */
@@ -77,10 +96,11 @@ enum sample_stage { SAMPLE_INPUT, SAMPLE_FORWARD, SAMPLE_BACKWARD };
 /* How setup fills it: random (sample_rand.h), or RoPE's inverse frequencies
  * 1 / 10000^(2i / head_size), i < head_size / 2, as Megatron-LM's
  * RotaryEmbedding (base 10000) makes them, in fp32. */
-enum sample_fill { SAMPLE_RANDOM, SAMPLE_ROPE_FREQ };
+enum sample_fill { SAMPLE_RANDOM, SAMPLE_ROPE_FREQ, SAMPLE_RANDOM_ABS };
+/* SAMPLE_RANDOM_ABS: |random|, in [0, scale) (Adam's second moments). */
 
 #define SAMPLE_NONE (-1)
-#define SAMPLE_MAX_TENSORS 10
+#define SAMPLE_MAX_TENSORS 16
 
 struct sample_tensor {
 	const char *name;
@@ -103,6 +123,7 @@ struct sample_dims {
 	int64_t m, n, k; /* GEMMs, row-major: C[m][n] = A[m][k] B[k][n] */
 	int64_t seq;   /* l: the position a row or a head vector is at is (row / (rows / seq)) */
 	int64_t vocab; /* padded vocabulary partition */
+	int64_t experts, topk; /* moe: experts, and the experts each token goes to */
 };
 
 /* An operator's state on either side starts with this, so code that works on
@@ -128,12 +149,44 @@ enum { XENT_LOGITS, XENT_TARGET, XENT_LOSS, XENT_LSE, XENT_DLOSS, XENT_DLOGITS }
 enum { SM_X, SM_Y, SM_DY, SM_DX };
 enum { MASK_S, MASK_G }; /* fillmask: both in place */
 enum { MM_A, MM_B, MM_C, MM_DC, MM_DA, MM_DB };   /* bmm, baddbmm: C = A B */
+/* moe: tokens (T of them) in x, routed to top_k of the experts; the pairs
+ * (token, choice) in expert-major order (stable in token order) are the
+ * rows of H and Y. */
+enum {
+	MOE_X, MOE_WR, MOE_W1, MOE_W2, MOE_OUT, MOE_PROBS, MOE_GATE, MOE_EXPERT, MOE_H, MOE_Y,
+	MOE_DOUT, MOE_DX, MOE_DWR, MOE_DW1, MOE_DW2
+};
+/* The optimizer steps: one flat buffer of the stage's parameters. */
+enum { ADAM_MASTER, ADAM_M, ADAM_V, ADAM_GRAD, ADAM_WEIGHT };
+/* The step estimate-train-time times (DeepSpeed's FusedAdam): lr 1e-3,
+ * betas (0.9, 0.999), eps 1e-8, no weight decay; every call is step 1 (its
+ * bias corrections), so a timed run and a test's single run do the same. */
+#define SAMPLE_ADAM_LR 1e-3
+#define SAMPLE_ADAM_BETA1 0.9
+#define SAMPLE_ADAM_BETA2 0.999
+#define SAMPLE_ADAM_EPS 1e-8
 
 /* One layout per operator, named sample_layout_<kernel_name>. */
 #define SAMPLE_DECLARE_LAYOUT(id, ncol, cols, check, family) \
 	void sample_layout_##id(const int64_t *shape, struct sample_state *st);
 SAMPLE_OP_LIST(SAMPLE_DECLARE_LAYOUT)
 #undef SAMPLE_DECLARE_LAYOUT
+
+/* The parameters a pipeline stage of the GPT model holds on one of mp
+ * tensor-parallel ranks (shape: mp, dim, encoders; which: 'f'irst,
+ * 'm'iddle or 'l'ast): see sample_spec_train.c. */
+int64_t sample_stage_params(const char *which, const int64_t *shape);
+
+/* For checks and layouts outside sample_spec.c: the columns' common check
+ * (each at least 1, no count overflows), divisibility, start an empty state, append a tensor
+ * (values in [-1, 1)), returning its index. */
+int sample_check_columns(const int64_t *shape, int n, const char *const *names,
+			 struct sp_err *why);
+int sample_check_divides(int64_t a, const char *an, int64_t b, const char *bn,
+			 struct sp_err *why);
+void sample_spec_start(struct sample_state *st);
+int sample_spec_add(struct sample_state *st, const char *name, int64_t count,
+		    enum sample_kind kind, enum sample_stage stage);
 
 /* Whether the operator has a backward (res_add has none: the gradient of a
  * sum is passed through, no kernel runs). */

@@ -22,7 +22,7 @@
 /* A small shape per operator: sizes that are no power of two. */
 static const struct {
 	const char *name;
-	int64_t shape[5];
+	int64_t shape[7];
 } small[] = {
 	{"embedding", {2, 2, 3, 5}},
 	{"layernorm", {2, 3, 7}},
@@ -41,6 +41,12 @@ static const struct {
 	{"baddbmm", {1, 2, 2, 5, 6}},
 	{"bmm", {1, 2, 2, 5, 6}},
 	{"ScaledUpperTriangMaskedSoftmax", {2, 2, 4, 5}},
+	/* top_k = the experts: every token takes every expert, so the finite
+	 * differences never cross a change of route. */
+	{"moe", {1, 2, 3, 5, 3, 6, 3}},
+	{"firstStage_optimizer", {2, 6, 1}},
+	{"middleStage_optimizer", {1, 5, 2}},
+	{"lastStage_optimizer", {3, 3, 1}},
 };
 #define NSMALL (sizeof small / sizeof small[0])
 
@@ -67,7 +73,7 @@ static void test_table(void **unused)
 		const struct sample_op *op = sample_cpu_op(sample_op_names[n]);
 		assert_non_null(op);
 		assert_string_equal(op->name, sample_op_names[n]);
-		assert_true(op->nshape >= 3 && op->nshape <= 5);
+		assert_true(op->nshape >= 3 && op->nshape <= 7);
 		assert_true((op->backward == NULL) == !sample_has_backward(op->name));
 	}
 	assert_int_equal(n, NSMALL);
@@ -106,7 +112,17 @@ static void test_checks(void **unused)
 	expect_refusal("RoPE", (int64_t[]){1, 1, 4, 8, 12}, "head size dim/h = 3 is odd");
 	expect_refusal("layernorm", (int64_t[]){0, 8, 8}, "b 0 is below 1");
 	expect_refusal("res_add", (int64_t[]){1 << 20, 1 << 20, 1 << 20}, "too large");
+	expect_refusal("moe", (int64_t[]){2, 1, 8, 6, 5, 4, 1}, "moe_num_experts 5 not divisible by mp 2");
+	expect_refusal("moe", (int64_t[]){2, 1, 8, 6, 4, 4, 3}, "mp 2 times top_k 3 is above");
+	expect_refusal("moe", (int64_t[]){1, 1, 8, 6, 4, 25, 1}, "intermediate_size 25 is above 4 dim");
+	expect_refusal("moe", (int64_t[]){2, 1, 7, 6, 4, 4, 1}, "l 7 not divisible by mp 2");
+	expect_refusal("moe", (int64_t[]){2, 1, 8, 6, 4, 5, 1}, "intermediate_size 5 not divisible");
+	expect_refusal("lastStage_optimizer", (int64_t[]){3, 8, 1}, "dim 8 not divisible by mp 3");
+	expect_refusal("middleStage_optimizer", (int64_t[]){1, (int64_t)1 << 28, 1},
+		       "parameter count overflows");
 	struct sp_err e;
+	assert_int_equal(sample_cpu_op("moe")->check((int64_t[]){8, 8, 5120, 8192, 64, 8192, 8},
+						     &e), 0);
 	assert_int_equal(sample_cpu_op("linear_final")->check((int64_t[]){3, 1, 1, 7}, &e), 0);
 	assert_int_equal(sample_cpu_op("fillmask")->check((int64_t[]){2, 4, 16, 1024, 2048}, &e), 0);
 	/* The largest collect shapes pass. */
@@ -134,6 +150,27 @@ static void test_vocab_and_layouts(void **unused)
 	assert_true(st.d.rows == 5 * 3 * 4 && st.d.cols == 32 && st.t[ROPE_FREQ].count == 16);
 }
 
+/* A Megatron-LM GPT layer on one of mp ranks holds 12 dim^2/mp + 7 dim/mp +
+ * 6 dim parameters; the first stage adds the vocabulary partition's
+ * embedding, the last the final LayerNorm and the LM head. */
+static void test_stage_params(void **unused)
+{
+	assert_int_equal(sample_stage_params("middle", (int64_t[]){1, 4, 1}), 12 * 16 + 28 + 24);
+	assert_int_equal(sample_stage_params("middle", (int64_t[]){2, 8, 3}), 3 * (384 + 28 + 48));
+	assert_int_equal(sample_stage_params("first", (int64_t[]){2, 8, 1}), 460 + 25216 * 8);
+	assert_int_equal(sample_stage_params("last", (int64_t[]){2, 8, 1}), 460 + 16 + 25216 * 8);
+	/* GPT-3 2.7B-like: dim 2560, 32 layers, mp 1: 2.5e9 in the middle. */
+	assert_int_equal(sample_stage_params("middle", (int64_t[]){1, 2560, 32}),
+			 32 * (12LL * 2560 * 2560 + 13 * 2560));
+	struct sample_state st;
+	sample_layout_lastStage_optimizer((int64_t[]){2, 8, 1}, &st);
+	assert_int_equal(st.t[ADAM_MASTER].count, 460 + 16 + 25216 * 8);
+	assert_int_equal(st.t[ADAM_V].fill, SAMPLE_RANDOM_ABS);
+	sample_layout_moe((int64_t[]){2, 3, 8, 16, 4, 12, 2}, &st);
+	assert_true(st.d.rows == 12 && st.d.m == 24 && st.d.n == 6 && st.d.experts == 4);
+	assert_int_equal(st.t[MOE_W1].count, 4 * 6 * 16);
+}
+
 static void test_inputs_repeat(void **unused)
 {
 	int64_t shape[] = {2, 3, 7};
@@ -155,6 +192,37 @@ static void run(const char *name, struct sample_state *st, int backward)
 	const struct sample_op *op = sample_cpu_op(name);
 	struct sp_err e;
 	assert_int_equal(backward ? op->backward(st, &e) : op->forward(st, &e), 0);
+}
+
+/* Four tokens, four experts, top 2: token t points at expert t alone, so it
+ * takes expert t first and then the lowest other (ties go to the lower
+ * index): expert 0 gets every token, in token order (rows 0-3), expert 1
+ * tokens 0 and 1 (rows 4, 5), experts 2 and 3 one each. */
+static void test_moe_routing(void)
+{
+	const int64_t shape[] = {1, 1, 4, 4, 4, 8, 2};
+	struct sample_state *st = setup("moe", shape, SAMPLE_FP32);
+	float *x = values(st, MOE_X), *wr = values(st, MOE_WR), *w1 = values(st, MOE_W1);
+	for (int i = 0; i < 16; i++)
+		x[i] = wr[i] = i % 5 == 0 ? 1.0f : 0.0f;
+	run("moe", st, 0);
+	const int32_t *expert = st->t[MOE_EXPERT].data;
+	const int32_t want[] = {0, 1, 1, 0, 2, 0, 3, 0};
+	assert_memory_equal(expert, want, sizeof want);
+	const float *probs = values(st, MOE_PROBS), *gate = values(st, MOE_GATE);
+	assert_float_equal(probs[0], exp(1) / (exp(1) + 3), 1e-6);
+	assert_float_equal(gate[1], 1 / (exp(1) + 3), 1e-6);
+	/* Row 5 is expert 1's token 1: h = x_1 . w1[1][f] = w1[1][f][1]. */
+	for (int f = 0; f < 8; f++) {
+		assert_float_equal(values(st, MOE_H)[5 * 8 + f], w1[(8 + f) * 4 + 1], 1e-7);
+		assert_float_equal(values(st, MOE_H)[2 * 8 + f], w1[f * 4 + 2], 1e-7);
+	}
+	/* out = gate-weighted rows of Y: token 3 takes rows 7 (expert 3) and 3. */
+	const float *y = values(st, MOE_Y), *out = values(st, MOE_OUT);
+	for (int d = 0; d < 4; d++)
+		assert_float_equal(out[12 + d], (double)gate[6] * y[28 + d] + (double)gate[7] * y[12 + d],
+				   1e-6);
+	sample_cpu_op("moe")->teardown(st);
 }
 
 static void test_known_values(void **unused)
@@ -226,6 +294,22 @@ static void test_known_values(void **unused)
 	int32_t id = ((int32_t *)st->t[EMB_IDS].data)[5];
 	assert_memory_equal(values(st, EMB_Y) + 20, values(st, EMB_W) + id * 4, 4 * sizeof(float));
 	sample_cpu_op("embedding")->teardown(st);
+
+	/* Adam's first step from m = v = 0 with g = 1 moves p by lr: m' = 0.1,
+	 * v' = 0.001, both bias-corrected to 1. The second moments start >= 0. */
+	st = setup("middleStage_optimizer", (int64_t[]){1, 4, 1}, SAMPLE_BF16);
+	for (int64_t i = 0; i < st->t[ADAM_V].count; i++)
+		assert_true(values(st, ADAM_V)[i] >= 0);
+	values(st, ADAM_MASTER)[0] = 0.5f;
+	values(st, ADAM_M)[0] = values(st, ADAM_V)[0] = 0;
+	values(st, ADAM_GRAD)[0] = 1;
+	run("middleStage_optimizer", st, 0);
+	assert_float_equal(values(st, ADAM_MASTER)[0], 0.499, 1e-7);
+	assert_float_equal(values(st, ADAM_M)[0], 0.1, 1e-8);
+	assert_float_equal(values(st, ADAM_WEIGHT)[0], sample_round(SAMPLE_BF16, 0.499), 0);
+	sample_cpu_op("middleStage_optimizer")->teardown(st);
+
+	test_moe_routing();
 
 	/* bmm: a 1 x 2 times 2 x 1 product. */
 	st = setup("bmm", (int64_t[]){1, 1, 1, 2, 1}, SAMPLE_FP32);
@@ -324,6 +408,7 @@ int main(void)
 		cmocka_unit_test(test_precision),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_vocab_and_layouts),
+		cmocka_unit_test(test_stage_params),
 		cmocka_unit_test(test_inputs_repeat),
 		cmocka_unit_test(test_known_values),
 		cmocka_unit_test(test_finite_differences),
