@@ -47,9 +47,11 @@ SAMPLE_GPU_DECLARE(causal_softmax)
 SAMPLE_GPU_DECLARE(fillmask)
 SAMPLE_GPU_DECLARE(batched)
 SAMPLE_GPU_DECLARE(moe)
+SAMPLE_GPU_DECLARE(maxk)
 #undef SAMPLE_GPU_DECLARE
 int sample_gpu_adam_forward(void *state, struct sp_err *err);
 int sample_gpu_moe_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_maxk_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_res_add_forward(void *state, struct sp_err *err);
 int sample_gpu_embedding_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_norm_prepare(struct sample_gpu_state *st, struct sp_err *err);

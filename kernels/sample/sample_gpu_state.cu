@@ -82,6 +82,7 @@ int sample_gpu_setup(sample_layout_fn layout, sample_gpu_prepare_fn prepare, con
 		return sp_fail(err, "out of memory for an operator's state");
 	layout(shape, &st->s);
 	st->s.p = p;
+	st->s.seed = seed;
 	/* The kernels launch a block (or a row of blocks) a row of the 2-D view:
 	 * grid.x is at most 2^31 - 1. */
 	if (st->s.d.rows > INT32_MAX) {

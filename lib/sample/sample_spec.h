@@ -48,7 +48,12 @@ extern "C" {
 	X(moe, 7, sample_cols_moe, sample_check_moe, moe)                                     \
 	X(firstStage_optimizer, 3, sample_cols_mp_dim_encoders, sample_check_stage, adam)    \
 	X(middleStage_optimizer, 3, sample_cols_mp_dim_encoders, sample_check_stage, adam)   \
-	X(lastStage_optimizer, 3, sample_cols_mp_dim_encoders, sample_check_stage, adam)
+	X(lastStage_optimizer, 3, sample_cols_mp_dim_encoders, sample_check_stage, adam)    \
+	SAMPLE_OP_LIST_KERNELS(X)
+
+/* spkit's own kernels as operators (sample_spec_kernels.c). */
+#define SAMPLE_OP_LIST_KERNELS(X) \
+	X(maxk_spmm, 4, sample_cols_maxk, sample_check_maxk, maxk)
 
 extern const char *const sample_cols_b_l_dim[];
 extern const char *const sample_cols_mp_b_l[];
@@ -57,6 +62,7 @@ extern const char *const sample_cols_mp_b_h_l[];
 extern const char *const sample_cols_mp_b_h_l_dim[];
 extern const char *const sample_cols_moe[];
 extern const char *const sample_cols_mp_dim_encoders[];
+extern const char *const sample_cols_maxk[];
 
 /* Every check: each column at least 1, and the columns small enough that
  * no tensor's element count can overflow. Then what the name adds. */
@@ -80,6 +86,9 @@ int sample_check_moe(const int64_t *shape, struct sp_err *why);
 /* mp, dim, encoders: dim divisible by mp, and the stage's parameter count
  * (sample_stage_params) small enough that its bytes do not overflow. */
 int sample_check_stage(const int64_t *shape, struct sp_err *why);
+/* nodes, degree, hidden, k: degree below nodes (a simple graph), k at most
+ * hidden, hidden at most 1024 (the GPU's top-k keeps a row in registers). */
+int sample_check_maxk(const int64_t *shape, struct sp_err *why);
 
 /* The vocabulary every operator with one uses, and its padded partition:
  * ceil(50257 / (128 mp)) * 128 rows. */
@@ -133,6 +142,7 @@ struct sample_state {
 	struct sample_tensor t[SAMPLE_MAX_TENSORS];
 	struct sample_dims d;
 	enum sample_precision p;
+	uint64_t seed; /* of the inputs, for what a family makes beyond them (graphs) */
 };
 
 /* Fill `st` (tensors without data, dims) for one checked shape. */
@@ -156,6 +166,9 @@ enum {
 	MOE_X, MOE_WR, MOE_W1, MOE_W2, MOE_OUT, MOE_PROBS, MOE_GATE, MOE_EXPERT, MOE_H, MOE_Y,
 	MOE_DOUT, MOE_DX, MOE_DWR, MOE_DW1, MOE_DW2
 };
+/* maxk_spmm: Y = A maxk(X) over a power-law graph A (sample_maxk_graph),
+ * the kept values (n x k), and dX = the kept positions of A^T dY. All fp32. */
+enum { MAXK_X, MAXK_KEPT, MAXK_Y, MAXK_DY, MAXK_DX };
 /* The optimizer steps: one flat buffer of the stage's parameters. */
 enum { ADAM_MASTER, ADAM_M, ADAM_V, ADAM_GRAD, ADAM_WEIGHT };
 /* The step estimate-train-time times (DeepSpeed's FusedAdam): lr 1e-3,
@@ -176,6 +189,14 @@ SAMPLE_OP_LIST(SAMPLE_DECLARE_LAYOUT)
  * tensor-parallel ranks (shape: mp, dim, encoders; which: 'f'irst,
  * 'm'iddle or 'l'ast): see sample_spec_train.c. */
 int64_t sample_stage_params(const char *which, const int64_t *shape);
+
+/* maxk_spmm's graph, the same on both sides: powerlaw:nodes=N,edges=N
+ * degree (lib/sparse/graph_gen.h, log-normal degrees of sigma 1), from the
+ * state's seed, with GraphSAGE's mean edge values 1/deg(row) (*vals, nnz,
+ * malloc'd). */
+struct csr;
+int sample_maxk_graph(const struct sample_state *st, struct csr *g, float **vals,
+		      struct sp_err *err);
 
 /* For checks and layouts outside sample_spec.c: the columns' common check
  * (each at least 1, no count overflows), divisibility, start an empty state, append a tensor

@@ -74,3 +74,20 @@ YML
 	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/lastStage_optimizer.yml" --device cpu --run get_one --shape 3,16,1
 	assert_error 1 $K "lastStage_optimizer \[3, 16, 1\]: dim 16 not divisible by mp 3$"
 }
+
+@test "maxk_spmm: the test config sweeps; refused graphs and widths are skipped with the reason" {
+	cd "$T"
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/maxk_spmm.yml" --device cpu
+	[ "$status" -eq 0 ]
+	[[ $output == *"maxk_spmm_fp16: part 1 of 1, 16 shapes: 16 measured, 0 skipped, 0 failed"* ]]
+	csv=$(ls sampling_data/*_maxk_spmm_fp16_1_1.csv)
+	[ "$(head -1 "$csv")" = "nodes,degree,hidden,k,F_dur(us),B_dur(us)" ]
+	[ "$(rows "$csv" | cut -d, -f1-4 | head -2 | tr '\n' ' ')" = "64,2,8,2 64,2,8,4 " ]
+	cfg=$REPO/configs/kernel_sampling/test/maxk_spmm.yml
+	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 8,8,16,4
+	assert_error 1 $K "maxk_spmm \[8, 8, 16, 4\]: degree 8 is not below nodes 8 \(no self-loops or repeats\)$"
+	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,2,16,17
+	assert_error 1 $K "maxk_spmm \[64, 2, 16, 17\]: k 17 is above hidden 16$"
+	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,2,2048,4
+	assert_error 1 $K "maxk_spmm \[64, 2, 2048, 4\]: hidden 2048 is above 1024$"
+}

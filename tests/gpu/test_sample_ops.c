@@ -60,6 +60,9 @@ static const struct op_case cases[] = {
 	{"firstStage_optimizer", {{1, 64, 1}, {2, 24, 2}}},
 	{"middleStage_optimizer", {{2, 72, 3}, {1, 13, 1}}},
 	{"lastStage_optimizer", {{8, 24, 2}, {1, 13, 1}}},
+	/* 8- and 16-bit column indices (hidden up to 256, above), k odd, rows
+	 * longer than a work item (degree 40 with sigma-1 log-normal tails). */
+	{"maxk_spmm", {{1000, 8, 64, 7}, {3000, 40, 300, 32}, {50, 3, 5, 5}}},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 

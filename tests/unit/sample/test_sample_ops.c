@@ -11,11 +11,13 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sample/sample_op.h"
 #include "sample/sample_rand.h"
 #include "sample/sample_spec.h"
+#include "sparse/csr.h"
 
 #define SEED 27
 
@@ -47,6 +49,9 @@ static const struct {
 	{"firstStage_optimizer", {2, 6, 1}},
 	{"middleStage_optimizer", {1, 5, 2}},
 	{"lastStage_optimizer", {3, 3, 1}},
+	/* k = hidden: every entry kept, so no finite difference crosses a change
+	 * of the kept set. */
+	{"maxk_spmm", {9, 3, 5, 5}},
 };
 #define NSMALL (sizeof small / sizeof small[0])
 
@@ -118,6 +123,9 @@ static void test_checks(void **unused)
 	expect_refusal("moe", (int64_t[]){2, 1, 7, 6, 4, 4, 1}, "l 7 not divisible by mp 2");
 	expect_refusal("moe", (int64_t[]){2, 1, 8, 6, 4, 5, 1}, "intermediate_size 5 not divisible");
 	expect_refusal("lastStage_optimizer", (int64_t[]){3, 8, 1}, "dim 8 not divisible by mp 3");
+	expect_refusal("maxk_spmm", (int64_t[]){10, 10, 8, 2}, "degree 10 is not below nodes 10");
+	expect_refusal("maxk_spmm", (int64_t[]){10, 2, 2000, 2}, "hidden 2000 is above 1024");
+	expect_refusal("maxk_spmm", (int64_t[]){10, 2, 8, 9}, "k 9 is above hidden 8");
 	expect_refusal("middleStage_optimizer", (int64_t[]){1, (int64_t)1 << 28, 1},
 		       "parameter count overflows");
 	struct sp_err e;
@@ -225,6 +233,39 @@ static void test_moe_routing(void)
 	sample_cpu_op("moe")->teardown(st);
 }
 
+/* maxk_spmm keeps the k largest of each row (ascending columns) and
+ * averages them over each node's neighbours (mean edge values 1/deg). */
+static void test_maxk_values(void)
+{
+	const int64_t shape[] = {6, 2, 5, 2};
+	struct sample_state *st = setup("maxk_spmm", shape, SAMPLE_FP32);
+	float *x = values(st, MAXK_X);
+	const float row0[] = {0.125f, 0.5f, -0.25f, 0.75f, 0.25f};
+	memcpy(x, row0, sizeof row0);
+	run("maxk_spmm", st, 0);
+	assert_true(values(st, MAXK_KEPT)[0] == 0.5f && values(st, MAXK_KEPT)[1] == 0.75f);
+	struct csr g;
+	float *vals;
+	struct sp_err e;
+	assert_int_equal(sample_maxk_graph(st, &g, &vals, &e), 0);
+	assert_int_equal(g.nnz, 12);
+	for (int64_t r = 0; r < 6; r++)
+		for (int c = 0; c < 5; c++) {
+			double want = 0;
+			for (int64_t i = g.indptr[r]; i < g.indptr[r + 1]; i++) {
+				const float *xj = x + (int64_t)g.indices[i] * 5;
+				int above = 0; /* entries of the row that beat column c */
+				for (int o = 0; o < 5; o++)
+					above += xj[o] > xj[c] || (xj[o] == xj[c] && o < c);
+				want += above < 2 ? (double)vals[i] * xj[c] : 0;
+			}
+			assert_float_equal(values(st, MAXK_Y)[r * 5 + c], want, 1e-6);
+		}
+	csr_free(&g);
+	free(vals);
+	sample_cpu_op("maxk_spmm")->teardown(st);
+}
+
 static void test_known_values(void **unused)
 {
 	struct sample_state *st = setup("layernorm", (int64_t[]){1, 1, 4}, SAMPLE_FP32);
@@ -310,6 +351,7 @@ static void test_known_values(void **unused)
 	sample_cpu_op("middleStage_optimizer")->teardown(st);
 
 	test_moe_routing();
+	test_maxk_values();
 
 	/* bmm: a 1 x 2 times 2 x 1 product. */
 	st = setup("bmm", (int64_t[]){1, 1, 1, 2, 1}, SAMPLE_FP32);

@@ -1,0 +1,60 @@
+/* spkit's own kernels as kernel-sample operators (sample_spec.h): shapes,
+ * checks, layouts and the inputs beyond the tensors (the graph). */
+#include <stdlib.h>
+
+#include "maxk/maxk_ref.h"
+#include "sample/sample_spec.h"
+#include "sparse/graph_gen.h"
+
+const char *const sample_cols_maxk[] = {"nodes", "degree", "hidden", "k"};
+
+int sample_check_maxk(const int64_t *shape, struct sp_err *why)
+{
+	const int64_t nodes = shape[0], degree = shape[1], hidden = shape[2], k = shape[3];
+	if (sample_check_columns(shape, 4, sample_cols_maxk, why))
+		return -1;
+	if (nodes > INT32_MAX - 1 || nodes * degree > INT32_MAX)
+		return sp_fail(why, "nodes %lld with degree %lld: more than 2^31 - 1 edges or nodes",
+			       (long long)nodes, (long long)degree);
+	if (degree >= nodes)
+		return sp_fail(why, "degree %lld is not below nodes %lld (no self-loops or repeats)",
+			       (long long)degree, (long long)nodes);
+	if (hidden > 1024)
+		return sp_fail(why, "hidden %lld is above 1024", (long long)hidden);
+	if (k > hidden)
+		return sp_fail(why, "k %lld is above hidden %lld", (long long)k, (long long)hidden);
+	return 0;
+}
+
+void sample_layout_maxk_spmm(const int64_t *shape, struct sample_state *st)
+{
+	const int64_t n = shape[0], h = shape[2], k = shape[3];
+	sample_spec_start(st);
+	st->d.rows = n;
+	st->d.cols = h;
+	st->d.k = k;
+	st->d.m = n * shape[1]; /* edges */
+	sample_spec_add(st, "x", n * h, SAMPLE_STATS, SAMPLE_INPUT);
+	sample_spec_add(st, "kept", n * k, SAMPLE_STATS, SAMPLE_FORWARD);
+	sample_spec_add(st, "y", n * h, SAMPLE_STATS, SAMPLE_FORWARD);
+	sample_spec_add(st, "dy", n * h, SAMPLE_STATS, SAMPLE_INPUT);
+	sample_spec_add(st, "dx", n * h, SAMPLE_STATS, SAMPLE_BACKWARD);
+	st->t[MAXK_X].grad = MAXK_DX;
+	st->t[MAXK_Y].upstream = MAXK_DY;
+}
+
+int sample_maxk_graph(const struct sample_state *st, struct csr *g, float **vals,
+		      struct sp_err *err)
+{
+	struct graph_spec spec = {"powerlaw", st->d.rows, st->d.m, 1.0, st->seed};
+	*vals = NULL;
+	if (graph_gen(&spec, g, err))
+		return -1;
+	*vals = malloc((size_t)(g->nnz ? g->nnz : 1) * sizeof **vals);
+	if (!*vals) {
+		csr_free(g);
+		return sp_fail(err, "out of memory for %lld edge values", (long long)g->nnz);
+	}
+	edge_values(g, EDGE_MEAN, *vals);
+	return 0;
+}
