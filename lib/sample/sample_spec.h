@@ -53,7 +53,8 @@ extern "C" {
 
 /* spkit's own kernels as operators (sample_spec_kernels.c). */
 #define SAMPLE_OP_LIST_KERNELS(X) \
-	X(maxk_spmm, 4, sample_cols_maxk, sample_check_maxk, maxk)
+	X(maxk_spmm, 4, sample_cols_maxk, sample_check_maxk, maxk)                         \
+	X(macko_spmv, 4, sample_cols_macko, sample_check_macko, macko)
 
 extern const char *const sample_cols_b_l_dim[];
 extern const char *const sample_cols_mp_b_l[];
@@ -63,6 +64,7 @@ extern const char *const sample_cols_mp_b_h_l_dim[];
 extern const char *const sample_cols_moe[];
 extern const char *const sample_cols_mp_dim_encoders[];
 extern const char *const sample_cols_maxk[];
+extern const char *const sample_cols_macko[];
 
 /* Every check: each column at least 1, and the columns small enough that
  * no tensor's element count can overflow. Then what the name adds. */
@@ -89,6 +91,10 @@ int sample_check_stage(const int64_t *shape, struct sp_err *why);
 /* nodes, degree, hidden, k: degree below nodes (a simple graph), k at most
  * hidden, hidden at most 1024 (the GPU's top-k keeps a row in registers). */
 int sample_check_maxk(const int64_t *shape, struct sp_err *why);
+/* rows, cols, density (percent), vectors: density 1 to 100, vectors 1 to 16
+ * (MACKO's most a product takes), rows x cols under 2^34 (the dense fp16
+ * matrix the compressor starts from). */
+int sample_check_macko(const int64_t *shape, struct sp_err *why);
 
 /* The vocabulary every operator with one uses, and its padded partition:
  * ceil(50257 / (128 mp)) * 128 rows. */
@@ -169,6 +175,10 @@ enum {
 /* maxk_spmm: Y = A maxk(X) over a power-law graph A (sample_maxk_graph),
  * the kept values (n x k), and dX = the kept positions of A^T dY. All fp32. */
 enum { MAXK_X, MAXK_KEPT, MAXK_Y, MAXK_DY, MAXK_DX };
+/* macko_spmv: y (vectors x rows, fp32) = A x, A a random sparse fp16
+ * matrix in MACKO form (sample_macko_matrix), x (vectors x cols) rounded to
+ * fp16 at setup. */
+enum { MACKO_X, MACKO_Y };
 /* The optimizer steps: one flat buffer of the stage's parameters. */
 enum { ADAM_MASTER, ADAM_M, ADAM_V, ADAM_GRAD, ADAM_WEIGHT };
 /* The step estimate-train-time times (DeepSpeed's FusedAdam): lr 1e-3,
@@ -197,6 +207,12 @@ int64_t sample_stage_params(const char *which, const int64_t *shape);
 struct csr;
 int sample_maxk_graph(const struct sample_state *st, struct csr *g, float **vals,
 		      struct sp_err *err);
+
+/* macko_spmv's matrix, the same on both sides: lib/macko/randmat.h's
+ * random fp16 matrix at the shape's density from the state's seed,
+ * compressed by macko_compress_dense. */
+struct macko;
+int sample_macko_matrix(const struct sample_state *st, struct macko *m, struct sp_err *err);
 
 /* For checks and layouts outside sample_spec.c: the columns' common check
  * (each at least 1, no count overflows), divisibility, start an empty state, append a tensor

@@ -1,12 +1,16 @@
 /* spkit's own kernels as kernel-sample operators (sample_spec.h): shapes,
  * checks, layouts and the inputs beyond the tensors (the graph). */
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "macko/macko.h"
+#include "macko/randmat.h"
 #include "maxk/maxk_ref.h"
 #include "sample/sample_spec.h"
 #include "sparse/graph_gen.h"
 
 const char *const sample_cols_maxk[] = {"nodes", "degree", "hidden", "k"};
+const char *const sample_cols_macko[] = {"rows", "cols", "density", "vectors"};
 
 int sample_check_maxk(const int64_t *shape, struct sp_err *why)
 {
@@ -57,4 +61,41 @@ int sample_maxk_graph(const struct sample_state *st, struct csr *g, float **vals
 	}
 	edge_values(g, EDGE_MEAN, *vals);
 	return 0;
+}
+
+int sample_check_macko(const int64_t *shape, struct sp_err *why)
+{
+	if (sample_check_columns(shape, 4, sample_cols_macko, why))
+		return -1;
+	if (shape[2] > 100)
+		return sp_fail(why, "density %lld is above 100 (percent)", (long long)shape[2]);
+	if (shape[3] > MACKO_MAX_VECTORS)
+		return sp_fail(why, "vectors %lld is above %d", (long long)shape[3], MACKO_MAX_VECTORS);
+	if (shape[0] > INT32_MAX - 1 || shape[0] * shape[1] >= (int64_t)1 << 34)
+		return sp_fail(why, "rows x cols %lld is 2^34 or more", (long long)(shape[0] * shape[1]));
+	return 0;
+}
+
+void sample_layout_macko_spmv(const int64_t *shape, struct sample_state *st)
+{
+	sample_spec_start(st);
+	st->d.rows = shape[0];
+	st->d.cols = shape[1];
+	st->d.m = shape[2];
+	st->d.k = shape[3];
+	sample_spec_add(st, "x", shape[3] * shape[1], SAMPLE_STATS, SAMPLE_INPUT);
+	sample_spec_add(st, "y", shape[3] * shape[0], SAMPLE_STATS, SAMPLE_FORWARD);
+}
+
+int sample_macko_matrix(const struct sample_state *st, struct macko *m, struct sp_err *err)
+{
+	const int64_t rows = st->d.rows, cols = st->d.cols;
+	uint16_t *dense = malloc((size_t)(rows * cols) * sizeof *dense);
+	if (!dense)
+		return sp_fail(err, "out of memory for a %lld x %lld fp16 matrix", (long long)rows,
+			       (long long)cols);
+	randmat_fp16(dense, rows, cols, (double)st->d.m / 100, st->seed);
+	int rc = macko_compress_dense(dense, rows, cols, m, "macko_spmv", err);
+	free(dense);
+	return rc;
 }

@@ -91,3 +91,18 @@ YML
 	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,2,2048,4
 	assert_error 1 $K "maxk_spmm \[64, 2, 2048, 4\]: hidden 2048 is above 1024$"
 }
+
+@test "macko_spmv: the test config sweeps (one call: B_dur 0); density in percent and vectors are checked" {
+	cd "$T"
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/macko_spmv.yml" --device cpu --precision bf16
+	[ "$status" -eq 0 ]
+	[[ $output == *"macko_spmv_bf16: part 1 of 1, 16 shapes: 16 measured, 0 skipped, 0 failed"* ]]
+	csv=$(ls sampling_data/*_macko_spmv_bf16_1_1.csv)
+	[ "$(head -1 "$csv")" = "rows,cols,density,vectors,F_dur(us),B_dur(us)" ]
+	[ "$(rows "$csv" | cut -d, -f6 | sort -u)" = "0" ]
+	cfg=$REPO/configs/kernel_sampling/test/macko_spmv.yml
+	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,64,150,1
+	assert_error 1 $K "macko_spmv \[64, 64, 150, 1\]: density 150 is above 100 \(percent\)$"
+	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,64,50,17
+	assert_error 1 $K "macko_spmv \[64, 64, 50, 17\]: vectors 17 is above 16$"
+}

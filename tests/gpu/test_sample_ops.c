@@ -63,6 +63,8 @@ static const struct op_case cases[] = {
 	/* 8- and 16-bit column indices (hidden up to 256, above), k odd, rows
 	 * longer than a work item (degree 40 with sigma-1 log-normal tails). */
 	{"maxk_spmm", {{1000, 8, 64, 7}, {3000, 40, 300, 32}, {50, 3, 5, 5}}},
+	/* one vector, eight (one pass), sixteen (two); odd columns; dense rows */
+	{"macko_spmv", {{1000, 777, 30, 1}, {513, 2048, 50, 8}, {301, 96, 100, 16}}},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 

@@ -17,6 +17,8 @@
 #include "sample/sample_op.h"
 #include "sample/sample_rand.h"
 #include "sample/sample_spec.h"
+#include "core/half.h"
+#include "macko/macko.h"
 #include "sparse/csr.h"
 
 #define SEED 27
@@ -52,6 +54,7 @@ static const struct {
 	/* k = hidden: every entry kept, so no finite difference crosses a change
 	 * of the kept set. */
 	{"maxk_spmm", {9, 3, 5, 5}},
+	{"macko_spmv", {37, 50, 30, 3}},
 };
 #define NSMALL (sizeof small / sizeof small[0])
 
@@ -126,6 +129,9 @@ static void test_checks(void **unused)
 	expect_refusal("maxk_spmm", (int64_t[]){10, 10, 8, 2}, "degree 10 is not below nodes 10");
 	expect_refusal("maxk_spmm", (int64_t[]){10, 2, 2000, 2}, "hidden 2000 is above 1024");
 	expect_refusal("maxk_spmm", (int64_t[]){10, 2, 8, 9}, "k 9 is above hidden 8");
+	expect_refusal("macko_spmv", (int64_t[]){10, 10, 101, 1}, "density 101 is above 100");
+	expect_refusal("macko_spmv", (int64_t[]){10, 10, 50, 17}, "vectors 17 is above 16");
+	expect_refusal("macko_spmv", (int64_t[]){1 << 20, 1 << 14, 50, 1}, "2^34 or more");
 	expect_refusal("middleStage_optimizer", (int64_t[]){1, (int64_t)1 << 28, 1},
 		       "parameter count overflows");
 	struct sp_err e;
@@ -266,6 +272,32 @@ static void test_maxk_values(void)
 	sample_cpu_op("maxk_spmm")->teardown(st);
 }
 
+/* macko_spmv: y = A x with x rounded to fp16, A the decompressed matrix. */
+static void test_macko_values(void)
+{
+	const int64_t shape[] = {7, 20, 40, 2};
+	struct sample_state *st = setup("macko_spmv", shape, SAMPLE_BF16);
+	const float *x = values(st, MACKO_X);
+	for (int i = 0; i < 40; i++)
+		assert_true(sample_round(SAMPLE_FP16, x[i]) == x[i]);
+	run("macko_spmv", st, 0);
+	struct macko m;
+	struct sp_err e;
+	uint16_t dense[140];
+	assert_int_equal(sample_macko_matrix(st, &m, &e), 0);
+	assert_true(m.elements > 20 && m.elements < 100); /* about 40% of 140 */
+	macko_decompress(&m, dense);
+	for (int v = 0; v < 2; v++)
+		for (int r = 0; r < 7; r++) {
+			double want = 0;
+			for (int c = 0; c < 20; c++)
+				want += (double)half_to_float(dense[r * 20 + c]) * x[v * 20 + c];
+			assert_float_equal(values(st, MACKO_Y)[v * 7 + r], want, 1e-6);
+		}
+	macko_free(&m);
+	sample_cpu_op("macko_spmv")->teardown(st);
+}
+
 static void test_known_values(void **unused)
 {
 	struct sample_state *st = setup("layernorm", (int64_t[]){1, 1, 4}, SAMPLE_FP32);
@@ -352,6 +384,7 @@ static void test_known_values(void **unused)
 
 	test_moe_routing();
 	test_maxk_values();
+	test_macko_values();
 
 	/* bmm: a 1 x 2 times 2 x 1 product. */
 	st = setup("bmm", (int64_t[]){1, 1, 1, 2, 1}, SAMPLE_FP32);
