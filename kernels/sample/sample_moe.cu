@@ -333,11 +333,36 @@ static __global__ void moe_route_back(const T *__restrict__ dout, const T *__res
 	}
 }
 
-/* Launch a grid-stride elementwise kernel over n items. */
+/* Blocks of 256 for a grid-stride kernel over n items. */
 static inline unsigned moe_blocks(int64_t n)
 {
 	const int64_t b = (n + 255) / 256;
 	return (unsigned)(b < 65536 ? b : 65536);
+}
+
+/* The gather of x's rows at 16-byte vectors when dim allows, else scalars. */
+template <typename T>
+static void moe_gather_launch(const T *x, const int32_t *token, int64_t rows, int64_t dim, T *xp)
+{
+	constexpr int V = vec16<T>();
+	if (dim % V == 0)
+		moe_gather<T, V><<<moe_blocks(rows * dim / V), 256>>>(x, token, rows, dim, xp);
+	else
+		moe_gather<T, 1><<<moe_blocks(rows * dim), 256>>>(x, token, rows, dim, xp);
+}
+
+/* moe_combine, likewise. */
+template <typename T>
+static void moe_combine_launch(const T *rows, const int32_t *pos, const float *gate,
+			       const float *add, int64_t tokens, int64_t dim, int topk, T *out)
+{
+	constexpr int V = vec16<T>();
+	if (dim % V == 0)
+		moe_combine<T, V><<<moe_blocks(tokens * dim / V), 256>>>(rows, pos, gate, add, tokens,
+									   dim, topk, out);
+	else
+		moe_combine<T, 1><<<moe_blocks(tokens * dim), 256>>>(rows, pos, gate, add, tokens, dim,
+								       topk, out);
 }
 
 template <typename T> static int moe_forward_t(struct sample_gpu_state *st, struct sp_err *err)
@@ -368,13 +393,7 @@ template <typename T> static int moe_forward_t(struct sample_gpu_state *st, stru
 	T *xp = (T *)x->xp, *a = (T *)x->a, *h = sample_dev<T>(st, MOE_H);
 	T *y = sample_dev<T>(st, MOE_Y);
 	const T *w1 = sample_dev<T>(st, MOE_W1), *w2 = sample_dev<T>(st, MOE_W2);
-	constexpr int V = vec16<T>();
-	if (dim % V == 0)
-		moe_gather<T, V><<<moe_blocks(pairs * dim / V), 256>>>(
-			sample_dev<T>(st, MOE_X), x->token, pairs, dim, xp);
-	else
-		moe_gather<T, 1><<<moe_blocks(pairs * dim), 256>>>(sample_dev<T>(st, MOE_X),
-								   x->token, pairs, dim, xp);
+	moe_gather_launch<T>(sample_dev<T>(st, MOE_X), x->token, pairs, dim, xp);
 	GPU_CHECK_LAUNCH(err, "MoE gather");
 	for (int e = 0; e < experts; e++) {
 		const int64_t r0 = x->hstart[e], n = x->hstart[e + 1] - r0;
@@ -392,13 +411,8 @@ template <typename T> static int moe_forward_t(struct sample_gpu_state *st, stru
 		if (n && moe_gemm_run(x->blas, p, &down, err))
 			return -1;
 	}
-	const float *gate = sample_dev<float>(st, MOE_GATE);
-	if (dim % V == 0)
-		moe_combine<T, V><<<moe_blocks(tokens * dim / V), 256>>>(
-			y, x->pos, gate, NULL, tokens, dim, topk, sample_dev<T>(st, MOE_OUT));
-	else
-		moe_combine<T, 1><<<moe_blocks(tokens * dim), 256>>>(
-			y, x->pos, gate, NULL, tokens, dim, topk, sample_dev<T>(st, MOE_OUT));
+	moe_combine_launch<T>(y, x->pos, sample_dev<float>(st, MOE_GATE), NULL, tokens, dim, topk,
+			      sample_dev<T>(st, MOE_OUT));
 	GPU_CHECK_LAUNCH(err, "MoE combine");
 	return 0;
 }
@@ -452,13 +466,8 @@ template <typename T> static int moe_backward_t(struct sample_gpu_state *st, str
 				    st->s.t[MOE_DWR].data, 0, 0.0f};
 	if (moe_gemm_run(x->blas, p, &rx, err) || moe_gemm_run(x->blas, p, &rw, err))
 		return -1;
-	constexpr int V = vec16<T>();
-	if (dim % V == 0)
-		moe_combine<T, V><<<moe_blocks(tokens * dim / V), 256>>>(
-			dy, x->pos, NULL, x->dx32, tokens, dim, topk, sample_dev<T>(st, MOE_DX));
-	else
-		moe_combine<T, 1><<<moe_blocks(tokens * dim), 256>>>(
-			dy, x->pos, NULL, x->dx32, tokens, dim, topk, sample_dev<T>(st, MOE_DX));
+	moe_combine_launch<T>(dy, x->pos, NULL, x->dx32, tokens, dim, topk,
+			      sample_dev<T>(st, MOE_DX));
 	GPU_CHECK_LAUNCH(err, "MoE dx");
 	return 0;
 }

@@ -45,7 +45,19 @@ static int expert_of(const struct moe *m, int64_t row)
 	return -1; /* unreachable: every row is some pair's */
 }
 
-/* The permutation from the chosen experts: a stable counting sort. */
+static void moe_close(struct moe *m)
+{
+	free(m->pos);
+	free(m->token);
+	free(m->start);
+	free(m->fill);
+	free(m->dy);
+	free(m->dh);
+	free(m->dxp);
+	free(m->dlogits);
+}
+
+/* The rows' arrays (freed again when one cannot be had). */
 static int moe_open(struct moe *m, const struct sample_state *st, int backward, struct sp_err *err)
 {
 	memset(m, 0, sizeof *m);
@@ -72,11 +84,14 @@ static int moe_open(struct moe *m, const struct sample_state *st, int backward, 
 		m->dlogits = malloc((size_t)(m->tokens * m->experts) * sizeof(float));
 		ok = m->dy && m->dxp && m->dh && m->dlogits;
 	}
-	if (!ok)
+	if (!ok) {
+		moe_close(m);
 		return sp_fail(err, "out of memory for the MoE reference's rows");
+	}
 	return 0;
 }
 
+/* The permutation from the chosen experts: a stable counting sort. */
 static void moe_permute(struct moe *m)
 {
 	const int32_t *e = m->st->t[MOE_EXPERT].data;
@@ -93,17 +108,6 @@ static void moe_permute(struct moe *m)
 	}
 }
 
-static void moe_close(struct moe *m)
-{
-	free(m->pos);
-	free(m->token);
-	free(m->start);
-	free(m->fill);
-	free(m->dy);
-	free(m->dh);
-	free(m->dxp);
-	free(m->dlogits);
-}
 
 /* Router: the logits (fp32, as the GPU's GEMM stores them), their softmax,
  * then the top_k, per token; the probabilities' row holds the logits first. */
@@ -188,10 +192,8 @@ static void combine_rows(const void *ctx, int64_t lo, int64_t hi)
 int sample_ref_moe_forward(void *state, struct sp_err *err)
 {
 	struct moe m;
-	if (moe_open(&m, state, 0, err)) {
-		moe_close(&m);
+	if (moe_open(&m, state, 0, err))
 		return -1;
-	}
 	sample_ref_for_rows(&m, m.tokens, route_rows);
 	moe_permute(&m);
 	sample_ref_for_rows(&m, m.pairs, expert_rows);
@@ -316,10 +318,8 @@ static void router_weight_rows(const void *ctx, int64_t lo, int64_t hi)
 int sample_ref_moe_backward(void *state, struct sp_err *err)
 {
 	struct moe m;
-	if (moe_open(&m, state, 1, err)) {
-		moe_close(&m);
+	if (moe_open(&m, state, 1, err))
 		return -1;
-	}
 	moe_permute(&m);
 	sample_ref_for_rows(&m, m.tokens, route_back_rows);
 	sample_ref_for_rows(&m, m.pairs, hidden_back_rows);
