@@ -17,7 +17,10 @@ backward are their backward kernels timed alone (see their functions).
 
 Output CSV: op,shape,precision,F_dur(us),B_dur(us),device where shape names
 the columns as the configs do ("mp=1 b=4 l=2048 dim=4096"); B_dur is empty
-for res_add (no backward). Needs a CUDA GPU and torch.
+for res_add and the optimizer steps (no backward). --ops also takes the
+training-step operators (TRAIN_SHAPES: moe with a per-expert loop or
+torch._grouped_mm, the optimizer stages with fused Adam). Needs a CUDA GPU
+and torch.
 """
 import argparse
 import math
