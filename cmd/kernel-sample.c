@@ -11,7 +11,9 @@
 
 #include "common/cli.h"
 #include "common/progress.h"
+#include "ksmm/ksmm_best.h"
 #include "sample/sample_config.h"
+#include "sample/sample_gpu.h"
 #include "sample/sample_gpu_clock.h"
 #include "sample/sample_merge.h"
 #include "sample/sample_op.h"
@@ -48,6 +50,9 @@ static const char usage[] =
 	"      --shape A,B,...    the shape of get_one, get_profiler and run_function\n"
 	"                         (default: the config's `shapes`)\n"
 	"      --seed K           seed of the operators' random inputs (default 0)\n"
+	"      --ksmm-table FILE  the ksmm operator's configurations from this\n"
+	"                         `ksmm-tune best` table (default: ksmm-tune's\n"
+	"                         heuristic)\n"
 	"merge:\n"
 	"  -o, --output FILE      the merged CSV (default: standard output): the rows\n"
 	"                         of every PART.csv, sorted by shape, each shape once\n"
@@ -73,6 +78,7 @@ struct run_options {
 	int gpu_index; /* cuda:N */
 	struct cli_parts parts;
 	uint64_t seed;
+	const char *ksmm_table;
 };
 
 /* --device cpu|cuda|cuda:N|auto; N (default 0) only with cuda. */
@@ -90,7 +96,7 @@ static void parse_device(const char *text, struct run_options *o)
 static struct run_options parse_run(int argc, char **argv)
 {
 	enum { OPT_RUN = 256, OPT_PRECISION, OPT_DEVICE, OPT_PARTS, OPT_PART, OPT_OUTPUT_DIR,
-	       OPT_SHAPE, OPT_SEED };
+	       OPT_SHAPE, OPT_SEED, OPT_KSMM_TABLE };
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"run", required_argument, NULL, OPT_RUN},
@@ -101,6 +107,7 @@ static struct run_options parse_run(int argc, char **argv)
 		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 		{"shape", required_argument, NULL, OPT_SHAPE},
 		{"seed", required_argument, NULL, OPT_SEED},
+		{"ksmm-table", required_argument, NULL, OPT_KSMM_TABLE},
 		CLI_COMMON_LONGOPTS,
 	};
 	struct run_options o = {.output_dir = ".", .mode = -1, .precision = SAMPLE_FP16,
@@ -123,6 +130,7 @@ static struct run_options parse_run(int argc, char **argv)
 		case OPT_OUTPUT_DIR: o.output_dir = optarg; break;
 		case OPT_SHAPE: o.shape = optarg; break;
 		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_KSMM_TABLE: o.ksmm_table = optarg; break;
 		default: cli_common_option(c, usage, argv);
 		}
 	}
@@ -239,7 +247,12 @@ static int run_main(int argc, char **argv)
 {
 	struct run_options o = parse_run(argc, argv);
 	struct sample_config cfg;
+	struct ksmm_table table = {0};
 	struct sp_err err;
+	/* Read (and so checked) whatever the device: the CPU path ignores it. */
+	if (o.ksmm_table && ksmm_table_read(o.ksmm_table, &table, &err))
+		cli_fatal(&err);
+	sample_gpu_ksmm_table(o.ksmm_table ? &table : NULL);
 	if (sample_config_read(o.config, &cfg, &err))
 		cli_fatal(&err);
 	enum sample_mode mode = o.mode >= 0 ? (enum sample_mode)o.mode : cfg.run;
@@ -271,6 +284,8 @@ static int run_main(int argc, char **argv)
 		cli_fatal(&err);
 	int rc = mode == SAMPLE_GET_ALL ? run_sweep(&job) : run_single(&o, &job, mode);
 	sample_config_free(&cfg);
+	sample_gpu_ksmm_table(NULL);
+	ksmm_table_free(&table);
 	return rc;
 }
 

@@ -52,6 +52,8 @@ SAMPLE_GPU_DECLARE(maxk)
 int sample_gpu_adam_forward(void *state, struct sp_err *err);
 int sample_gpu_macko_forward(void *state, struct sp_err *err);
 int sample_gpu_macko_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_ksmm_forward(void *state, struct sp_err *err);
+int sample_gpu_ksmm_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_moe_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_maxk_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_res_add_forward(void *state, struct sp_err *err);

@@ -17,6 +17,12 @@ extern "C" {
  * so a fault in an earlier kernel surfaces here. */
 int sample_gpu_tensor_read(const void *state, int i, void *host, struct sp_err *err);
 
+/* The ksmm operator's configurations from this best table (ksmm-tune
+ * best's, lib/ksmm/ksmm_best.h), kept by the caller while operators are set
+ * up; NULL: ksmm-tune's default heuristic. Nothing without CUDA. */
+struct ksmm_table;
+void sample_gpu_ksmm_table(const struct ksmm_table *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,4 +13,8 @@ int sample_gpu_tensor_read(const void *state, int i, void *host, struct sp_err *
 {
 	return sp_fail(err, "kernel-sample: spkit was built without CUDA");
 }
+
+void sample_gpu_ksmm_table(const struct ksmm_table *t)
+{
+}
 #endif

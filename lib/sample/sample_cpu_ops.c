@@ -79,10 +79,12 @@ SAMPLE_OP_LIST(CPU_SETUP)
 #undef CPU_SETUP
 
 /* The residual sum has no backward (its gradient passes through); the
- * optimizer step and the SpMV are one call. */
+ * optimizer step, the SpMV and the ksmm factor (an inference kernel) are
+ * one call. */
 #define sample_ref_res_add_backward NULL
 #define sample_ref_adam_backward NULL
 #define sample_ref_macko_backward NULL
+#define sample_ref_ksmm_backward NULL
 
 #define CPU_ENTRY(id, ncol, cols, check, family)                                              \
 	{#id, ncol, cols, check, setup_##id, sample_ref_##family##_forward,                    \

@@ -34,6 +34,7 @@ SAMPLE_REF_DECLARE(maxk)
 int sample_ref_res_add_forward(void *state, struct sp_err *err);
 int sample_ref_adam_forward(void *state, struct sp_err *err);
 int sample_ref_macko_forward(void *state, struct sp_err *err);
+int sample_ref_ksmm_forward(void *state, struct sp_err *err);
 
 /* gelu, erf form (F.gelu's default), and its derivative Phi(x) + x phi(x). */
 static inline double sample_ref_gelu(double x)
@@ -56,6 +57,7 @@ struct sample_cpu_state {
 typedef int (*sample_ref_prepare_fn)(struct sample_cpu_state *st, struct sp_err *err);
 int sample_ref_maxk_prepare(struct sample_cpu_state *st, struct sp_err *err);
 int sample_ref_macko_prepare(struct sample_cpu_state *st, struct sp_err *err);
+int sample_ref_ksmm_prepare(struct sample_cpu_state *st, struct sp_err *err);
 
 /* A tensor's host data. */
 static inline float *sample_ref_values(const struct sample_state *st, int i)

@@ -102,7 +102,7 @@ int64_t sample_vocab_partition(int64_t mp)
 int sample_has_backward(const char *name)
 {
 	return strcmp(name, "res_add") != 0 && strcmp(name, "macko_spmv") != 0 &&
-	       !strstr(name, "Stage_optimizer");
+	       strcmp(name, "ksmm") != 0 && !strstr(name, "Stage_optimizer");
 }
 
 size_t sample_tensor_elem_bytes(const struct sample_tensor *t, enum sample_precision p)

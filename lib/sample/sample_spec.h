@@ -54,7 +54,8 @@ extern "C" {
 /* spkit's own kernels as operators (sample_spec_kernels.c). */
 #define SAMPLE_OP_LIST_KERNELS(X) \
 	X(maxk_spmm, 4, sample_cols_maxk, sample_check_maxk, maxk)                         \
-	X(macko_spmv, 4, sample_cols_macko, sample_check_macko, macko)
+	X(macko_spmv, 4, sample_cols_macko, sample_check_macko, macko)                     \
+	X(ksmm, 5, sample_cols_ksmm, sample_check_ksmm, ksmm)
 
 extern const char *const sample_cols_b_l_dim[];
 extern const char *const sample_cols_mp_b_l[];
@@ -65,6 +66,7 @@ extern const char *const sample_cols_moe[];
 extern const char *const sample_cols_mp_dim_encoders[];
 extern const char *const sample_cols_maxk[];
 extern const char *const sample_cols_macko[];
+extern const char *const sample_cols_ksmm[];
 
 /* Every check: each column at least 1, and the columns small enough that
  * no tensor's element count can overflow. Then what the name adds. */
@@ -95,6 +97,9 @@ int sample_check_maxk(const int64_t *shape, struct sp_err *why);
  * (MACKO's most a product takes), rows x cols under 2^34 (the dense fp16
  * matrix the compressor starts from). */
 int sample_check_macko(const int64_t *shape, struct sp_err *why);
+/* a, b, c, d, batch: ksmm-tune's pattern check (every size positive, every
+ * index the kernels form below 2^31). */
+int sample_check_ksmm(const int64_t *shape, struct sp_err *why);
 
 /* The vocabulary every operator with one uses, and its padded partition:
  * ceil(50257 / (128 mp)) * 128 rows. */
@@ -179,6 +184,10 @@ enum { MAXK_X, MAXK_KEPT, MAXK_Y, MAXK_DY, MAXK_DX };
  * matrix in MACKO form (sample_macko_matrix), x (vectors x cols) rounded to
  * fp16 at setup. */
 enum { MACKO_X, MACKO_Y };
+/* ksmm: one Kronecker-sparse factor of pattern (a,b,c,d) (lib/ksmm/ksmm.h),
+ * batch-size-first: Y (batch x a b d) = X (batch x a c d) K^T, weights
+ * (a,b,c,d) at the run's precision. */
+enum { KS_W, KS_X, KS_Y };
 /* The optimizer steps: one flat buffer of the stage's parameters. */
 enum { ADAM_MASTER, ADAM_M, ADAM_V, ADAM_GRAD, ADAM_WEIGHT };
 /* The step estimate-train-time times (DeepSpeed's FusedAdam): lr 1e-3,

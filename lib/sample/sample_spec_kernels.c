@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ksmm/ksmm.h"
 #include "macko/macko.h"
 #include "macko/randmat.h"
 #include "maxk/maxk_ref.h"
@@ -11,6 +12,7 @@
 
 const char *const sample_cols_maxk[] = {"nodes", "degree", "hidden", "k"};
 const char *const sample_cols_macko[] = {"rows", "cols", "density", "vectors"};
+const char *const sample_cols_ksmm[] = {"a", "b", "c", "d", "batch"};
 
 int sample_check_maxk(const int64_t *shape, struct sp_err *why)
 {
@@ -98,4 +100,28 @@ int sample_macko_matrix(const struct sample_state *st, struct macko *m, struct s
 	int rc = macko_compress_dense(dense, rows, cols, m, "macko_spmv", err);
 	free(dense);
 	return rc;
+}
+
+int sample_check_ksmm(const int64_t *shape, struct sp_err *why)
+{
+	if (sample_check_columns(shape, 5, sample_cols_ksmm, why))
+		return -1;
+	const struct ksmm_pattern p = {shape[0], shape[1], shape[2], shape[3]};
+	return ksmm_pattern_check(&p, shape[4], "the shape", why);
+}
+
+void sample_layout_ksmm(const int64_t *shape, struct sample_state *st)
+{
+	const int64_t a = shape[0], b = shape[1], c = shape[2], d = shape[3], batch = shape[4];
+	sample_spec_start(st);
+	st->d.batch = batch;
+	st->d.m = a; /* the pattern, as (m, n, k, seq) = (a, b, c, d) */
+	st->d.n = b;
+	st->d.k = c;
+	st->d.seq = d;
+	st->d.rows = batch;
+	st->d.cols = a * b * d;
+	sample_spec_add(st, "w", a * b * c * d, SAMPLE_VALUES, SAMPLE_INPUT);
+	sample_spec_add(st, "x", batch * a * c * d, SAMPLE_VALUES, SAMPLE_INPUT);
+	sample_spec_add(st, "y", batch * a * b * d, SAMPLE_VALUES, SAMPLE_FORWARD);
 }

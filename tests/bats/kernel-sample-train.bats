@@ -106,3 +106,29 @@ YML
 	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,64,50,17
 	assert_error 1 $K "macko_spmv \[64, 64, 50, 17\]: vectors 17 is above 16$"
 }
+
+@test "ksmm: the test config sweeps (one call: B_dur 0); --ksmm-table is read and checked on any device" {
+	cd "$T"
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/ksmm.yml" --device cpu --precision fp32
+	[ "$status" -eq 0 ]
+	[[ $output == *"ksmm_fp32: part 1 of 1, 32 shapes: 32 measured, 0 skipped, 0 failed"* ]]
+	csv=$(ls sampling_data/*_ksmm_fp32_1_1.csv)
+	[ "$(head -1 "$csv")" = "a,b,c,d,batch,F_dur(us),B_dur(us)" ]
+	[ "$(rows "$csv" | cut -d, -f7 | sort -u)" = "0" ]
+	cfg=$REPO/configs/kernel_sampling/test/ksmm.yml
+	# a ksmm-tune best table: accepted
+	printf '%s\n' "batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,thread_batch,vec,stages,tf32,ms,std,rel_err,status" \
+		"64,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,0.1,0.01,1e-08,ok" >best.csv
+	run "$BIN/$K" "$cfg" --device cpu --run get_one --ksmm-table best.csv
+	[ "$status" -eq 0 ]
+	[[ $output == "ksmm_fp16: input_shape: [2, 16, 16, 2, 64] timecost(us)"* ]]
+	# not one: an error naming the file, nothing run
+	echo "not,a,table" >bad.csv
+	run "$BIN/$K" "$cfg" --device cpu --ksmm-table bad.csv --output-dir out
+	assert_error 1 $K "bad.csv"
+	[ ! -e out ]
+	run "$BIN/$K" "$cfg" --device cpu --ksmm-table missing.csv
+	assert_error 1 $K "missing.csv"
+	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,64,64,64,16384
+	assert_error 1 $K "a\*b\*d\*batch reaches 2\^31, past 32-bit indexing$"
+}

@@ -65,6 +65,8 @@ static const struct op_case cases[] = {
 	{"maxk_spmm", {{1000, 8, 64, 7}, {3000, 40, 300, 32}, {50, 3, 5, 5}}},
 	/* one vector, eight (one pass), sixteen (two); odd columns; dense rows */
 	{"macko_spmv", {{1000, 777, 30, 1}, {513, 2048, 50, 8}, {301, 96, 100, 16}}},
+	/* ksmm: a butterfly-like factor, a small odd one, a wide batch */
+	{"ksmm", {{1, 64, 64, 4, 256}, {3, 5, 7, 2, 9}, {4, 32, 16, 2, 1024}}},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 

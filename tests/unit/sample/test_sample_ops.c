@@ -55,6 +55,7 @@ static const struct {
 	 * of the kept set. */
 	{"maxk_spmm", {9, 3, 5, 5}},
 	{"macko_spmv", {37, 50, 30, 3}},
+	{"ksmm", {2, 3, 5, 2, 7}},
 };
 #define NSMALL (sizeof small / sizeof small[0])
 
@@ -132,6 +133,7 @@ static void test_checks(void **unused)
 	expect_refusal("macko_spmv", (int64_t[]){10, 10, 101, 1}, "density 101 is above 100");
 	expect_refusal("macko_spmv", (int64_t[]){10, 10, 50, 17}, "vectors 17 is above 16");
 	expect_refusal("macko_spmv", (int64_t[]){1 << 20, 1 << 14, 50, 1}, "2^34 or more");
+	expect_refusal("ksmm", (int64_t[]){64, 64, 64, 64, 16384}, "a*b*d*batch reaches 2^31");
 	expect_refusal("middleStage_optimizer", (int64_t[]){1, (int64_t)1 << 28, 1},
 		       "parameter count overflows");
 	struct sp_err e;
@@ -298,6 +300,27 @@ static void test_macko_values(void)
 	sample_cpu_op("macko_spmv")->teardown(st);
 }
 
+/* ksmm: y[n][al,be,de] = sum_ga W[al,be,ga,de] x[n][al,ga,de], batch first. */
+static void test_ksmm_values(void)
+{
+	const int64_t shape[] = {2, 3, 4, 5, 3}; /* a b c d batch */
+	struct sample_state *st = setup("ksmm", shape, SAMPLE_BF16);
+	run("ksmm", st, 0);
+	const float *w = values(st, KS_W), *x = values(st, KS_X), *y = values(st, KS_Y);
+	for (int n = 0; n < 3; n++)
+		for (int al = 0; al < 2; al++)
+			for (int be = 0; be < 3; be++)
+				for (int de = 0; de < 5; de++) {
+					double want = 0;
+					for (int ga = 0; ga < 4; ga++)
+						want += (double)w[((al * 3 + be) * 4 + ga) * 5 + de] *
+							x[n * 40 + (al * 4 + ga) * 5 + de];
+					assert_true(y[n * 30 + (al * 3 + be) * 5 + de] ==
+						    sample_round(SAMPLE_BF16, want));
+				}
+	sample_cpu_op("ksmm")->teardown(st);
+}
+
 static void test_known_values(void **unused)
 {
 	struct sample_state *st = setup("layernorm", (int64_t[]){1, 1, 4}, SAMPLE_FP32);
@@ -385,6 +408,7 @@ static void test_known_values(void **unused)
 	test_moe_routing();
 	test_maxk_values();
 	test_macko_values();
+	test_ksmm_values();
 
 	/* bmm: a 1 x 2 times 2 x 1 product. */
 	st = setup("bmm", (int64_t[]){1, 1, 1, 2, 1}, SAMPLE_FP32);
