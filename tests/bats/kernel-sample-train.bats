@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# kernel-sample's training-step operators on the CPU path (--device cpu):
-# moe and the three optimizer stages, their shipped configs, the shapes
-# they refuse and why, and the single-call optimizer step (B_dur 0).
+# kernel-sample's operators beyond the transformer's on the CPU path
+# (--device cpu): moe, the three optimizer stages, maxk_spmm, macko_spmv and
+# ksmm; their shipped test configs, the shapes they refuse and why, the
+# one-call operators' B_dur of 0, and --ksmm-table.
 load helpers
 
 K=kernel-sample
@@ -10,13 +11,25 @@ rows() {
 	tail -n +2 "$1"
 }
 
-@test "moe: the test config sweeps every shape with the original's seven columns" {
+# sweep OP PRECISION SHAPES HEADER: the shipped test config of OP swept on the
+# CPU in $T, every shape measured, the CSV's header HEADER; $csv names it.
+sweep() {
 	cd "$T"
-	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/moe.yml" --device cpu --precision bf16
-	[ "$status" -eq 0 ]
-	[[ $output == *"moe_bf16: part 1 of 1, 32 shapes: 32 measured, 0 skipped, 0 failed"* ]]
-	csv=$(ls sampling_data/*_moe_bf16_1_1.csv)
-	[ "$(head -1 "$csv")" = "mp,b,l,dim,moe_num_experts,intermediate_size,top_k,F_dur(us),B_dur(us)" ]
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/$1.yml" --device cpu --precision "$2"
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+	[[ $output == *"$1_$2: part 1 of 1, $3 shapes: $3 measured, 0 skipped, 0 failed"* ]]
+	csv=$(ls sampling_data/*_"$1_$2"_1_1.csv)
+	[ "$(head -1 "$csv")" = "$4" ]
+}
+
+# refused OP SHAPE REASON: get_one at SHAPE is an error ending in REASON.
+refused() {
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/$1.yml" --device cpu --run get_one --shape "$2"
+	assert_error 1 $K "$1 \\[${2//,/, }\\]: $3\$"
+}
+
+@test "moe: the test config sweeps every shape with the original's seven columns" {
+	sweep moe bf16 32 "mp,b,l,dim,moe_num_experts,intermediate_size,top_k,F_dur(us),B_dur(us)"
 	[ "$(rows "$csv" | head -1 | cut -d, -f1-7)" = "1,2,8,16,4,16,1" ]
 	# both directions timed: positive
 	rows "$csv" | cut -d, -f8,9 | tr ',' '\n' | grep -qvE '^[0-9]*\.?[0-9]+$' && return 1
@@ -76,44 +89,22 @@ YML
 }
 
 @test "maxk_spmm: the test config sweeps; refused graphs and widths are skipped with the reason" {
-	cd "$T"
-	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/maxk_spmm.yml" --device cpu
-	[ "$status" -eq 0 ]
-	[[ $output == *"maxk_spmm_fp16: part 1 of 1, 16 shapes: 16 measured, 0 skipped, 0 failed"* ]]
-	csv=$(ls sampling_data/*_maxk_spmm_fp16_1_1.csv)
-	[ "$(head -1 "$csv")" = "nodes,degree,hidden,k,F_dur(us),B_dur(us)" ]
+	sweep maxk_spmm fp16 16 "nodes,degree,hidden,k,F_dur(us),B_dur(us)"
 	[ "$(rows "$csv" | cut -d, -f1-4 | head -2 | tr '\n' ' ')" = "64,2,8,2 64,2,8,4 " ]
-	cfg=$REPO/configs/kernel_sampling/test/maxk_spmm.yml
-	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 8,8,16,4
-	assert_error 1 $K "maxk_spmm \[8, 8, 16, 4\]: degree 8 is not below nodes 8 \(no self-loops or repeats\)$"
-	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,2,16,17
-	assert_error 1 $K "maxk_spmm \[64, 2, 16, 17\]: k 17 is above hidden 16$"
-	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,2,2048,4
-	assert_error 1 $K "maxk_spmm \[64, 2, 2048, 4\]: hidden 2048 is above 1024$"
+	refused maxk_spmm 8,8,16,4 "degree 8 is not below nodes 8 \(no self-loops or repeats\)"
+	refused maxk_spmm 64,2,16,17 "k 17 is above hidden 16"
+	refused maxk_spmm 64,2,2048,4 "hidden 2048 is above 1024"
 }
 
 @test "macko_spmv: the test config sweeps (one call: B_dur 0); density in percent and vectors are checked" {
-	cd "$T"
-	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/macko_spmv.yml" --device cpu --precision bf16
-	[ "$status" -eq 0 ]
-	[[ $output == *"macko_spmv_bf16: part 1 of 1, 16 shapes: 16 measured, 0 skipped, 0 failed"* ]]
-	csv=$(ls sampling_data/*_macko_spmv_bf16_1_1.csv)
-	[ "$(head -1 "$csv")" = "rows,cols,density,vectors,F_dur(us),B_dur(us)" ]
+	sweep macko_spmv bf16 16 "rows,cols,density,vectors,F_dur(us),B_dur(us)"
 	[ "$(rows "$csv" | cut -d, -f6 | sort -u)" = "0" ]
-	cfg=$REPO/configs/kernel_sampling/test/macko_spmv.yml
-	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,64,150,1
-	assert_error 1 $K "macko_spmv \[64, 64, 150, 1\]: density 150 is above 100 \(percent\)$"
-	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,64,50,17
-	assert_error 1 $K "macko_spmv \[64, 64, 50, 17\]: vectors 17 is above 16$"
+	refused macko_spmv 64,64,150,1 "density 150 is above 100 \(percent\)"
+	refused macko_spmv 64,64,50,17 "vectors 17 is above 16"
 }
 
 @test "ksmm: the test config sweeps (one call: B_dur 0); --ksmm-table is read and checked on any device" {
-	cd "$T"
-	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/ksmm.yml" --device cpu --precision fp32
-	[ "$status" -eq 0 ]
-	[[ $output == *"ksmm_fp32: part 1 of 1, 32 shapes: 32 measured, 0 skipped, 0 failed"* ]]
-	csv=$(ls sampling_data/*_ksmm_fp32_1_1.csv)
-	[ "$(head -1 "$csv")" = "a,b,c,d,batch,F_dur(us),B_dur(us)" ]
+	sweep ksmm fp32 32 "a,b,c,d,batch,F_dur(us),B_dur(us)"
 	[ "$(rows "$csv" | cut -d, -f7 | sort -u)" = "0" ]
 	cfg=$REPO/configs/kernel_sampling/test/ksmm.yml
 	# a ksmm-tune best table: accepted
@@ -129,6 +120,5 @@ YML
 	[ ! -e out ]
 	run "$BIN/$K" "$cfg" --device cpu --ksmm-table missing.csv
 	assert_error 1 $K "missing.csv"
-	run "$BIN/$K" "$cfg" --device cpu --run get_one --shape 64,64,64,64,16384
-	assert_error 1 $K "a\*b\*d\*batch reaches 2\^31, past 32-bit indexing$"
+	refused ksmm 64,64,64,64,16384 "the shape: pattern 64,64,64,64 at batch 16384: a\\*b\\*d\\*batch reaches 2\\^31, past 32-bit indexing"
 }
