@@ -16,6 +16,7 @@
 #include "common/cli.h"
 #include "common/progress.h"
 #include "formats/csv_writer.h"
+#include "ksmm/ksmm_best.h"
 #include "sample/sample_config.h"
 #include "sample/sample_fit.h"
 #include "sample/sample_layer.h"
@@ -66,6 +67,9 @@ static const char usage[] =
 	"                         attention, libcudnn.so.9 loaded at run time) or own\n"
 	"                         (spkit's kernel); default: cudnn when it loads, else\n"
 	"                         own; cudnn when it cannot load is an error\n"
+	"      --ksmm-table FILE  the ksmm operator's configurations from this\n"
+	"                         `ksmm-tune best` table (default: ksmm-tune's\n"
+	"                         heuristic)\n"
 	"merge:\n"
 	"  -o, --output FILE      the merged CSV (default: standard output): the rows\n"
 	"                         of every PART.csv, sorted by shape, each shape once\n"
@@ -123,6 +127,7 @@ struct run_options {
 	struct cli_parts parts;
 	uint64_t seed;
 	enum sample_attention attention;
+	const char *ksmm_table;
 };
 
 static const char *const attention_names[] = {"cudnn", "own", NULL};
@@ -148,7 +153,7 @@ static void parse_device(const char *text, struct run_options *o)
 static struct run_options parse_run(int argc, char **argv)
 {
 	enum { OPT_RUN = 256, OPT_PRECISION, OPT_DEVICE, OPT_PARTS, OPT_PART, OPT_OUTPUT_DIR,
-	       OPT_SHAPE, OPT_SEED, OPT_ATTENTION };
+	       OPT_SHAPE, OPT_SEED, OPT_ATTENTION, OPT_KSMM_TABLE };
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"run", required_argument, NULL, OPT_RUN},
@@ -160,6 +165,7 @@ static struct run_options parse_run(int argc, char **argv)
 		{"shape", required_argument, NULL, OPT_SHAPE},
 		{"seed", required_argument, NULL, OPT_SEED},
 		{"attention", required_argument, NULL, OPT_ATTENTION},
+		{"ksmm-table", required_argument, NULL, OPT_KSMM_TABLE},
 		CLI_COMMON_LONGOPTS,
 	};
 	struct run_options o = {.output_dir = ".", .mode = -1, .precision = SAMPLE_FP16,
@@ -185,6 +191,7 @@ static struct run_options parse_run(int argc, char **argv)
 		case OPT_ATTENTION:
 			o.attention = parse_attention(optarg);
 			break;
+		case OPT_KSMM_TABLE: o.ksmm_table = optarg; break;
 		default: cli_common_option(c, usage, argv);
 		}
 	}
@@ -319,7 +326,12 @@ static int run_main(int argc, char **argv)
 {
 	struct run_options o = parse_run(argc, argv);
 	struct sample_config cfg;
+	struct ksmm_table table = {0};
 	struct sp_err err;
+	/* Read (and so checked) whatever the device: the CPU path ignores it. */
+	if (o.ksmm_table && ksmm_table_read(o.ksmm_table, &table, &err))
+		cli_fatal(&err);
+	sample_gpu_ksmm_table(o.ksmm_table ? &table : NULL);
 	if (sample_config_read(o.config, &cfg, &err))
 		cli_fatal(&err);
 	enum sample_mode mode = o.mode >= 0 ? (enum sample_mode)o.mode : cfg.run;
@@ -352,6 +364,8 @@ static int run_main(int argc, char **argv)
 		cli_fatal(&err);
 	int rc = mode == SAMPLE_GET_ALL ? run_sweep(&job) : run_single(&o, &job, mode);
 	sample_config_free(&cfg);
+	sample_gpu_ksmm_table(NULL);
+	ksmm_table_free(&table);
 	return rc;
 }
 

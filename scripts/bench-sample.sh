@@ -18,6 +18,13 @@ prec=${SAMPLE_PRECISION:-fp16}
 mkdir -p "$dir"
 "$dev/sample_ops_time" "$prec" ${SAMPLE_ATTENTION:+"$SAMPLE_ATTENTION"} > "$dir/sample-ours.csv"
 python3 scripts/bench-sample-torch.py --precision "$prec" > "$dir/sample-torch.csv"
+# The training-step operators (moe, the optimizer stages): ours from
+# build/dev/sample_train_time, PyTorch's as bench-sample-torch.py says
+# (MoE with a per-expert loop and with torch._grouped_mm; fused Adam).
+"$dev/sample_train_time" "$prec" >> "$dir/sample-ours.csv"
+python3 scripts/bench-sample-torch.py --precision "$prec" --ops \
+	'moe,moe[grouped_mm],firstStage_optimizer,middleStage_optimizer,lastStage_optimizer,middleStage_optimizer[adam only]' \
+	>> "$dir/sample-torch.csv"
 
 # One shape sampled 10 times, each a whole get_one (wait, warm-up, active runs).
 for i in $(seq 10); do

@@ -122,6 +122,20 @@ static int listed(const char *list, const char *name)
 	return 0;
 }
 
+/* Whether the operator's columns are all among mp, b, h, l and dim. */
+static int transformer_shape(const struct sample_op *op)
+{
+	static const char *const known[] = {"mp", "b", "h", "l", "dim"};
+	for (int i = 0; i < op->nshape; i++) {
+		int found = 0;
+		for (int k = 0; k < 5; k++)
+			found |= !strcmp(op->shape_names[i], known[k]);
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	enum sample_precision p = SAMPLE_FP16;
@@ -150,6 +164,8 @@ int main(int argc, char **argv)
 		const char *name = sample_op_names[i];
 		if (argc > 3 && !listed(argv[3], name))
 			continue;
+		if (!transformer_shape(sample_gpu_op(name)))
+			continue; /* moe, the optimizer steps: dev/cuda/sample_train_time.c */
 		run(name, &small, p, gbs);
 		if (!strcmp(name, "linear1") || !strcmp(name, "layernorm") || !strcmp(name, "gelu") ||
 		    sample_is_attention(name))

@@ -26,6 +26,11 @@ enum sample_attention { SAMPLE_ATTENTION_AUTO, SAMPLE_ATTENTION_CUDNN, SAMPLE_AT
  * *used (when not NULL) gets the one taken. */
 int sample_gpu_attention_use(enum sample_attention which, enum sample_attention *used,
 			     struct sp_err *err);
+/* The ksmm operator's configurations from this best table (ksmm-tune
+ * best's, lib/ksmm/ksmm_best.h), kept by the caller while operators are set
+ * up; NULL: ksmm-tune's default heuristic. Nothing without CUDA. */
+struct ksmm_table;
+void sample_gpu_ksmm_table(const struct ksmm_table *t);
 
 #ifdef __cplusplus
 }

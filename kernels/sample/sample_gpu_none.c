@@ -19,4 +19,8 @@ int sample_gpu_attention_use(enum sample_attention which, enum sample_attention 
 {
 	return sp_fail(err, "spkit was built without CUDA");
 }
+
+void sample_gpu_ksmm_table(const struct ksmm_table *t)
+{
+}
 #endif

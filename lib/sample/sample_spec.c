@@ -113,7 +113,8 @@ int64_t sample_vocab_partition(int64_t mp)
 
 int sample_has_backward(const char *name)
 {
-	return strcmp(name, "res_add") != 0;
+	return strcmp(name, "res_add") != 0 && strcmp(name, "macko_spmv") != 0 &&
+	       strcmp(name, "ksmm") != 0 && !strstr(name, "Stage_optimizer");
 }
 
 int sample_is_attention(const char *name)
@@ -157,6 +158,29 @@ static void start(struct sample_state *st)
 {
 	st->n = 0;
 	memset(&st->d, 0, sizeof st->d);
+}
+
+int sample_check_columns(const int64_t *shape, int n, const char *const *names,
+			 struct sp_err *why)
+{
+	return check_columns(shape, n, names, why);
+}
+
+int sample_check_divides(int64_t a, const char *an, int64_t b, const char *bn,
+			 struct sp_err *why)
+{
+	return check_divides(a, an, b, bn, why);
+}
+
+void sample_spec_start(struct sample_state *st)
+{
+	start(st);
+}
+
+int sample_spec_add(struct sample_state *st, const char *name, int64_t count,
+		    enum sample_kind kind, enum sample_stage stage)
+{
+	return add(st, name, count, kind, stage);
 }
 
 /* nn.Embedding(vocab partition, dim) on ids (b, l): rows are tokens. */
