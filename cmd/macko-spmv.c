@@ -1,4 +1,4 @@
-/* macko-spmv: y = alpha A x + beta y for a MACKO matrix and 1..16 vectors,
+/* macko-spmv: y = alpha A x + beta y for a MACKO matrix and N vectors,
  * and `macko-spmv bench`, MACKO against cuBLAS and cuSPARSE. Options are
  * parsed here; the work is lib/macko/ (the operands read and checked, the
  * random matrix) and kernels/macko/ (the product and the benchmark). */
@@ -22,9 +22,10 @@ static const char usage[] =
 	"       macko-spmv bench [BENCH OPTION]...\n"
 	"Multiply a MACKO matrix (from macko-compress) by one vector or a few:\n"
 	"y = alpha A x + beta y_in, fp16 values and x, fp32 accumulation. X holds C\n"
-	"values (one vector) or N x C (N <= 16 vectors; on the GPU up to 8 in one\n"
-	"pass over the matrix where their x fits in shared memory, more in several:\n"
-	"see the man page); f2, f4 or f8, rounded to fp16. Y has R values or N x R.\n"
+	"values (one vector) or N x C (N vectors; on the GPU up to 8 in one pass over\n"
+	"the matrix where their x fits in shared memory, more in several, and more\n"
+	"than 16 as several products: see the man page); f2, f4 or f8, rounded to\n"
+	"fp16. Y has R values or N x R.\n"
 	"\n"
 	"  -o, --output FILE      write y to FILE (.npy)\n"
 	"      --alpha A          scale of A x (default 1)\n"

@@ -3,8 +3,10 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/num.h"
 #include "formats/yaml_doc.h"
 
 const char *const hardware_dtype_names[HARDWARE_NDTYPES + 1] = {
@@ -39,16 +41,22 @@ void hardware_default(struct hardware_spec *hw)
 	*hw = h200;
 }
 
-/* A required positive number, scaled into *out. */
-static int positive(const struct yaml_doc_node *map, const char *key, double scale, double *out,
+/* A required positive number times 10^exp10, into *out. The scaling is
+ * done in decimal (the number's shortest text with "eN" appended, read
+ * back), so "66.9" TFLOP/s is the double nearest 66.9e12, exactly as the
+ * built-in default writes it; 66.9 * 1e12 would be an ulp off, and a
+ * report's numbers would differ from the default's in the last digit. */
+static int positive(const struct yaml_doc_node *map, const char *key, int exp10, double *out,
 		    struct sp_err *err)
 {
 	if (yaml_doc_require_double(map, key, out, err))
 		return -1;
 	if (!(*out > 0))
 		return yaml_doc_fail(yaml_doc_get(map, key), err, "%s: expected a positive number", key);
+	char num[NUM_DOUBLE_MAX], text[NUM_DOUBLE_MAX + 8];
+	snprintf(text, sizeof text, "%se%d", num_format_double(num, *out, 0), exp10);
 	/* 1e300 TFLOP/s would be an infinite peak, 1e-320 us no launch cost. */
-	double v = *out * scale;
+	double v = strtod(text, NULL);
 	if (!isfinite(v) || v < DBL_MIN)
 		return yaml_doc_fail(yaml_doc_get(map, key), err, "%s: %g is out of range", key, *out);
 	*out = v;
@@ -70,17 +78,20 @@ int hardware_load(const char *path, struct hardware_spec *hw, struct sp_err *err
 		 yaml_doc_check_keys(root, keys, "a hardware file", err) ||
 		 yaml_doc_require_string(root, "name", &name, err) ||
 		 yaml_doc_require_int(root, "sms", &hw->sms, err) ||
-		 positive(root, "memory_bandwidth_gbs", 1e9, &hw->bandwidth, err) ||
-		 positive(root, "l2_cache_mb", 1 << 20, &hw->l2_bytes, err) ||
-		 positive(root, "launch_overhead_us", 1e-6, &hw->launch_s, err) ||
+		 positive(root, "memory_bandwidth_gbs", 9, &hw->bandwidth, err) ||
+		 positive(root, "l2_cache_mb", 0, &hw->l2_bytes, err) ||
+		 positive(root, "launch_overhead_us", -6, &hw->launch_s, err) ||
 		 yaml_doc_require(root, "peak_tflops", YDOC_MAPPING, &peaks, err) ||
 		 yaml_doc_check_keys(peaks, hardware_dtype_names, "peak_tflops", err);
 	for (int d = 0; !rc && d < HARDWARE_NDTYPES; d++)
-		rc = positive(peaks, hardware_dtype_names[d], 1e12, &hw->peak_flops[d], err);
+		rc = positive(peaks, hardware_dtype_names[d], 12, &hw->peak_flops[d], err);
 	if (!rc && yaml_doc_get(root, "vector_tflops"))
-		rc = positive(root, "vector_tflops", 1e12, &hw->vector_flops, err);
+		rc = positive(root, "vector_tflops", 12, &hw->vector_flops, err);
 	else
 		hw->vector_flops = hw->peak_flops[HARDWARE_FP32];
+	if (!rc && !isfinite(hw->l2_bytes *= 1 << 20)) /* MiB: exact in binary */
+		rc = yaml_doc_fail(yaml_doc_get(root, "l2_cache_mb"), err,
+				   "l2_cache_mb: out of range");
 	if (!rc && hw->sms < 1)
 		rc = yaml_doc_fail(yaml_doc_get(root, "sms"), err, "sms: expected a positive integer");
 	if (!rc)
