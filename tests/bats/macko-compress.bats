@@ -460,7 +460,7 @@ sp.save_npz('dup.npz', sp.coo_matrix(([1., 2.], ([0, 0], [1, 1])), shape=(2, 2))
 	check dup.npz "dup.npz: row 0 repeats column 1"
 	check range.mtx "range.mtx:3"
 	# the suffix says the format; the message lists every one macko-compress reads
-	check w.dat "^macko-compress: error: w.dat: unknown matrix format \(expected .npy, .npz, .mtx, .csv, .tsv, .txt, .el or .edges\)$"
+	check w.dat "^macko-compress: error: w.dat: unknown matrix format \(expected .npy, .npz, .mtx, .csv, .tsv, .txt, .el, .edges or .indptr\)$"
 	assert_only_files "$T/out"
 }
 

@@ -181,6 +181,28 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	assert_error 2 $G "--metric accuracy needs class-id labels"
 }
 
+@test "MaxK-GNN's graph.indptr/graph.indices and index-array splits train as graph.npz and masks do" {
+	dataset "$T/ds"
+	cp -r "$T/ds" "$T/raw"
+	"$PY" - "$T/raw" <<-'EOF'
+	import os, sys
+	import numpy as np, scipy.sparse as sp
+	d = sys.argv[1]
+	g = sp.load_npz(f"{d}/graph.npz").tocsr()
+	g.indptr.astype(np.int32).tofile(f"{d}/graph.indptr")
+	g.indices.astype(np.int32).tofile(f"{d}/graph.indices")
+	os.remove(f"{d}/graph.npz")
+	for s, t in (("train", np.int64), ("val", np.int32), ("test", np.int64)):
+	    m = np.load(f"{d}/{s}_mask.npy")
+	    np.save(f"{d}/{s}_idx.npy", np.flatnonzero(m)[::-1].astype(t))
+	    os.remove(f"{d}/{s}_mask.npy")
+	EOF
+	"$BIN/$G" -q "$T/ds" "${SMALL[@]}" --epochs 4 --save-model "$T/a.npz" > "$T/a.out"
+	"$BIN/$G" -q "$T/raw" "${SMALL[@]}" --epochs 4 --save-model "$T/b.npz" > "$T/b.out"
+	cmp "$T/a.npz" "$T/b.npz"
+	diff <(grep -v Peak "$T/a.out") <(grep -v Peak "$T/b.out")
+}
+
 @test "training writes the log, the model and the predictions" {
 	dataset "$T/ds"
 	run "$BIN/$G" "$T/ds" "${SMALL[@]}" --epochs 6 --eval-every 4 --log "$T/log.csv" \
