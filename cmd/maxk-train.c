@@ -17,6 +17,7 @@
 #include "gnn/gnn_data.h"
 #include "gnn/gnn_train.h"
 #include "core/gpu.h"
+#include "core/outfile.h"
 #include "sparse/graph_gen.h"
 #include "sparse/graph_load.h"
 #include "maxk/maxk_dispatch.h"
@@ -76,14 +77,18 @@ static const char usage[] =
 	"      --fallback-threshold T  that threshold (default 0.001; negative: always\n"
 	"                           fall back)\n"
 	"      --profile-kernels    print mean forward and backward times every 10 epochs\n"
-	"Outputs (written whole or not at all):\n"
+	"Outputs (FILE '-' is standard output; but for --log written whole or not at\n"
+	"all):\n"
 	"      --log FILE           per-epoch CSV: epoch, loss, train, val, test scores,\n"
-	"                           forward_ms, backward_ms, epoch_ms\n"
+	"                           forward_ms, backward_ms, epoch_ms; a row appended and\n"
+	"                           flushed as each epoch ends (tail -f; a killed run\n"
+	"                           keeps its rows)\n"
 	"      --save-model FILE    the final weights (.npz, PyTorch's parameter names)\n"
 	"      --predict FILE       the final model's logits, nodes x classes float32 (.npy)\n"
 	"      --checkpoint FILE    write a checkpoint (.npz) every --checkpoint-every N\n"
 	"                           epochs (default 10), after the last, and on SIGTERM,\n"
-	"                           SIGINT or SIGUSR1 (then stop after the current epoch)\n"
+	"                           SIGINT or SIGUSR1 (then stop after the current epoch\n"
+	"                           and exit with status 75, for a job script to requeue)\n"
 	"      --resume FILE        continue from a checkpoint of the same settings\n"
 	"  -q, --quiet              no messages\n"
 	"  -v, --verbose            every epoch's scores on stderr\n"
@@ -254,6 +259,29 @@ static const char *other_form_option(int c, char **argv, const struct option *ot
 	return NULL;
 }
 
+/* An output's folder must exist and be writable before hours of training,
+ * not after. "-" is standard output: fine for a stream (npz 0), a usage
+ * error for an .npz, which is written with seeks. */
+static void check_output_folder(const char *option, const char *path, int npz)
+{
+	if (!path)
+		return;
+	if (outfile_is_stdout(path)) {
+		if (npz)
+			cli_usage_error("%s -: an .npz is written with seeks, so not to standard "
+					"output (give a file name)", option);
+		return;
+	}
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+	if (access(dir, W_OK))
+		cli_die("%s %s: cannot write in folder '%s'", option, path, dir);
+}
+
 /* Training's single --hidden and --maxk, and the checks between options. */
 static void check_training(struct train_options *o)
 {
@@ -281,6 +309,10 @@ static void check_training(struct train_options *o)
 	if (!o->train.checkpoint_every)
 		o->train.checkpoint_every = 10;
 	m->dense_agg = o->kernel_mode == KM_CUSPARSE;
+	check_output_folder("--log", o->train.log, 0);
+	check_output_folder("--save-model", o->save_model, 1);
+	check_output_folder("--predict", o->predict, 0);
+	check_output_folder("--checkpoint", o->train.checkpoint, 1);
 	struct sp_err err;
 	if (o->src.synthetic && gnn_data_synthetic_check(o->src.synthetic, &err))
 		cli_usage_error("%s", err.msg);
@@ -477,22 +509,6 @@ static void bench(const struct bench_options *o)
 	csr_free(&g);
 }
 
-/* An output's folder must exist and be writable before hours of training,
- * not after. */
-static void check_output_folder(const char *option, const char *path)
-{
-	if (!path)
-		return;
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, sizeof dir, ".");
-	else
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
-	if (access(dir, W_OK))
-		cli_die("%s %s: cannot write in folder '%s'", option, path, dir);
-}
-
 static int stop_requested(void *ctx)
 {
 	return cli_stop_signal() != 0;
@@ -637,10 +653,6 @@ static void train(struct train_options *o)
 				gnn_metric_name(o->train.metric),
 				d.multilabel ? "class-id" : "multi-label", d.name,
 				d.multilabel ? "multi-label ones" : "class ids");
-	check_output_folder("--log", o->train.log);
-	check_output_folder("--save-model", o->save_model);
-	check_output_folder("--predict", o->predict);
-	check_output_folder("--checkpoint", o->train.checkpoint);
 
 	struct gnn_model *m;
 	struct gnn_trainer t;
@@ -663,9 +675,9 @@ static void train(struct train_options *o)
 	if (rc < 0)
 		cli_fatal(&err);
 	if (rc > 0)
-		cli_die("stopped by signal %d after epoch %lld; checkpoint %s written (continue "
-			"with --resume %s)", cli_stop_signal(), (long long)t.epoch,
-			o->train.checkpoint, o->train.checkpoint);
+		cli_stopped("by signal %d after epoch %lld; checkpoint %s written (continue with "
+			    "--resume %s)", cli_stop_signal(), (long long)t.epoch,
+			    o->train.checkpoint, o->train.checkpoint);
 	write_outputs(o, &t);
 	report(o, &t, metric);
 	gnn_trainer_free(&t);

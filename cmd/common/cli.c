@@ -103,6 +103,15 @@ void cli_die(const char *fmt, ...)
 	exit(EXIT_FAILURE);
 }
 
+void cli_stopped(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("stopped", NULL, fmt, ap);
+	va_end(ap);
+	exit(EXIT_STOPPED);
+}
+
 void cli_fatal(const struct sp_err *err)
 {
 	cli_die("%s", err->msg[0] ? err->msg : "unknown error");
@@ -110,6 +119,8 @@ void cli_fatal(const struct sp_err *err)
 
 void cli_warn(const char *fmt, ...)
 {
+	if (cli_verbosity == 0) /* -q: errors and requested results only */
+		return;
 	va_list ap;
 	va_start(ap, fmt);
 	vreport("warning", NULL, fmt, ap);

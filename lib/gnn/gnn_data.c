@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/infile.h"
 #include "sparse/edgelist.h"
 #include "sparse/graph_load.h"
 #include "formats/gztext.h"
@@ -513,6 +514,8 @@ int gnn_data_load(const char *dir, struct gnn_dataset *d, struct sp_err *err)
 {
 	memset(d, 0, sizeof *d);
 	struct stat st;
+	if (infile_is_stdin(dir))
+		return sp_fail(err, "-: a dataset is a folder, not standard input");
 	if (stat(dir, &st) != 0)
 		return sp_fail_errno(err, "%s: cannot open the dataset folder", dir);
 	if (!S_ISDIR(st.st_mode))

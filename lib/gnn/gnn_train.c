@@ -135,28 +135,44 @@ static void csv_score(struct csv_writer *w, double v)
 		csv_writer_double(w, v, 0);
 }
 
+static const char *const log_columns[LOG_COLS] = {"epoch", "loss", "train", "val", "test",
+						 "forward_ms", "backward_ms", "epoch_ms"};
+
+static int log_row(struct csv_writer *w, const struct gnn_epoch *r, struct sp_err *err)
+{
+	csv_writer_int(w, r->epoch);
+	csv_writer_double(w, r->loss, 0);
+	csv_score(w, r->train);
+	csv_score(w, r->val);
+	csv_score(w, r->test);
+	csv_writer_double(w, r->forward_ms, 6);
+	csv_writer_double(w, r->backward_ms, 6);
+	csv_writer_double(w, r->epoch_ms, 6);
+	return csv_writer_end_row(w, err);
+}
+
+int gnn_trainer_log_open(const struct gnn_trainer *t, struct csv_writer *w, struct sp_err *err)
+{
+	if (csv_writer_open_stream(w, t->o.log, log_columns, LOG_COLS, err))
+		return -1;
+	for (int64_t i = 0; i < t->epoch; i++)
+		if (log_row(w, &t->log[i], err)) {
+			csv_writer_abort(w);
+			return -1;
+		}
+	return 0;
+}
+
 int gnn_trainer_write_log(const struct gnn_trainer *t, const char *path, struct sp_err *err)
 {
-	static const char *const columns[LOG_COLS] = {"epoch", "loss", "train", "val", "test",
-						      "forward_ms", "backward_ms", "epoch_ms"};
 	struct csv_writer w;
-	if (csv_writer_open(&w, path, columns, LOG_COLS, err))
+	if (csv_writer_open(&w, path, log_columns, LOG_COLS, err))
 		return -1;
-	for (int64_t i = 0; i < t->epoch; i++) {
-		const struct gnn_epoch *r = &t->log[i];
-		csv_writer_int(&w, r->epoch);
-		csv_writer_double(&w, r->loss, 0);
-		csv_score(&w, r->train);
-		csv_score(&w, r->val);
-		csv_score(&w, r->test);
-		csv_writer_double(&w, r->forward_ms, 6);
-		csv_writer_double(&w, r->backward_ms, 6);
-		csv_writer_double(&w, r->epoch_ms, 6);
-		if (csv_writer_end_row(&w, err)) {
+	for (int64_t i = 0; i < t->epoch; i++)
+		if (log_row(&w, &t->log[i], err)) {
 			csv_writer_abort(&w);
 			return -1;
 		}
-	}
 	return csv_writer_commit(&w, err);
 }
 
@@ -415,27 +431,38 @@ int gnn_trainer_resume(struct gnn_trainer *t, const char *path, struct sp_err *e
 	return rc ? -1 : 0;
 }
 
-static int save_progress(const struct gnn_trainer *t, struct sp_err *err)
-{
-	return (t->o.checkpoint && gnn_trainer_checkpoint(t, t->o.checkpoint, err)) ||
-	       (t->o.log && gnn_trainer_write_log(t, t->o.log, err));
-}
-
 int gnn_train_run(struct gnn_trainer *t, const struct gnn_train_hooks *hooks,
 		  struct sp_err *err)
 {
+	/* The log is made anew with the rows so far (those of a checkpoint
+	 * resumed from), then a row is appended as each epoch ends. */
+	struct csv_writer log;
+	if (t->o.log && gnn_trainer_log_open(t, &log, err))
+		return -1;
+	int rc = 0;
 	while (t->epoch < t->o.epochs) {
-		if (gnn_trainer_epoch(t, err))
-			return -1;
+		if (gnn_trainer_epoch(t, err) ||
+		    (t->o.log && log_row(&log, &t->log[t->epoch - 1], err))) {
+			rc = -1;
+			break;
+		}
 		if (hooks && hooks->epoch_done)
 			hooks->epoch_done(hooks->ctx, t, &t->log[t->epoch - 1]);
 		int last = t->epoch == t->o.epochs;
 		int stop = !last && hooks && hooks->stop && hooks->stop(hooks->ctx);
-		if (t->o.checkpoint && !last && (stop || t->epoch % t->o.checkpoint_every == 0) &&
-		    save_progress(t, err))
-			return -1;
-		if (stop)
-			return 1;
+		if (t->o.checkpoint && (last || stop || t->epoch % t->o.checkpoint_every == 0) &&
+		    gnn_trainer_checkpoint(t, t->o.checkpoint, err)) {
+			rc = -1;
+			break;
+		}
+		if (stop) {
+			rc = 1;
+			break;
+		}
 	}
-	return save_progress(t, err) ? -1 : 0;
+	if (t->o.log && rc < 0)
+		csv_writer_abort(&log); /* the rows written stay */
+	else if (t->o.log && csv_writer_commit(&log, err))
+		rc = -1;
+	return rc;
 }

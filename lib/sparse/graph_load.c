@@ -12,6 +12,8 @@ enum graph_format { FORMAT_UNKNOWN, FORMAT_NPZ, FORMAT_MTX, FORMAT_EDGELIST, FOR
 
 static enum graph_format format_of(const char *path)
 {
+	if (infile_is_stdin(path)) /* the one graph format that streams */
+		return FORMAT_EDGELIST;
 	const char *dot = strrchr(path, '.');
 	const char *slash = strrchr(path, '/');
 	if (!dot || (slash && dot < slash))
