@@ -120,7 +120,12 @@ static struct run_options parse_run(int argc, char **argv)
 		case OPT_DEVICE: parse_device(optarg, &o); break;
 		case OPT_PARTS: parts = optarg; break;
 		case OPT_PART: part = optarg; break;
-		case OPT_OUTPUT_DIR: o.output_dir = optarg; break;
+		case OPT_OUTPUT_DIR:
+			if (!strcmp(optarg, "-"))
+				cli_usage_error("--output-dir -: a folder for sampling_data/ and "
+						"sampling_log/, not standard output");
+			o.output_dir = optarg;
+			break;
 		case OPT_SHAPE: o.shape = optarg; break;
 		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
 		default: cli_common_option(c, usage, argv);
@@ -291,6 +296,10 @@ static int merge_main(int argc, char **argv)
 	}
 	if (optind == argc)
 		cli_usage_error("merge: no PART.csv given");
+	for (int i = optind; i < argc; i++)
+		if (!strcmp(argv[i], "-"))
+			cli_usage_error("merge: a PART.csv's name says its device, operator and "
+					"precision, so not standard input (-)");
 	struct sample_merge_result r;
 	struct sp_err err;
 	if (sample_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &r,

@@ -224,8 +224,8 @@ static struct bench_options parse_bench(int argc, char **argv)
 				multiply_option);
 	if (optind < argc)
 		cli_usage_error("unexpected argument '%s'", argv[optind]);
-	if (o.append && !o.output)
-		cli_usage_error("--append needs -o FILE");
+	if (o.append && (!o.output || !strcmp(o.output, "-")))
+		cli_usage_error("--append needs -o FILE (a file, not standard output)");
 	if (o.matrix && random_shape)
 		cli_usage_error("--%s shapes the random matrix; --matrix gives one", random_shape);
 	return o;

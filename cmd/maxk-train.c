@@ -397,8 +397,8 @@ static void check_bench(struct bench_options *o)
 						       MAX_LIST, 1, MAXK_GPU_MAX_WIDTH) : 1;
 	o->nmaxk = o->src.maxk_text ? cli_int_list("--maxk", o->src.maxk_text, o->maxk, MAX_LIST,
 						   1, MAXK_GPU_MAX_WIDTH) : 3;
-	if (o->append && !o->output)
-		cli_usage_error("--append needs -o FILE");
+	if (o->append && (!o->output || !strcmp(o->output, "-")))
+		cli_usage_error("--append needs -o FILE (a file, not standard output)");
 	for (int i = 0; i < o->nhidden; i++)
 		for (int j = 0; j < o->nmaxk; j++)
 			if (o->maxk[j] > o->hidden[i])

@@ -65,3 +65,105 @@ options_in() { # the long options a text mentions, sorted
 	ksmm-tune best r.csv -o ''
 	LIST
 }
+
+# ---- '-': standard output for every output, standard input where an input
+# streams (and for a reader that seeks, when standard input is a file);
+# refused with one line where it cannot be; never a file named '-'.
+
+@test "'-' as an output: the same bytes as a file, on standard output; no file named '-'" {
+	cd "$T"
+	printf '0 1\n1 2\n2 0\n2 1\n' > g.csv
+	"$BIN/maxk-genmeta" -q g.csv -o want.warp4
+	"$BIN/maxk-genmeta" -q g.csv -o - > got.warp4
+	cmp got.warp4 want.warp4
+	"$BIN/macko-compress" -q --random 9x13 -o m.npz
+	"$BIN/macko-compress" -q --decompress m.npz -o want.npy
+	"$BIN/macko-compress" -q --decompress m.npz -o - > got.npy
+	cmp got.npy want.npy
+	$PY -c "import numpy as np; np.save('x.npy', np.arange(13, dtype=np.float32))"
+	"$BIN/macko-spmv" -q m.npz x.npy -o want.npy --device cpu
+	"$BIN/macko-spmv" -q m.npz x.npy -o - --device cpu > got.npy
+	cmp got.npy want.npy
+	"$BIN/graph-partition" -q "$REPO/configs/models/mlp.yaml" --batch 2 -f json -o want.json
+	"$BIN/graph-partition" -q "$REPO/configs/models/mlp.yaml" --batch 2 -f json -o - > got.json
+	cmp got.json want.json
+	"$BIN/kernel-sample" -q "$REPO/configs/kernel_sampling/test/layernorm.yml" --device cpu \
+		--precision fp32 --output-dir s
+	"$BIN/kernel-sample" merge -q s/sampling_data/*.csv -o want.csv
+	"$BIN/kernel-sample" merge -q s/sampling_data/*.csv -o - > got.csv
+	cmp got.csv want.csv
+	[ ! -e - ]
+}
+
+@test "'-' as an input: streamed inputs from a pipe, seeking ones from '< FILE'" {
+	cd "$T"
+	printf '0 1\n1 2\n2 0\n2 1\n' > g.csv
+	"$BIN/maxk-genmeta" -q g.csv -o want.warp4
+	# an edge list (the graph format that streams) through a pipe
+	cat g.csv | "$BIN/maxk-genmeta" -q - -o got.warp4
+	cmp got.warp4 want.warp4
+	# a .warp4 to --check from a file as standard input
+	"$BIN/maxk-genmeta" g.csv --check - < want.warp4 | grep -q "^records  *3$"
+	# macko-compress: an edge list through a pipe; --decompress of '< m.npz'
+	printf '0 1 2\n3 0 -1.5\n' | "$BIN/macko-compress" -q - -o m.npz
+	"$BIN/macko-compress" -q --decompress - -o - < m.npz > d.npy
+	$PY -c "
+import numpy as np
+d = np.load('d.npy')
+assert d.shape == (4, 4) and d[0, 1] == 2 and d[3, 0] == -1.5 and np.count_nonzero(d) == 2"
+	# macko-spmv's x from '< x.npy'
+	$PY -c "import numpy as np; np.save('x.npy', np.ones(4, np.float32))"
+	"$BIN/macko-spmv" -q m.npz - -o - --device cpu < x.npy > y.npy
+	$PY -c "import numpy as np; assert list(np.load('y.npy')) == [2, 0, 0, -1.5]"
+	# graph-partition: an ONNX model from '< FILE', a hardware file through a pipe
+	"$BIN/graph-partition" -q /work/shared/models/resnet18.onnx -f csv > want.csv
+	"$BIN/graph-partition" -q - -f csv < /work/shared/models/resnet18.onnx > got.csv
+	cmp got.csv want.csv
+	cat "$REPO/configs/hardware/a100.yaml" | "$BIN/graph-partition" -q \
+		"$REPO/configs/models/mlp.yaml" --batch 1 --hardware - | grep -q "NVIDIA A100"
+	# kernel-sample: a config through a pipe
+	cat "$REPO/configs/kernel_sampling/test/layernorm.yml" |
+		"$BIN/kernel-sample" -q - --device cpu --precision fp32 --output-dir s
+	"$BIN/kernel-sample" -q "$REPO/configs/kernel_sampling/test/layernorm.yml" --device cpu \
+		--precision fp32 --output-dir f
+	diff <(cut -d, -f1-3 s/sampling_data/*.csv) <(cut -d, -f1-3 f/sampling_data/*.csv)
+	# ksmm-tune: patterns through a pipe; best's results from a pipe; apply's x from '<'
+	printf '2,4,4,2\n' | "$BIN/ksmm-tune" tune --patterns - --batch 8 --dry-run -q > dry.csv
+	[ "$(wc -l < dry.csv)" -gt 1 ]
+	$PY -c "
+import numpy as np
+rng = np.random.default_rng(1)
+np.save('w.npy', rng.standard_normal((2, 4, 4, 2)).astype(np.float32))
+np.save('x.npy', rng.standard_normal((3, 16)).astype(np.float32))"
+	"$BIN/ksmm-tune" apply -q --pattern 2,4,4,2 --weights w.npy x.npy -o want.npy --device cpu
+	"$BIN/ksmm-tune" apply -q --pattern 2,4,4,2 --weights w.npy - -o - --device cpu < x.npy > got.npy
+	cmp got.npy want.npy
+	[ ! -e - ]
+}
+
+@test "'-' where it cannot be: one line saying why, before any work, no file named '-'" {
+	cd "$T"
+	"$BIN/macko-compress" -q --random 9x13 -o m.npz
+	$PY -c "import numpy as np; np.save('x.npy', np.ones(13, np.float32))"
+	while IFS='|' read -r status pattern cmd; do
+		eval "set -- $cmd"
+		run "$BIN/$@"
+		assert_error "$status" "$1" "$pattern"
+	done <<-'LIST'
+	1|-: an .npz is written with seeks, so not to standard output|maxk-genmeta --synthetic powerlaw:nodes=100,edges=300 --graph-out -
+	1|-: an .npz is written with seeks, so not to standard output|macko-compress --random 8x8 -o -
+	2|--save-model -: an .npz is written with seeks|maxk-train --synthetic csbm --save-model -
+	2|--checkpoint -: an .npz is written with seeks|maxk-train --synthetic csbm --checkpoint -
+	1|: -: a dataset is a folder, not standard input|maxk-train -
+	2|merge: a PART.csv's name says its device, operator and precision, so not standard input|kernel-sample merge a_layernorm_fp16.csv -
+	2|--output-dir -: a folder for sampling_data/ and sampling_log/, not standard output|kernel-sample x.yml --output-dir -
+	2|--append needs -o FILE \(a file, not standard output\)|macko-spmv bench --append -o -
+	2|--append needs -o FILE \(a file, not standard output\)|maxk-train bench --synthetic reddit_like --append -o -
+	LIST
+	# a reader that seeks, given a pipe: the one-line error names standard input
+	cat x.npy | { run "$BIN/macko-spmv" m.npz - -o y.npy --device cpu
+		assert_error 1 macko-spmv "standard input: is a FIFO; this input must be a regular file \(give its name, or '< FILE'\)"; }
+	cat m.npz | { run "$BIN/macko-compress" --decompress - -o d.npy
+		assert_error 1 macko-compress "standard input: is a FIFO; this input must be a regular file"; }
+	assert_only_files "$T" m.npz x.npy
+}
