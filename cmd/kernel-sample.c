@@ -52,7 +52,7 @@ static const char usage[] =
 	"  -o, --output FILE      the merged CSV (default: standard output): the rows\n"
 	"                         of every PART.csv, sorted by shape, each shape once\n"
 	"  -q, --quiet            no messages\n"
-	"  -v, --verbose          also the shapes skipped\n"
+	"  -v, --verbose          also each shape's times and the shapes skipped\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"

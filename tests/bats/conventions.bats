@@ -167,3 +167,64 @@ np.save('x.npy', rng.standard_normal((3, 16)).astype(np.float32))"
 		assert_error 1 macko-compress "standard input: is a FIFO; this input must be a regular file"; }
 	assert_only_files "$T" m.npz x.npy
 }
+
+# One small CPU job per program (and subcommand), run in $T: what it asks
+# for and nothing else goes to stdout; the rest is messages on stderr.
+jobs_of_every_program() {
+	cat <<-LIST
+	maxk-genmeta g.csv -o x.warp4
+	maxk-train --synthetic csbm:nodes=200 --epochs 2 --kernel-mode cpu --hidden 8 --maxk 4
+	macko-compress --random 8x8 -o m.npz
+	macko-spmv m.npz x.npy -o y.npy --device cpu
+	graph-partition $REPO/configs/models/mlp.yaml --batch 1 -f csv -o r.csv
+	kernel-sample $REPO/configs/kernel_sampling/test/layernorm.yml --device cpu --precision fp32 --output-dir s\$level
+	kernel-sample merge s/sampling_data/cpu_layernorm_fp32_1_1.csv -o merged.csv
+	ksmm-tune apply --pattern 2,4,4,2 --weights w.npy xx.npy -o yy.npy --device cpu
+	ksmm-tune best results.csv -o best.csv
+	LIST
+}
+
+@test "-q: nothing but errors and the requested results, in every program; -v adds detail" {
+	cd "$T"
+	printf '0 1\n1 2\n2 0\n' > g.csv
+	$PY -c "
+import numpy as np
+np.save('x.npy', np.ones(8, np.float32))
+np.save('w.npy', np.ones((2, 4, 4, 2), np.float32))
+np.save('xx.npy', np.ones((3, 16), np.float32))"
+	"$BIN/macko-compress" -q --random 8x8 -o m.npz
+	"$BIN/kernel-sample" -q "$REPO/configs/kernel_sampling/test/layernorm.yml" --device cpu \
+		--precision fp32 --output-dir s
+	# kernel-sample names its files after the CPU; merge takes a name it knows
+	mv s/sampling_data/*.csv s/sampling_data/cpu_layernorm_fp32_1_1.csv
+	printf '%s\n' "batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,thread_batch,vec,stages,tf32,ms,std,rel_err,status" \
+		"100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,0.5,0.01,1e-8,ok" > results.csv
+	local p args programs="" level
+	while read -r p args; do
+		programs+=" $p"
+		for level in q n v; do
+			eval "set -- $args"
+			local opt=-$level
+			[ $level = n ] && opt=
+			"$BIN/$p" "$@" ${opt:+"$opt"} > $level.out 2> $level.err ||
+				{ echo "$p $opt failed: $(cat $level.err)"; return 1; }
+		done
+		[ ! -s q.err ] || { echo "$p -q wrote to stderr: $(cat q.err)"; return 1; }
+		# the results (stdout) the same whatever the verbosity, but for
+		# maxk-genmeta's default statistics, which -q silences
+		if [ "$p" = maxk-genmeta ]; then
+			[ ! -s q.out ] && [ -s n.out ]
+			cmp n.out v.out
+		else
+			cmp q.out n.out || { echo "$p: -q changed stdout"; return 1; }
+			cmp n.out v.out || { echo "$p: -v changed stdout"; return 1; }
+		fi
+		# -v: more on stderr than the default
+		[ "$(wc -c < v.err)" -gt "$(wc -c < n.err)" ] ||
+			[ "$p $1" = "kernel-sample merge" ] ||
+			[ "$p $1" = "ksmm-tune best" ] ||
+			{ echo "$p $1: -v adds nothing: $(cat v.err)"; return 1; }
+	done < <(jobs_of_every_program)
+	# every program is in the list
+	for p in $(programs); do [[ $programs == *" $p"* ]] || { echo "$p not tried"; return 1; }; done
+}
