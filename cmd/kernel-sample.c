@@ -249,6 +249,8 @@ static int run_main(int argc, char **argv)
 		cli_fatal(&err);
 	enum sample_mode mode = o.mode >= 0 ? (enum sample_mode)o.mode : cfg.run;
 	int gpu = cli_use_gpu(o.device);
+	if (!gpu)
+		cli_log_threads();
 	struct sample_clock clock;
 	const struct sample_op *op = gpu ? sample_gpu_op(cfg.function_name)
 					 : sample_cpu_op(cfg.function_name);

@@ -379,6 +379,8 @@ static int run_apply(int argc, char **argv)
 		weights[nw++] = t;
 	}
 	int use_gpu = cli_use_gpu(o.device);
+	if (!use_gpu)
+		cli_log_threads();
 	struct sp_err err;
 	struct ksmm_chain chain;
 	struct ksmm_table table = {0};

@@ -248,7 +248,7 @@ int main(int argc, char **argv)
 			cli_usage_error("%s is already MACKO: prune before compressing", o.in.path);
 		if (macko_load(o.in.path, &m, &err))
 			cli_fatal(&err);
-	} else if (macko_input_compress(&o.in, &m, &report, &err)) {
+	} else if (cli_log_threads(), macko_input_compress(&o.in, &m, &report, &err)) {
 		cli_fatal(&err);
 	}
 	if (o.output) {

@@ -242,6 +242,8 @@ static int multiply(int argc, char **argv)
 	if (o.check_finite && macko_operands_check_finite(&op, &err))
 		cli_die("%s (--check-finite)", err.msg);
 	int use_gpu = cli_use_gpu(o.device);
+	if (!use_gpu)
+		cli_log_threads();
 	cli_log(2, "read inputs: %.3f s; computing on the %s", timer_now() - t0,
 		use_gpu ? "GPU" : "CPU");
 	struct npy_array y;

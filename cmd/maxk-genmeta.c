@@ -165,6 +165,7 @@ static void load_graph(const struct options *o, const char *graph, int64_t **ind
 	struct sp_err err;
 	double t0 = timer_now();
 	if (o->synthetic) {
+		cli_log_threads(); /* the generator's */
 		struct graph_spec spec;
 		if (graph_spec_parse(o->synthetic, &spec, &err))
 			cli_usage_error("%s", err.msg);

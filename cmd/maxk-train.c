@@ -575,6 +575,8 @@ static struct gnn_backend *open_backend(const struct train_options *o)
 	struct gnn_backend *b;
 	if (use_gpu ? gnn_cuda_backend(&b, &err) : gnn_cpu_backend(&b, &err))
 		cli_fatal(&err);
+	if (!use_gpu)
+		cli_log_threads();
 	b->tf32 = o->tf32;
 	return b;
 }

@@ -1,5 +1,4 @@
 #include "common/cli.h"
-
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -11,6 +10,7 @@
 
 #include "core/memory.h"
 #include "core/outfile.h"
+#include "core/parallel.h"
 
 int cli_verbosity = 1;
 static const char *program = "spkit";
@@ -136,6 +136,13 @@ void cli_log(int level, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cli_log_threads(void)
+{
+	const char *source = "";
+	int n = parallel_threads_from(&source);
+	cli_log(2, "CPU threads: %d (from %s)", n, source);
 }
 
 void cli_help(const char *text)

@@ -44,6 +44,9 @@ noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message on stderr when cli_verbosity >= level. */
 void cli_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* At -v, "CPU threads: N (from SOURCE)" (core/parallel.h), for the
+ * programs whose CPU paths run threads. */
+void cli_log_threads(void);
 
 /* The options every program takes, closing its getopt_long table and
  * short-option string, and their handling: a program's option switch ends

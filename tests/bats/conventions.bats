@@ -228,3 +228,69 @@ np.save('xx.npy', np.ones((3, 16), np.float32))"
 	# every program is in the list
 	for p in $(programs); do [[ $programs == *" $p"* ]] || { echo "$p not tried"; return 1; }; done
 }
+
+@test "CPU threads: SPKIT_THREADS, OMP_NUM_THREADS, SLURM_CPUS_PER_TASK, then the affinity mask (-v says which)" {
+	cd "$T"
+	threads() { env -u SPKIT_THREADS -u OMP_NUM_THREADS -u SLURM_CPUS_PER_TASK "$@" \
+		"$BIN/macko-compress" -v --random 64x64 -o m.npz 2>&1 | grep '^CPU threads: '; }
+	[ "$(threads taskset -c 0)" = "CPU threads: 1 (from the CPU affinity mask)" ]
+	[ "$(threads SLURM_CPUS_PER_TASK=5 taskset -c 0)" = "CPU threads: 5 (from SLURM_CPUS_PER_TASK)" ]
+	[ "$(threads SLURM_CPUS_PER_TASK=5 OMP_NUM_THREADS=3 taskset -c 0)" = "CPU threads: 3 (from OMP_NUM_THREADS)" ]
+	[ "$(threads SLURM_CPUS_PER_TASK=5 OMP_NUM_THREADS=3 SPKIT_THREADS=2)" = "CPU threads: 2 (from SPKIT_THREADS)" ]
+	[ "$(threads OMP_NUM_THREADS=0 SPKIT_THREADS=many taskset -c 0)" = "CPU threads: 1 (from the CPU affinity mask)" ]
+	# the same matrix whatever the count
+	SPKIT_THREADS=1 "$BIN/macko-compress" -q --random 300x300 -o one.npz
+	SPKIT_THREADS=7 "$BIN/macko-compress" -q --random 300x300 -o seven.npz
+	cmp one.npz seven.npz
+}
+
+# fake_slurm DIR STATUS: srun and scontrol stand-ins in DIR: srun records
+# its environment's thread settings and arguments and exits STATUS;
+# scontrol records its arguments.
+fake_slurm() {
+	mkdir -p "$1"
+	cat > "$1/srun" <<-SH
+	#!/bin/sh
+	echo "OMP_NUM_THREADS=\$OMP_NUM_THREADS SRUN_CPUS_PER_TASK=\$SRUN_CPUS_PER_TASK \$*" >> "$1/srun.log"
+	exit $2
+	SH
+	printf '#!/bin/sh\necho "$*" >> "%s/scontrol.log"\n' "$1" > "$1/scontrol"
+	chmod +x "$1/srun" "$1/scontrol"
+}
+
+@test "the sbatch examples give the step the job's CPUs as its thread count" {
+	cd "$T"
+	fake_slurm fake 0
+	for f in "$REPO"/scripts/slurm/*.sbatch; do
+		rm -f fake/srun.log
+		PATH="$T/fake:$PATH" SLURM_CPUS_PER_TASK=6 SLURM_JOB_ID=9 SLURM_ARRAY_TASK_ID=1 \
+			MAXK_RUN_DIR="$T/run" KSMM_RESULTS_DIR="$T/ksmm" SPKIT_BIN=/nonexistent \
+			bash "$f" x.yml > out 2>&1 || true
+		grep -q "^OMP_NUM_THREADS=6 SRUN_CPUS_PER_TASK=6 " fake/srun.log ||
+			{ echo "$f: $(cat fake/srun.log out)"; return 1; }
+	done
+}
+
+@test "maxk-train.sbatch requeues a run stopped at a checkpoint (status 75), never an error" {
+	cd "$T"
+	local code
+	for code in 75 1 2; do
+		rm -rf fake
+		fake_slurm fake $code
+		run env PATH="$T/fake:$PATH" SLURM_JOB_ID=9 MAXK_RUN_DIR="$T/run" SPKIT_BIN=/bin \
+			bash "$REPO/scripts/slurm/maxk-train.sbatch" --synthetic csbm
+		[ "$status" -eq "$code" ]
+		if [ "$code" = 75 ]; then
+			[ "$(cat fake/scontrol.log)" = "requeue 9" ]
+		else
+			[ ! -e fake/scontrol.log ]
+		fi
+	done
+	# the requeued start resumes from the checkpoint
+	touch run/ck.npz
+	rm -rf fake
+	fake_slurm fake 0
+	PATH="$T/fake:$PATH" SLURM_JOB_ID=9 MAXK_RUN_DIR="$T/run" SPKIT_BIN=/bin \
+		bash "$REPO/scripts/slurm/maxk-train.sbatch" --synthetic csbm > /dev/null
+	grep -q -- "--resume $T/run/ck.npz" fake/srun.log
+}
