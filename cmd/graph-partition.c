@@ -32,8 +32,10 @@ static const char usage[] =
 	"      --dtype TYPE         fp32 (default), tf32 (fp32 data, TF32 matrix\n"
 	"                           units), fp16, bf16 or int8: the bytes per element\n"
 	"                           and the matrix peak the roofline takes\n"
-	"      --hardware FILE      the GPU, a YAML file like configs/hardware/h200.yaml\n"
-	"                           (default: a built-in H200 with that file's numbers)\n"
+	"      --hardware FILE|NAME the GPU, a YAML file like configs/hardware/h200.yaml,\n"
+	"                           or the NAME of one installed or shipped (h200, h100,\n"
+	"                           a100; see the man page for where NAME is looked for;\n"
+	"                           default: a built-in H200 with h200.yaml's numbers)\n"
 	"      --thresholds KIND    ridge (default: compute_bound, memory_bound or\n"
 	"                           latency_bound against the GPU's ridge point) or\n"
 	"                           fixed (the fixed intensity cut-offs of the graphs\n"
@@ -49,7 +51,7 @@ static const char usage[] =
 	"\n"
 	"Example:\n"
 	"  graph-partition resnet18.onnx --batch 8 --format json -o resnet18.json\n"
-	"  graph-partition configs/models/mlp.yaml --hardware configs/hardware/a100.yaml\n";
+	"  graph-partition configs/models/mlp.yaml --hardware a100\n";
 
 struct options {
 	const char *model, *output, *hardware;
@@ -138,9 +140,11 @@ int main(int argc, char **argv)
 	struct options o = parse_options(argc, argv);
 	struct partition_report r = {0};
 	struct sp_err err;
-	if (o.hardware ? hardware_load(o.hardware, &o.analysis.hw, &err)
+	const char *hardware_file = "built in";
+	if (o.hardware ? hardware_load_found(o.hardware, &o.analysis.hw, &hardware_file, &err)
 		       : (hardware_default(&o.analysis.hw), 0))
 		cli_fatal(&err);
+	cli_log(2, "hardware file: %s", hardware_file);
 	double t0 = timer_now();
 	if (partition_load(o.model, &r.g, &err))
 		cli_fatal(&err);

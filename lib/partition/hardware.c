@@ -1,10 +1,13 @@
 #include "partition/hardware.h"
 
+#include <dirent.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/num.h"
 #include "formats/yaml_doc.h"
@@ -63,7 +66,114 @@ static int positive(const struct yaml_doc_node *map, const char *key, int exp10,
 	return 0;
 }
 
+static int hardware_load_file(const char *path, struct hardware_spec *hw,
+			      struct sp_err *err);
+
+#ifndef SPKIT_DATADIR
+#define SPKIT_DATADIR "/usr/local/share/spkit"
+#endif
+#ifndef SPKIT_SOURCE_DIR
+#define SPKIT_SOURCE_DIR "."
+#endif
+
+int hardware_dirs(const char *dirs[4])
+{
+	static char env[PATH_MAX], exe[PATH_MAX];
+	int n = 0;
+	const char *data = getenv("SPKIT_DATA_DIR");
+	if (data && *data && snprintf(env, sizeof env, "%s/hardware", data) < (int)sizeof env)
+		dirs[n++] = env;
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (len > 0) {
+		exe[len] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash && (size_t)(slash - exe) + sizeof "/../share/spkit/hardware" < sizeof exe) {
+			strcpy(slash, "/../share/spkit/hardware");
+			dirs[n++] = exe;
+		}
+	}
+	dirs[n++] = SPKIT_DATADIR "/hardware";
+	dirs[n++] = SPKIT_SOURCE_DIR "/configs/hardware";
+	return n;
+}
+
+static int is_name(const char *s)
+{
+	size_t n = strlen(s);
+	return n && !strchr(s, '/') && strcmp(s, "-") &&
+	       !(n > 5 && !strcmp(s + n - 5, ".yaml")) && !(n > 4 && !strcmp(s + n - 4, ".yml"));
+}
+
+/* The NAME.yaml files of the folders, as "a100, h100, h200" (each once). */
+static void known_names(const char *const *dirs, int ndirs, char *out, size_t size)
+{
+	char *names[64];
+	int count = 0;
+	for (int d = 0; d < ndirs; d++) {
+		DIR *dir = opendir(dirs[d]);
+		for (struct dirent *e; dir && (e = readdir(dir));) {
+			size_t n = strlen(e->d_name);
+			if (n <= 5 || strcmp(e->d_name + n - 5, ".yaml") || count == 64)
+				continue;
+			int seen = 0;
+			for (int i = 0; i < count && !seen; i++)
+				seen = !strncmp(names[i], e->d_name, n - 5) && !names[i][n - 5];
+			if (!seen && (names[count] = strndup(e->d_name, n - 5)))
+				count++;
+		}
+		if (dir)
+			closedir(dir);
+	}
+	for (int i = 0; i < count; i++) /* sorted, for a stable message */
+		for (int j = i + 1; j < count; j++)
+			if (strcmp(names[j], names[i]) < 0) {
+				char *t = names[i];
+				names[i] = names[j];
+				names[j] = t;
+			}
+	size_t len = 0;
+	out[0] = '\0';
+	for (int i = 0; i < count; i++) {
+		if (len < size)
+			len += (size_t)snprintf(out + len, size - len, "%s%s", i ? ", " : "", names[i]);
+		free(names[i]);
+	}
+}
+
+int hardware_load_found(const char *path, struct hardware_spec *hw, const char **found,
+			struct sp_err *err)
+{
+	static char file[PATH_MAX + 64];
+	if (!is_name(path)) {
+		if (found)
+			*found = path;
+		return hardware_load_file(path, hw, err);
+	}
+	const char *dirs[4];
+	int n = hardware_dirs(dirs);
+	for (int i = 0; i < n; i++) {
+		snprintf(file, sizeof file, "%s/%s.yaml", dirs[i], path);
+		if (access(file, R_OK) == 0) {
+			if (found)
+				*found = file;
+			return hardware_load_file(file, hw, err);
+		}
+	}
+	char names[256], where[3 * PATH_MAX];
+	known_names(dirs, n, names, sizeof names);
+	size_t len = 0;
+	for (int i = 0; i < n && len < sizeof where; i++)
+		len += (size_t)snprintf(where + len, sizeof where - len, "%s%s", i ? ", " : "", dirs[i]);
+	return sp_fail(err, "%s: no such hardware: no %s.yaml in %s (known: %s)", path, path, where,
+		       names[0] ? names : "none");
+}
+
 int hardware_load(const char *path, struct hardware_spec *hw, struct sp_err *err)
+{
+	return hardware_load_found(path, hw, NULL, err);
+}
+
+static int hardware_load_file(const char *path, struct hardware_spec *hw, struct sp_err *err)
 {
 	static const char *const keys[] = {"name", "sms", "memory_bandwidth_gbs", "l2_cache_mb",
 					   "launch_overhead_us", "vector_tflops", "peak_tflops",

@@ -294,3 +294,55 @@ fake_slurm() {
 		bash "$REPO/scripts/slurm/maxk-train.sbatch" --synthetic csbm > /dev/null
 	grep -q -- "--resume $T/run/ck.npz" fake/srun.log
 }
+
+# make install and uninstall with this suite's build (SPKIT_BUILD, SPKIT_BIN),
+# into a staging folder.
+make_install() { # TARGET DESTDIR PREFIX
+	local nvcc=
+	[ -e "${SPKIT_BUILD:-$REPO/build}/kernels/core/gpu.o" ] && nvcc=${NVCC:-nvcc}
+	make -s -C "$REPO" BUILD="${SPKIT_BUILD:-$REPO/build}" BIN="$BIN" NVCC="$nvcc" \
+		"$1" DESTDIR="$2" PREFIX="$3"
+}
+
+@test "make install puts programs, man pages, configs, scripts and docs under PREFIX; make uninstall removes them" {
+	make_install install "$T/stage" /opt/spkit
+	local p=$T/stage/opt/spkit
+	for prog in $(programs); do
+		[ -x "$p/bin/$prog" ] && [ -f "$p/share/man/man1/$prog.1" ] || { echo "$prog"; return 1; }
+	done
+	for f in hardware/h200.yaml hardware/a100.yaml models/mlp.yaml ksmm/patterns.in \
+		kernel_sampling/collect/bmm.yml scripts/slurm/maxk-train.sbatch scripts/long_run.sh; do
+		[ -f "$p/share/spkit/$f" ] || { echo "missing $f"; return 1; }
+	done
+	for f in README.md LICENSE NOTICE RESULTS.md; do [ -f "$p/share/doc/spkit/$f" ]; done
+	# the installed scripts run the installed programs on the installed configs
+	grep -q '^bin=${SPKIT_BIN:-/opt/spkit/bin}$' "$p/share/spkit/scripts/slurm/maxk-train.sbatch"
+	grep -q 'patterns=/opt/spkit/share/spkit/ksmm/patterns.in' "$p/share/spkit/scripts/long_run.sh"
+	[ -x "$p/share/spkit/scripts/long_run.sh" ]
+	# --hardware NAME finds the installed file, also after the tree is moved
+	sed 's/^name: .*/name: Staged GPU/' "$REPO/configs/hardware/h100.yaml" > "$p/share/spkit/hardware/staged.yaml"
+	mv "$T/stage/opt/spkit" "$T/moved"
+	run "$T/moved/bin/graph-partition" "$REPO/configs/models/mlp.yaml" --batch 1 --hardware staged -v
+	[ "$status" -eq 0 ]
+	[[ $output == *"hardware             Staged GPU"* ]]
+	[[ $output == *"hardware file: $T/moved/bin/../share/spkit/hardware/staged.yaml"* ]]
+	mv "$T/moved" "$T/stage/opt/spkit"
+	make_install uninstall "$T/stage" /opt/spkit
+	# all that is left: the staged hardware file, which install did not put there
+	[ "$(cd "$p" && find . -type f)" = "./share/spkit/hardware/staged.yaml" ] ||
+		[ -z "$(cd "$p" && find . -type f)" ]
+}
+
+@test "--hardware NAME: SPKIT_DATA_DIR first, then the installed and source trees; an unknown NAME lists the known" {
+	mkdir -p "$T/data/hardware"
+	sed 's/^name: .*/name: From SPKIT_DATA_DIR/' "$REPO/configs/hardware/a100.yaml" > "$T/data/hardware/a100.yaml"
+	run "$BIN/graph-partition" "$REPO/configs/models/mlp.yaml" --batch 1 --hardware a100
+	[[ $output == *"hardware             NVIDIA A100"* ]]
+	SPKIT_DATA_DIR=$T/data run "$BIN/graph-partition" "$REPO/configs/models/mlp.yaml" --batch 1 --hardware a100
+	[[ $output == *"hardware             From SPKIT_DATA_DIR"* ]]
+	# a path is a path: ./a100 is no NAME
+	run "$BIN/graph-partition" "$REPO/configs/models/mlp.yaml" --batch 1 --hardware ./a100
+	assert_error 1 graph-partition "\./a100: cannot open"
+	run "$BIN/graph-partition" "$REPO/configs/models/mlp.yaml" --batch 1 --hardware b300
+	assert_error 1 graph-partition "b300: no such hardware: no b300.yaml in .*configs/hardware \(known: a100, h100, h200\)"
+}
