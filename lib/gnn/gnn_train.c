@@ -72,7 +72,25 @@ static int log_reserve(struct gnn_trainer *t, size_t rows, struct sp_err *err)
 	return 0;
 }
 
-int gnn_trainer_epoch(struct gnn_trainer *t, struct sp_err *err)
+/* NVTX ranges (the backend's; none on the CPU) named after the phase:
+ * `nsys profile` shows each epoch's forward (with the loss), backward,
+ * step and evaluation inside the epoch's range, and `ncu --nvtx
+ * --nvtx-include forward/` profiles one phase's kernels. range_pop passes
+ * the phase's result through, so a failed phase pops its range too. */
+static void range_push(struct gnn_backend *b, const char *name)
+{
+	if (b->range_push)
+		b->range_push(name);
+}
+
+static int range_pop(struct gnn_backend *b, int rc)
+{
+	if (b->range_pop)
+		b->range_pop();
+	return rc;
+}
+
+static int epoch_body(struct gnn_trainer *t, struct sp_err *err)
 {
 	struct gnn_model *m = t->m;
 	struct gnn_backend *b = m->b;
@@ -81,24 +99,28 @@ int gnn_trainer_epoch(struct gnn_trainer *t, struct sp_err *err)
 	if (log_reserve(t, (size_t)e, err) || b->sync(b, err))
 		return -1;
 	double t0 = timer_now();
-	if (gnn_model_forward(m, 1, (uint64_t)e, err) || gnn_model_loss(m, err) ||
-	    b->to_host(b, &loss, m->loss, sizeof loss, err))
+	range_push(b, "forward");
+	if (range_pop(b, gnn_model_forward(m, 1, (uint64_t)e, err) || gnn_model_loss(m, err) ||
+				 b->to_host(b, &loss, m->loss, sizeof loss, err)))
 		return -1;
 	double t1 = timer_now();
 	if (!isfinite(loss))
 		return sp_fail(err, "epoch %lld: the training loss is %g: training diverged (a "
 			       "smaller learning rate may help)", (long long)e, loss);
-	if (gnn_model_backward(m, err) || b->sync(b, err))
+	range_push(b, "backward");
+	if (range_pop(b, gnn_model_backward(m, err) || b->sync(b, err)))
 		return -1;
 	double t2 = timer_now();
-	if (gnn_model_adam(m, t->o.lr, t->o.weight_decay, e, err) || b->sync(b, err))
+	range_push(b, "step");
+	if (range_pop(b, gnn_model_adam(m, t->o.lr, t->o.weight_decay, e, err) || b->sync(b, err)))
 		return -1;
 	double t3 = timer_now();
 	struct gnn_epoch row = {e, loss, NAN, NAN, NAN, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
 				(t3 - t0) * 1e3};
 	if (e % t->o.eval_every == 0 || e == t->o.epochs) {
 		double s[3];
-		if (evaluate_at(t, e, s, err))
+		range_push(b, "evaluate");
+		if (range_pop(b, evaluate_at(t, e, s, err)))
 			return -1;
 		row.train = s[0];
 		row.val = s[1];
@@ -113,6 +135,12 @@ int gnn_trainer_epoch(struct gnn_trainer *t, struct sp_err *err)
 	}
 	t->log[t->epoch++] = row;
 	return 0;
+}
+
+int gnn_trainer_epoch(struct gnn_trainer *t, struct sp_err *err)
+{
+	range_push(t->m->b, "epoch");
+	return range_pop(t->m->b, epoch_body(t, err));
 }
 
 void gnn_trainer_mean_times(const struct gnn_trainer *t, double *forward, double *backward,
