@@ -346,3 +346,27 @@ make_install() { # TARGET DESTDIR PREFIX
 	run "$BIN/graph-partition" "$REPO/configs/models/mlp.yaml" --batch 1 --hardware b300
 	assert_error 1 graph-partition "b300: no such hardware: no b300.yaml in .*configs/hardware \(known: a100, h100, h200\)"
 }
+
+@test "docs: a LICENSE and NOTICE; README and every man page cite the original; each page says what '-' does, GPU pages how to profile" {
+	grep -q "^MIT License" "$REPO/LICENSE"
+	grep -q "Apache License, Version 2.0" "$REPO/NOTICE"
+	declare -A origin=(
+		[maxk-genmeta]="MaxK-GNN: Towards Theoretical Speed Limits" [maxk-train]="MaxK-GNN: Towards Theoretical Speed Limits"
+		[ksmm-tune]="Fast inference with Kronecker-sparse matrices" [macko-compress]="MACKO-SpMV"
+		[macko-spmv]="MACKO-SpMV" [graph-partition]="branes-ai/graphs" [kernel-sample]="estimate-train-time")
+	for p in $(programs); do
+		local page
+		page=$(groff -mandoc -Tascii -P-cbu "$REPO/man/man1/$p.1" 2>/dev/null)
+		[ -n "${origin[$p]:-}" ] || { echo "$p: no original named in this test"; return 1; }
+		grep -q "^REFERENCES" <<<"$page" || { echo "$p: no REFERENCES"; return 1; }
+		tr -s ' \n' ' ' <<<"$page" | grep -qF "${origin[$p]}" || { echo "$p: does not cite ${origin[$p]}"; return 1; }
+		grep -q "^   Standard input and output (-)" <<<"$page" || { echo "$p: no '-' section"; return 1; }
+		grep -q "^   Verbosity" <<<"$page" || { echo "$p: no verbosity section"; return 1; }
+		grep -q "^| \`$p\`" "$REPO/README.md" || grep -q "^| .*\`$p\`.* | .*${origin[$p]%%:*}" "$REPO/README.md" ||
+			{ echo "$p: README does not cite its original"; return 1; }
+	done
+	for p in maxk-train macko-spmv ksmm-tune kernel-sample; do
+		groff -mandoc -Tascii -P-cbu "$REPO/man/man1/$p.1" 2>/dev/null | grep -A20 "^PROFILING" | grep -q "nsys profile" ||
+			{ echo "$p: no nsys recipe"; return 1; }
+	done
+}
