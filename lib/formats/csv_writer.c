@@ -172,13 +172,13 @@ static int write_header(struct csv_writer *w, const char *const *columns, struct
 	return csv_writer_end_row(w, err);
 }
 
-int csv_writer_open(struct csv_writer *w, const char *path, const char *const *columns, size_t ncols,
-	      struct sp_err *err)
+/* The end of a whole or streamed open: the output could not be opened
+ * (failed: w is released), or its header goes out (a failure there drops
+ * what was made). */
+static int finish_open(struct csv_writer *w, int failed, const char *const *columns,
+		       struct sp_err *err)
 {
-	int to_stdout = !strcmp(path, "-");
-	if (start(w, path, ncols, to_stdout ? MODE_STDOUT : MODE_FILE, err))
-		return -1;
-	if (!to_stdout && outfile_open(&w->af, path, err)) {
+	if (failed) {
 		release(w);
 		return -1;
 	}
@@ -189,6 +189,15 @@ int csv_writer_open(struct csv_writer *w, const char *path, const char *const *c
 	return 0;
 }
 
+int csv_writer_open(struct csv_writer *w, const char *path, const char *const *columns, size_t ncols,
+	      struct sp_err *err)
+{
+	int to_stdout = !strcmp(path, "-");
+	if (start(w, path, ncols, to_stdout ? MODE_STDOUT : MODE_FILE, err))
+		return -1;
+	return finish_open(w, !to_stdout && outfile_open(&w->af, path, err), columns, err);
+}
+
 int csv_writer_open_stream(struct csv_writer *w, const char *path, const char *const *columns,
 			   size_t ncols, struct sp_err *err)
 {
@@ -197,16 +206,9 @@ int csv_writer_open_stream(struct csv_writer *w, const char *path, const char *c
 	w->fd = outfile_is_stdout(path)
 			? fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0)
 			: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (w->fd < 0) {
+	if (w->fd < 0)
 		sp_fail_errno(err, "%s: cannot open for writing", w->path);
-		release(w);
-		return -1;
-	}
-	if (write_header(w, columns, err)) {
-		csv_writer_abort(w);
-		return -1;
-	}
-	return 0;
+	return finish_open(w, w->fd < 0, columns, err);
 }
 
 /* What the append scan needs to see each record of the existing file. */
