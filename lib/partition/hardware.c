@@ -45,8 +45,8 @@ void hardware_default(struct hardware_spec *hw)
 }
 
 /* A required positive number times 10^exp10, into *out. The scaling is
- * done in decimal (the number's shortest text with "eN" appended, read
- * back), so "66.9" TFLOP/s is the double nearest 66.9e12, exactly as the
+ * done in decimal (the number's shortest text with N added to its decimal
+ * exponent, read back), so "66.9" TFLOP/s is the double nearest 66.9e12, exactly as the
  * built-in default writes it; 66.9 * 1e12 would be an ulp off, and a
  * report's numbers would differ from the default's in the last digit. */
 static int positive(const struct yaml_doc_node *map, const char *key, int exp10, double *out,
@@ -56,8 +56,15 @@ static int positive(const struct yaml_doc_node *map, const char *key, int exp10,
 		return -1;
 	if (!(*out > 0))
 		return yaml_doc_fail(yaml_doc_get(map, key), err, "%s: expected a positive number", key);
-	char num[NUM_DOUBLE_MAX], text[NUM_DOUBLE_MAX + 8];
-	snprintf(text, sizeof text, "%se%d", num_format_double(num, *out, 0), exp10);
+	char num[NUM_DOUBLE_MAX], text[NUM_DOUBLE_MAX + 16];
+	num_format_double(num, *out, 0);
+	char *e = strchr(num, 'e'); /* "1.5e+20": its exponent joins exp10 */
+	long exponent = exp10;
+	if (e) {
+		exponent += strtol(e + 1, NULL, 10);
+		*e = '\0';
+	}
+	snprintf(text, sizeof text, "%se%ld", num, exponent);
 	/* 1e300 TFLOP/s would be an infinite peak, 1e-320 us no launch cost. */
 	double v = strtod(text, NULL);
 	if (!isfinite(v) || v < DBL_MIN)

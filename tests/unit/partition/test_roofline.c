@@ -155,6 +155,15 @@ static void test_file_errors(void **state)
 	close_to(hw.vector_flops, 1e12); /* the fp32 peak when absent */
 	close_to(hw.launch_s, 2e-6);
 	close_to(hw.l2_bytes, 1 << 20);
+	/* numbers with an exponent scale exactly too (2.5e1 TFLOP/s is 2.5e13) */
+	static const char exp[] = "name: x\nsms: 4\nmemory_bandwidth_gbs: 1.2e3\nl2_cache_mb: 1\n"
+				  "launch_overhead_us: 1e-7\npeak_tflops: {fp32: 2.5e1, tf32: 2, "
+				  "fp16: 3, bf16: 3, int8: 6}\n";
+	test_spit(path, exp, sizeof exp - 1);
+	assert_int_equal(hardware_load(path, &hw, &e), 0);
+	assert_true(hw.peak_flops[HARDWARE_FP32] == 2.5e13);
+	assert_true(hw.bandwidth == 1.2e12);
+	assert_true(hw.launch_s == 1e-13); /* "1e-07": its exponent and -6 add */
 	load_fails("name: x\n", "1: missing key 'sms'");
 	load_fails("name: x\nsms: 4\nbandwidth: 3\n",
 		   "3: unknown key 'bandwidth' in a hardware file (expected name, sms, "
