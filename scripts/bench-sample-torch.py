@@ -12,6 +12,10 @@ before each, outside the events. Backward, as H100.md defines it: the median
 of forward + backward (torch.autograd.backward with a fixed upstream
 gradient) minus the forward's median. fillmask and the causal softmax's
 backward are their backward kernels timed alone (see their functions).
+flash_atten and flash_atten_causal: F.scaled_dot_product_attention on the
+(b, l, h/mp, d) tensors transposed (views) to the (b, h, l, d) it takes, as
+PyTorch picks the backend (op name alone), and with each backend forced:
+op@FLASH_ATTENTION (FlashAttention-2), op@CUDNN_ATTENTION.
 
   python3 scripts/bench-sample-torch.py [--precision fp16] [--reps 50] [--ops a,b] > torch.csv
 
@@ -56,9 +60,13 @@ COLUMNS = {
     "baddbmm": ["mp", "b", "h", "l", "dim"],
     "bmm": ["mp", "b", "h", "l", "dim"],
     "ScaledUpperTriangMaskedSoftmax": ["mp", "b", "h", "l"],
+    "flash_atten": ["mp", "b", "h", "l", "dim"],
+    "flash_atten_causal": ["mp", "b", "h", "l", "dim"],
 }
 # H100.md times these at both sizes; the rest at the smaller.
-BOTH = {"linear1", "layernorm", "gelu"}
+BOTH = {"linear1", "layernorm", "gelu", "flash_atten", "flash_atten_causal"}
+# SDPA's backends timed one by one beside its own pick.
+SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION"]
 
 
 class Case:
@@ -75,8 +83,21 @@ def rand(*shape, dtype, grad=False):
     return torch.rand(*shape, dtype=dtype, device="cuda").requires_grad_(grad)
 
 
-def make(op, s, dtype):
+def make(op, s, dtype, backend=None):
     mp, b, h, l, dim = s["mp"], s["b"], s["h"], s["l"], s["dim"]
+    if op.startswith("flash_atten"):
+        hp, hd = h // mp, dim // h
+        q, k, v = (torch.randn(b, l, hp, hd, dtype=dtype, device="cuda", requires_grad=True)
+                   for _ in range(3))
+        causal = op == "flash_atten_causal"
+
+        def attention():
+            if backend is None:
+                return [sdpa(q, k, v, causal)]
+            with torch.nn.attention.sdpa_kernel(getattr(torch.nn.attention.SDPBackend, backend)):
+                return [sdpa(q, k, v, causal)]
+
+        return Case(attention, [torch.randn(b, l, hp, hd, dtype=dtype, device="cuda")])
     if op == "embedding":
         v = vocab_partition(mp)
         w = rand(v, dim, dtype=dtype, grad=True)
@@ -168,6 +189,12 @@ def make(op, s, dtype):
     raise ValueError(op)
 
 
+def sdpa(q, k, v, causal):
+    """flash_attn_func's (b, l, h, d) through SDPA's (b, h, l, d), and back."""
+    return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                          is_causal=causal).transpose(1, 2)
+
+
 class VocabParallelCrossEntropy(torch.autograd.Function):
     """Megatron-LM's vocab_parallel_cross_entropy on one partition (rank 0 of
     mp, so no all-reduce): the same tensor operations, in place where it
@@ -249,17 +276,23 @@ def main():
     for op in args.ops.split(","):
         if op not in COLUMNS:
             sys.exit(f"bench-sample-torch: unknown operator '{op}'")
-        for s in ([SMALL, LARGE] if op in BOTH else [SMALL]):
+        backends = [None] + SDPA_BACKENDS if op.startswith("flash_atten") else [None]
+        for s, backend in ((s, b) for s in ([SMALL, LARGE] if op in BOTH else [SMALL])
+                           for b in backends):
             shape = " ".join(f"{c}={s[c]}" for c in COLUMNS[op])
+            name = op if backend is None else f"{op}@{backend}"
+            if op.startswith("flash_atten") and dtype == torch.float32:
+                continue  # fused attention is half-precision, as kernel-sample skips it
             try:
-                case = make(op, s, dtype)
+                case = make(op, s, dtype, backend)
                 f, b = time_case(case, args.reps, args.warmup, flush)
-            except torch.cuda.OutOfMemoryError:
-                print(f"bench-sample-torch: {op} {shape}: out of memory", file=sys.stderr)
+            except (torch.cuda.OutOfMemoryError, RuntimeError) as e:
+                print(f"bench-sample-torch: {name} {shape}: {str(e).splitlines()[0]}",
+                      file=sys.stderr)
                 torch.cuda.empty_cache()
                 continue
             bs = "" if b is None else f"{b:.1f}"
-            print(f"{op},{shape},{args.precision},{f:.1f},{bs},{device}", flush=True)
+            print(f"{name},{shape},{args.precision},{f:.1f},{bs},{device}", flush=True)
             del case
             torch.cuda.empty_cache()
 

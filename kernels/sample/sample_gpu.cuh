@@ -46,6 +46,8 @@ SAMPLE_GPU_DECLARE(softmax)
 SAMPLE_GPU_DECLARE(causal_softmax)
 SAMPLE_GPU_DECLARE(fillmask)
 SAMPLE_GPU_DECLARE(batched)
+SAMPLE_GPU_DECLARE(attention)
+SAMPLE_GPU_DECLARE(causal_attention)
 #undef SAMPLE_GPU_DECLARE
 int sample_gpu_res_add_forward(void *state, struct sp_err *err);
 int sample_gpu_embedding_prepare(struct sample_gpu_state *st, struct sp_err *err);
@@ -53,6 +55,8 @@ int sample_gpu_norm_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_linear_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_batched_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_softmax_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_attention_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_causal_attention_prepare(struct sample_gpu_state *st, struct sp_err *err);
 
 /* The device's multiprocessor count, for grids sized to fill it. */
 int sample_gpu_sms(struct sp_err *err, int *sms);

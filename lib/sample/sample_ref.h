@@ -27,6 +27,8 @@ SAMPLE_REF_DECLARE(softmax)
 SAMPLE_REF_DECLARE(causal_softmax)
 SAMPLE_REF_DECLARE(fillmask)
 SAMPLE_REF_DECLARE(batched)
+SAMPLE_REF_DECLARE(attention)
+SAMPLE_REF_DECLARE(causal_attention)
 #undef SAMPLE_REF_DECLARE
 int sample_ref_res_add_forward(void *state, struct sp_err *err);
 

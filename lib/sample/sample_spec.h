@@ -31,6 +31,9 @@ extern "C" {
 	X(linear3, 4, sample_cols_mp_b_l_dim, sample_check_dim_mp, linear)                   \
 	X(linear4, 4, sample_cols_mp_b_l_dim, sample_check_dim_mp, linear)                   \
 	X(linear_final, 4, sample_cols_mp_b_l_dim, sample_check_mp_b_l_dim, linear)          \
+	X(flash_atten, 5, sample_cols_mp_b_h_l_dim, sample_check_attention, attention)       \
+	X(flash_atten_causal, 5, sample_cols_mp_b_h_l_dim, sample_check_attention,           \
+	  causal_attention)                                                                  \
 	X(gelu, 4, sample_cols_mp_b_l_dim, sample_check_dim_mp, gelu)                        \
 	X(RoPE, 5, sample_cols_mp_b_h_l_dim, sample_check_rope, rope)                        \
 	X(res_add, 3, sample_cols_b_l_dim, sample_check_b_l_dim, res_add)                    \
@@ -61,6 +64,9 @@ int sample_check_heads(const int64_t *shape, struct sp_err *why);
 /* sample_check_heads and an even head size (dim / h): the rotation pairs
  * element i with element i + dim/h/2. */
 int sample_check_rope(const int64_t *shape, struct sp_err *why);
+/* sample_check_heads and a head size (dim / h) of 64 or 128, those the
+ * fused attention kernels have tiles for (flash_attn_func's common ones). */
+int sample_check_attention(const int64_t *shape, struct sp_err *why);
 
 /* The vocabulary every operator with one uses, and its padded partition:
  * ceil(50257 / (128 mp)) * 128 rows. */
@@ -103,6 +109,7 @@ struct sample_dims {
 	int64_t m, n, k; /* GEMMs, row-major: C[m][n] = A[m][k] B[k][n] */
 	int64_t seq;   /* l: the position a row or a head vector is at is (row / (rows / seq)) */
 	int64_t vocab; /* padded vocabulary partition */
+	int64_t heads; /* attention: the heads a partition holds, h/mp */
 };
 
 /* An operator's state on either side starts with this, so code that works on
@@ -128,6 +135,10 @@ enum { XENT_LOGITS, XENT_TARGET, XENT_LOSS, XENT_LSE, XENT_DLOSS, XENT_DLOGITS }
 enum { SM_X, SM_Y, SM_DY, SM_DX };
 enum { MASK_S, MASK_G }; /* fillmask: both in place */
 enum { MM_A, MM_B, MM_C, MM_DC, MM_DA, MM_DB };   /* bmm, baddbmm: C = A B */
+/* Fused attention (kernels/sample/attention.h): Q, K, V, O and their
+ * gradients (b, l, h/mp, dim/h); ATT_LSE (b, h/mp, l) the forward's fp32
+ * logsumexp of each query's scaled logits, read by the backward. */
+enum { ATT_Q, ATT_K, ATT_V, ATT_O, ATT_LSE, ATT_DO, ATT_DQ, ATT_DK, ATT_DV };
 
 /* One layout per operator, named sample_layout_<kernel_name>. */
 #define SAMPLE_DECLARE_LAYOUT(id, ncol, cols, check, family) \
@@ -138,6 +149,14 @@ SAMPLE_OP_LIST(SAMPLE_DECLARE_LAYOUT)
 /* Whether the operator has a backward (res_add has none: the gradient of a
  * sum is passed through, no kernel runs). */
 int sample_has_backward(const char *name);
+
+/* Whether the operator is fused attention (flash_atten, flash_atten_causal). */
+int sample_is_attention(const char *name);
+
+/* 0 when the operator runs at precision p; else -1 with the reason (fused
+ * attention is half-precision: flash_attn_func takes fp16 and bf16 only).
+ * The sweep skips every shape with it, as it skips shapes check refuses. */
+int sample_check_precision(const char *name, enum sample_precision p, struct sp_err *why);
 
 /* Bytes one element of a tensor takes at precision p. */
 size_t sample_tensor_elem_bytes(const struct sample_tensor *t, enum sample_precision p);

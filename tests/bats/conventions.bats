@@ -157,6 +157,7 @@ np.save('x.npy', rng.standard_normal((3, 16)).astype(np.float32))"
 	1|: -: a dataset is a folder, not standard input|maxk-train -
 	2|merge: a PART.csv's name says its device, operator and precision, so not standard input|kernel-sample merge a_layernorm_fp16.csv -
 	2|--output-dir -: a folder for sampling_data/ and sampling_log/, not standard output|kernel-sample x.yml --output-dir -
+	2|--output-dir -: a folder for the models, not standard output|kernel-sample fit x_layernorm_fp32.csv --output-dir -
 	2|--append needs -o FILE \(a file, not standard output\)|macko-spmv bench --append -o -
 	2|--append needs -o FILE \(a file, not standard output\)|maxk-train bench --synthetic reddit_like --append -o -
 	LIST

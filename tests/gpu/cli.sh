@@ -225,7 +225,8 @@ sample_sweeps_every_test_config() {
 	for f in "$SAMPLE_CONFIGS"/test/*.yml; do
 		"$BIN/kernel-sample" -q "$f" --device cuda --output-dir s || return 1
 	done
-	[ "$(ls s/sampling_data | wc -l)" -eq 17 ] || { ls s/sampling_data; return 1; }
+	[ "$(ls s/sampling_data | wc -l)" -eq "$(ls "$SAMPLE_CONFIGS"/test/*.yml | wc -l)" ] ||
+		{ ls s/sampling_data; return 1; }
 	for csv in s/sampling_data/*.csv; do
 		name=$(basename "$csv" _fp16_1_1.csv | cut -d_ -f2-) # DEVICE_OP_fp16_1_1.csv
 		# one row per shape of the config (its log's Start line says how many), each
@@ -259,6 +260,23 @@ sample_single_shape_modes() {
 }
 check "kernel-sample get_one, get_profiler (its ncu command), run_function; a shape out of memory" \
 	sample_single_shape_modes
+
+sample_attention_backends() {
+	local cfg=$SAMPLE_CONFIGS/test/flash_atten_causal.yml out
+	out=$("$BIN/kernel-sample" -v "$cfg" --device cuda --attention own --run get_one 2>&1) ||
+		{ echo "$out"; return 1; }
+	[[ $out == "flash_atten: spkit's own kernel"*"flash_atten_causal_fp16: input_shape: [2, 2, 4, 41, 256] timecost(us)"* ]] ||
+		{ echo "$out"; return 1; }
+	# cuDNN: timed where libcudnn.so.9 loads, else one line and exit 1
+	if out=$("$BIN/kernel-sample" -v "$cfg" --device cuda --attention cudnn --run get_one 2>&1); then
+		[[ $out == "flash_atten: cuDNN's fused attention"*"timecost(us)"* ]] || { echo "$out"; return 1; }
+	else
+		[ $? -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] &&
+			[[ $out == "kernel-sample: error: --attention cudnn: "* ]] || { echo "$out"; return 1; }
+	fi
+}
+check "kernel-sample --attention own and cudnn on flash_atten (cudnn: timed, or why it cannot load)" \
+	sample_attention_backends
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

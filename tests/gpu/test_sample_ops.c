@@ -6,7 +6,11 @@
  * backward output. An element passes when |gpu - cpu| <= tol (|cpu| + rms)
  * with rms the tensor's root mean square (a scale for sums that cancel) and
  * tol a few units in the last place of the precision. Also: shapes too
- * large for the device fail in setup with the reason, and the next one runs. */
+ * large for the device fail in setup with the reason, and the next one runs.
+ * Fused attention (fp16 and bf16 only) runs once per backend that loads:
+ * ours always, cuDNN's where libcudnn.so.9 opens; sequences from 3 to past
+ * two tiles, none a multiple of a tile, heads of 64 and 128, one and
+ * several heads a partition. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,6 +55,12 @@ static const struct op_case cases[] = {
 	{"ScaledUpperTriangMaskedSoftmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 2, 4, 1030}}},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
+
+static const struct op_case attention_cases[] = {
+	{"flash_atten", {{1, 2, 2, 37, 128}, {2, 1, 4, 200, 512}, {1, 1, 1, 3, 64}, {1, 1, 2, 300, 256}}},
+	{"flash_atten_causal",
+	 {{1, 2, 2, 37, 128}, {2, 1, 4, 200, 512}, {1, 1, 1, 3, 64}, {1, 1, 2, 300, 256}}},
+};
 
 /* A few units in the last place: fp16 2^-11, bf16 2^-8, fp32 2^-24 (the
  * fp32 bound is looser: the GPU sums in fp32, the reference in double). */
@@ -100,9 +110,8 @@ static void compare_stage(const char *name, const int64_t *shape, int nshape,
 				cpu->t[i].data);
 }
 
-static void test_op(void **state)
+static void check_op(const struct op_case *c)
 {
-	const struct op_case *c = *state;
 	const struct sample_op *cop = sample_cpu_op(c->name), *gop = sample_gpu_op(c->name);
 	struct sp_err e;
 	assert_non_null(cop);
@@ -114,6 +123,8 @@ static void test_op(void **state)
 			const int64_t *shape = c->shape[s];
 			void *cs, *gs;
 			assert_int_equal(gop->check(shape, &e), 0);
+			if (sample_check_precision(c->name, p, &e))
+				continue;
 			assert_int_equal(cop->setup(shape, p, SEED, &cs, &e), 0);
 			if (gop->setup(shape, p, SEED, &gs, &e))
 				fail_msg("%s: GPU setup: %s", c->name, e.msg);
@@ -132,6 +143,35 @@ static void test_op(void **state)
 			cop->teardown(cs);
 			gop->teardown(gs);
 		}
+}
+
+static void test_op(void **state)
+{
+	check_op(*state);
+}
+
+/* Both attention operators on each backend; fp32 refused at setup. */
+static void test_attention(void **unused)
+{
+	static const enum sample_attention backends[] = {SAMPLE_ATTENTION_OWN,
+							 SAMPLE_ATTENTION_CUDNN};
+	struct sp_err e;
+	for (int b = 0; b < 2; b++) {
+		enum sample_attention used;
+		if (sample_gpu_attention_use(backends[b], &used, &e)) {
+			fprintf(stderr, "# cuDNN's attention not tested: %s\n", e.msg);
+			continue;
+		}
+		assert_int_equal(used, backends[b]);
+		for (size_t i = 0; i < 2; i++)
+			check_op(&attention_cases[i]);
+	}
+	void *st = (void *)1;
+	assert_int_equal(sample_gpu_op("flash_atten")->setup((int64_t[]){1, 1, 1, 8, 64},
+							     SAMPLE_FP32, SEED, &st, &e),
+			 -1);
+	assert_null(st);
+	assert_non_null(strstr(e.msg, "fp16 or bf16 only"));
 }
 
 /* 2^40 bytes of input: setup says which tensor did not fit; a row beyond
@@ -171,10 +211,11 @@ static int select_gpu(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[NCASES + 1];
+	struct CMUnitTest tests[NCASES + 2];
 	for (size_t i = 0; i < NCASES; i++)
 		tests[i] = (struct CMUnitTest){cases[i].name, test_op, NULL, NULL,
 					       (void *)&cases[i]};
-	tests[NCASES] = (struct CMUnitTest)cmocka_unit_test(test_setup_failures);
-	return _cmocka_run_group_tests("sample_ops", tests, NCASES + 1, select_gpu, NULL);
+	tests[NCASES] = (struct CMUnitTest)cmocka_unit_test(test_attention);
+	tests[NCASES + 1] = (struct CMUnitTest)cmocka_unit_test(test_setup_failures);
+	return _cmocka_run_group_tests("sample_ops", tests, NCASES + 2, select_gpu, NULL);
 }

@@ -32,6 +32,8 @@ static const struct {
 	{"linear3", {2, 2, 3, 6}},
 	{"linear4", {2, 2, 3, 6}},
 	{"linear_final", {8, 1, 2, 3}},
+	{"flash_atten", {2, 2, 4, 5, 256}},
+	{"flash_atten_causal", {1, 1, 2, 5, 256}},
 	{"gelu", {2, 2, 3, 6}},
 	{"RoPE", {1, 2, 2, 3, 12}},
 	{"res_add", {2, 3, 5}},
@@ -105,6 +107,10 @@ static void test_checks(void **unused)
 	expect_refusal("bmm", (int64_t[]){1, 4, 24, 1024, 4000}, "dim 4000 not divisible by h 24");
 	expect_refusal("RoPE", (int64_t[]){1, 1, 4, 8, 12}, "head size dim/h = 3 is odd");
 	expect_refusal("layernorm", (int64_t[]){0, 8, 8}, "b 0 is below 1");
+	expect_refusal("flash_atten", (int64_t[]){1, 4, 16, 1024, 2560},
+		       "head size dim/h = 160 is not 64 or 128");
+	expect_refusal("flash_atten_causal", (int64_t[]){16, 4, 24, 1024, 3072},
+		       "h 24 not divisible by mp 16");
 	expect_refusal("res_add", (int64_t[]){1 << 20, 1 << 20, 1 << 20}, "too large");
 	struct sp_err e;
 	assert_int_equal(sample_cpu_op("linear_final")->check((int64_t[]){3, 1, 1, 7}, &e), 0);
@@ -112,6 +118,21 @@ static void test_checks(void **unused)
 	/* The largest collect shapes pass. */
 	assert_int_equal(sample_cpu_op("linear1")->check((int64_t[]){16, 8, 5120, 8192}, &e), 0);
 	assert_int_equal(sample_cpu_op("bmm")->check((int64_t[]){1, 8, 64, 5120, 8192}, &e), 0);
+	assert_int_equal(sample_cpu_op("flash_atten")->check((int64_t[]){16, 8, 64, 5120, 8192}, &e),
+			 0);
+}
+
+/* Fused attention is half-precision: fp32 refused with the reason, the rest
+ * of the operators run at every precision. */
+static void test_precision_checks(void **unused)
+{
+	struct sp_err e;
+	assert_int_equal(sample_check_precision("flash_atten_causal", SAMPLE_FP32, &e), -1);
+	assert_non_null(strstr(e.msg, "flash_atten_causal runs in fp16 or bf16 only"));
+	assert_int_equal(sample_check_precision("flash_atten", SAMPLE_BF16, &e), 0);
+	for (size_t i = 0; sample_op_names[i]; i++)
+		if (strncmp(sample_op_names[i], "flash_atten", 11))
+			assert_int_equal(sample_check_precision(sample_op_names[i], SAMPLE_FP32, &e), 0);
 }
 
 static void test_vocab_and_layouts(void **unused)
@@ -132,6 +153,10 @@ static void test_vocab_and_layouts(void **unused)
 	assert_true(st.d.batch == 32 && st.d.m == 32 && st.d.k == 32 && st.d.n == 64);
 	sample_layout_RoPE((int64_t[]){2, 3, 8, 5, 256}, &st);
 	assert_true(st.d.rows == 5 * 3 * 4 && st.d.cols == 32 && st.t[ROPE_FREQ].count == 16);
+	sample_layout_flash_atten((int64_t[]){2, 3, 8, 5, 512}, &st);
+	assert_true(st.d.batch == 3 && st.d.heads == 4 && st.d.seq == 5 && st.d.cols == 64);
+	assert_true(st.t[ATT_Q].count == 3 * 5 * 4 * 64 && st.t[ATT_LSE].count == 3 * 4 * 5);
+	assert_true(st.t[ATT_LSE].kind == SAMPLE_STATS && st.t[ATT_O].upstream == ATT_DO);
 }
 
 static void test_inputs_repeat(void **unused)
@@ -226,6 +251,31 @@ static void test_known_values(void **unused)
 	int32_t id = ((int32_t *)st->t[EMB_IDS].data)[5];
 	assert_memory_equal(values(st, EMB_Y) + 20, values(st, EMB_W) + id * 4, 4 * sizeof(float));
 	sample_cpu_op("embedding")->teardown(st);
+
+	/* Attention with every key equal: uniform weights, so each query's output
+	 * is the mean of the values it sees (all of them; causal: 0..i), and the
+	 * logsumexp is the logit plus log(keys seen). */
+	for (int causal = 0; causal < 2; causal++) {
+		const char *name = causal ? "flash_atten_causal" : "flash_atten";
+		st = setup(name, (int64_t[]){1, 1, 2, 3, 128}, SAMPLE_FP32); /* heads 2, d 64 */
+		for (int64_t i = 0; i < 3 * 2 * 64; i++)
+			values(st, ATT_K)[i] = values(st, ATT_K)[i % 64];
+		run(name, st, 0);
+		const float *q = values(st, ATT_Q), *k = values(st, ATT_K), *v = values(st, ATT_V);
+		for (int i = 0; i < 3; i++)
+			for (int h = 0; h < 2; h++) {
+				int seen = causal ? i + 1 : 3;
+				double mean = 0, logit = 0;
+				for (int j = 0; j < seen; j++)
+					mean += v[(j * 2 + h) * 64 + 5] / (double)seen;
+				for (int c = 0; c < 64; c++)
+					logit += (double)q[(i * 2 + h) * 64 + c] * k[c] / 8;
+				assert_float_equal(values(st, ATT_O)[(i * 2 + h) * 64 + 5], mean, 1e-6);
+				assert_float_equal(values(st, ATT_LSE)[h * 3 + i], logit + log(seen),
+						   1e-5);
+			}
+		sample_cpu_op(name)->teardown(st);
+	}
 
 	/* bmm: a 1 x 2 times 2 x 1 product. */
 	st = setup("bmm", (int64_t[]){1, 1, 1, 2, 1}, SAMPLE_FP32);
@@ -323,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_precision),
 		cmocka_unit_test(test_checks),
+		cmocka_unit_test(test_precision_checks),
 		cmocka_unit_test(test_vocab_and_layouts),
 		cmocka_unit_test(test_inputs_repeat),
 		cmocka_unit_test(test_known_values),
