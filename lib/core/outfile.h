@@ -13,7 +13,11 @@
  * /dev/null, a FIFO, /dev/stdout or a link to a descriptor) is written
  * directly: replacing it with a regular file would be wrong, and no
  * temporary can make a stream atomic. A FIFO with no reader is an error,
- * not a wait. */
+ * not a wait.
+ *
+ * The path "-" is standard output, written in place like /dev/stdout (its
+ * messages say "standard output"); no file named "-" is ever made (./-
+ * makes one). A writer that must seek (an .npz) refuses it. */
 #ifndef SPKIT_OUTFILE_H
 #define SPKIT_OUTFILE_H
 
@@ -28,6 +32,11 @@ struct outfile {
 	char *tmp;    /* named temporary, NULL when unnamed or direct */
 	int direct;   /* written in place: not a regular file */
 };
+
+/* Messages name standard output so. */
+#define OUTFILE_STDOUT_NAME "standard output"
+/* Whether path is "-", standard output. */
+int outfile_is_stdout(const char *path);
 
 int outfile_open(struct outfile *f, const char *path, struct sp_err *err);
 /* Flush, close and put into place. On failure the temporary is removed. */
