@@ -151,16 +151,10 @@ static enum sample_attention parse_attention(const char *text)
 								    : SAMPLE_ATTENTION_OWN;
 }
 
-/* --device cpu|cuda|cuda:N|auto; N (default 0) only with cuda. */
 static void parse_device(const char *text, struct run_options *o)
 {
-	o->gpu_index = 0;
-	if (!strncmp(text, "cuda:", 5)) {
-		o->gpu_index = (int)cli_int("--device", text + 5, 0, 1023);
-		o->device = DEVICE_CUDA;
-	} else {
-		o->device = cli_device(text);
-	}
+	o->device = cli_device(text);
+	o->gpu_index = cli_device_index();
 }
 
 static struct run_options parse_run(int argc, char **argv)

@@ -67,7 +67,7 @@ static const char usage[] =
 	"      --skip M[,M]...        bench: baselines not to run (dense, dense_tf32,\n"
 	"                             bmm, bsr; cuSPARSE BSR can take seconds a row)\n"
 	"      --weights W1.npy,...   apply: one (a,b,c,d) array per pattern, same order\n"
-	"      --device D             apply: cpu, cuda or auto (default auto)\n"
+	"      --device D             apply: cpu, cuda, cuda:N or auto (default auto)\n"
 	"  -q, --quiet                no progress or messages\n"
 	"  -v, --verbose              more detail (each failed configuration, the rule\n"
 	"                             that chose each configuration, apply's timings)\n"

@@ -32,7 +32,7 @@ static const char usage[] =
 	"      --beta B           scale of y_in (default 0)\n"
 	"      --y-in FILE        y_in (.npy, the shape of y); needed when B is not 0\n"
 	"      --out-dtype T      f32 (default) or f16\n"
-	"      --device D         cpu, cuda or auto (default auto: cuda when usable)\n"
+	"      --device D         cpu, cuda, cuda:N or auto (default auto: cuda when usable)\n"
 	"      --check-finite     fail if the matrix, x or y_in hold NaN or Inf\n"
 	"                         (without it they are computed through, like BLAS)\n"
 	"  -q, --quiet            no messages\n"

@@ -73,7 +73,7 @@ static const char usage[] =
 	"                           maxk (GPU, MaxK kernels; needs --nonlinear maxk),\n"
 	"                           cusparse (GPU, MaxK output aggregated densely by\n"
 	"                           cuSPARSE) or cpu\n"
-	"      --device D           cpu, cuda or auto (default auto)\n"
+	"      --device D           cpu, cuda, cuda:N or auto (default auto)\n"
 	"      --tf32 on|off        TF32 tensor cores for the GPU's dense layers (default off)\n"
 	"      --validate-kernels   check the MaxK aggregation against the dense one\n"
 	"                           before training; fall back to the dense one when the\n"
@@ -631,6 +631,8 @@ static struct gnn_backend *open_backend(const struct train_options *o)
 			       : o->kernel_mode == KM_AUTO ? o->device : DEVICE_CUDA;
 	if (gpu_resolve(want, &use_gpu, &err))
 		cli_die("--kernel-mode/--device: --device cuda: %s", err.msg);
+	if (use_gpu && gpu_select(cli_device_index(), &err))
+		cli_die("--device cuda:%d: %s", cli_device_index(), err.msg);
 	struct gnn_backend *b;
 	if (use_gpu ? gnn_cuda_backend(&b, &err) : gnn_cpu_backend(&b, &err))
 		cli_fatal(&err);

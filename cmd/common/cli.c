@@ -338,10 +338,24 @@ struct cli_parts cli_parts(const char *parts_text, const char *part_text)
 	return p;
 }
 
+/* The device of --device cuda:N, one per process as the option is. */
+static int device_index;
+
 enum gpu_device_choice cli_device(const char *text)
 {
 	static const enum gpu_device_choice named[] = {DEVICE_CPU, DEVICE_CUDA, DEVICE_AUTO};
-	return named[cli_choice("--device", text, (const char *const[]){"cpu", "cuda", "auto", NULL})];
+	device_index = 0;
+	if (!strncmp(text, "cuda:", 5)) {
+		device_index = (int)cli_int("--device", text + 5, 0, 1023);
+		return DEVICE_CUDA;
+	}
+	return named[cli_choice("--device", text,
+				(const char *const[]){"cpu", "cuda", "cuda:N", "auto", NULL})];
+}
+
+int cli_device_index(void)
+{
+	return device_index;
 }
 
 int cli_use_gpu(enum gpu_device_choice want)
@@ -350,5 +364,7 @@ int cli_use_gpu(enum gpu_device_choice want)
 	int use_gpu;
 	if (gpu_resolve(want, &use_gpu, &err))
 		cli_die("--device cuda: %s", err.msg);
+	if (use_gpu && gpu_select(device_index, &err))
+		cli_die("--device cuda:%d: %s", device_index, err.msg);
 	return use_gpu;
 }

@@ -115,10 +115,13 @@ static inline int cli_parts_owns(struct cli_parts p, int64_t i)
 	return i % p.count == p.index - 1;
 }
 
-/* --device cpu|cuda|auto; and the choice resolved against the machine,
+/* --device cpu|cuda|cuda:N|auto (cuda:N: the program's N-th CUDA device,
+ * counted as CUDA_VISIBLE_DEVICES leaves them; cuda and auto take device 0);
+ * and the choice resolved against the machine, making the device current,
  * dying with "--device cuda: no usable CUDA device (why)" where cuda was
  * asked for and cannot be had. */
 enum gpu_device_choice cli_device(const char *text);
+int cli_device_index(void); /* N of the last cuda:N, else 0 */
 int cli_use_gpu(enum gpu_device_choice want);
 
 #endif

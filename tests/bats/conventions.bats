@@ -371,3 +371,25 @@ make_install() { # TARGET DESTDIR PREFIX
 			{ echo "$p: no nsys recipe"; return 1; }
 	done
 }
+
+@test "--device cuda:N in every program that has --device: a number or a usage error; without a GPU, one line and exit 1" {
+	cd "$T"
+	"$PY" -c 'import numpy as np; np.save("x.npy", np.ones((3, 4), np.float32)); np.save("w.npy", np.ones((1, 2, 2, 1), np.float32)); np.save("m.npy", np.eye(8, dtype=np.float32)); np.save("v.npy", np.ones(8, np.float32))'
+	"$BIN/macko-compress" -q m.npy -o m.npz
+	for cmd in "maxk-train --synthetic csbm --epochs 1" "macko-spmv m.npz v.npy -o y.npy" \
+		"ksmm-tune apply --pattern 1,2,2,1 --weights w.npy x.npy -o y.npy" \
+		"kernel-sample $REPO/configs/kernel_sampling/test/layernorm.yml --run get_one"; do
+		set -- $cmd
+		prog=$1
+		shift
+		run "$BIN/$prog" "$@" --device cuda:x
+		assert_error 2 "$prog" "--device: 'x' is not an integer"
+		run "$BIN/$prog" "$@" --device cuda:-1
+		assert_error 2 "$prog" "--device"
+		run "$BIN/$prog" "$@" --device cuda:3
+		[ "$status" -eq 1 ] || { echo "$prog: exit $status: $output"; return 1; }
+		[ "${#lines[@]}" -eq 1 ]
+		[[ ${lines[0]} == "$prog: error: "*"--device cuda: no usable CUDA device"* ]] ||
+			{ echo "$output"; return 1; }
+	done
+}

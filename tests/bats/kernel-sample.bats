@@ -113,7 +113,7 @@ rows() {
 		diff <(cut -d, -f1-3 cpu/sampling_data/*.csv) <(cut -d, -f1-3 $d/sampling_data/*.csv)
 	done
 	run "$BIN/$K" ln.yml --device gpu
-	assert_error 2 $K "--device: 'gpu' is not one of cpu, cuda, auto"
+	assert_error 2 $K "--device: 'gpu' is not one of cpu, cuda, cuda:N, auto"
 	run "$BIN/$K" ln.yml --device cuda:x
 	assert_error 2 $K "--device: 'x' is not an integer"
 	if "$BIN/$K" -q ln.yml --device cuda --run run_function --output-dir gpu 2>/dev/null; then

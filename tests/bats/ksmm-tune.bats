@@ -180,7 +180,7 @@ tuning_csv() {
 	run "$BIN/$K" apply "${base[@]}" "$T/x.npy" -o "$T/y.npy" --layout rowmajor
 	assert_error 2 $K "--layout: 'rowmajor' is not one of bsf, bsl"
 	run "$BIN/$K" apply "${base[@]}" "$T/x.npy" -o "$T/y.npy" --device tpu
-	assert_error 2 $K "--device: 'tpu' is not one of cpu, cuda, auto"
+	assert_error 2 $K "--device: 'tpu' is not one of cpu, cuda, cuda:N, auto"
 	run "$BIN/$K" apply "${base[@]}" "$T/x.npy" -o "$T/y.npy" --space s.yaml
 	assert_error 2 $K "unknown option '--space'"
 	run "$BIN/$K" apply --pattern 2,3,4 --weights "$T/w.npy" "$T/x.npy" -o "$T/y.npy"

@@ -293,7 +293,7 @@ sp.save_npz('scipy.npz', sp.random(4, 40, density=0.3, format='csr', random_stat
 	usage "--beta 2 needs --y-in" a.npz x.npy -o y.npy --beta 2
 	usage "--out-dtype: 'f64' is not one of f32, f16, float32, float16" a.npz x.npy -o y.npy \
 		--out-dtype f64
-	usage "--device: 'gpu' is not one of cpu, cuda, auto" a.npz x.npy -o y.npy --device gpu
+	usage "--device: 'gpu' is not one of cpu, cuda, cuda:N, auto" a.npz x.npy -o y.npy --device gpu
 	usage "--alpha: 'abc' is not a finite number" a.npz x.npy -o y.npy --alpha abc
 	usage "--beta: 'inf' is not a finite number" a.npz x.npy -o y.npy --beta inf
 	usage "unknown option '--bogus'" a.npz x.npy -o y.npy --bogus
