@@ -1,26 +1,41 @@
 /* kernel-sample: estimate-train-time's kernel sampling (its
  * sampling_controller.py) as a C program: operator timing sweeps from YAML
- * configs, and merge of the part files. Options are parsed here; the work
- * is lib/sample/ (config, grid, driver, sweep, merge) with the operators of
- * lib/sample/ (CPU) and kernels/sample/ (GPU). */
+ * configs, merge of the part files, and its predictor (predictor.py) in C:
+ * fit timing models from the sweeps, predict times of shapes and of a
+ * transformer layer, and measure that layer. Options are parsed here; the
+ * work is lib/sample/ (config, grid, driver, sweep, merge; features, trees,
+ * models, fit, layer) with the operators of lib/sample/ (CPU) and
+ * kernels/sample/ (GPU). */
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/cli.h"
 #include "common/progress.h"
+#include "formats/csv_writer.h"
+#include "ksmm/ksmm_best.h"
 #include "sample/sample_config.h"
+#include "sample/sample_fit.h"
+#include "sample/sample_layer.h"
+#include "sample/sample_gpu.h"
 #include "sample/sample_gpu_clock.h"
 #include "sample/sample_merge.h"
 #include "sample/sample_op.h"
 #include "sample/sample_run.h"
+#include "sample/sample_spec.h"
 #include "sample/sample_sweep.h"
+#include "sweep/table.h"
 
 static const char usage[] =
 	"Usage: kernel-sample [run] [OPTION]... CONFIG.yml\n"
 	"       kernel-sample merge [OPTION]... PART.csv... [-o OUT.csv]\n"
+	"       kernel-sample fit [OPTION]... DATA.csv...\n"
+	"       kernel-sample predict -m MODEL... --shape A,B,... | --shapes CSV [-o OUT.csv]\n"
+	"       kernel-sample predict --layer MP,B,H,L,DIM --models DIR [-o OUT.csv]\n"
+	"       kernel-sample layer [OPTION]... --layer MP,B,H,L,DIM [-o OUT.csv]\n"
 	"Time operators (forward and backward) over the grid of shapes a config\n"
 	"describes, as estimate-train-time's sampling_controller.py does, and write\n"
 	"sampling_data/DEVICE_OP_PRECISION_PARTS_PART.csv (the shape, F_dur(us),\n"
@@ -48,18 +63,56 @@ static const char usage[] =
 	"      --shape A,B,...    the shape of get_one, get_profiler and run_function\n"
 	"                         (default: the config's `shapes`)\n"
 	"      --seed K           seed of the operators' random inputs (default 0)\n"
+	"      --attention B      flash_atten's backend on the GPU: cudnn (cuDNN's fused\n"
+	"                         attention, libcudnn.so.9 loaded at run time) or own\n"
+	"                         (spkit's kernel); default: cudnn when it loads, else\n"
+	"                         own; cudnn when it cannot load is an error\n"
+	"      --ksmm-table FILE  the ksmm operator's configurations from this\n"
+	"                         `ksmm-tune best` table (default: ksmm-tune's\n"
+	"                         heuristic)\n"
 	"merge:\n"
 	"  -o, --output FILE      the merged CSV (default: standard output): the rows\n"
 	"                         of every PART.csv, sorted by shape, each shape once\n"
+	"fit: a timing model of each direction (fwd, bwd) of the operator whose\n"
+	"sampling CSVs are given (one sweep's parts, or merged), gradient-boosted\n"
+	"trees on log time over the shape's features; prints the k-fold held-out\n"
+	"error and writes DIR/DEVICE_OP_PRECISION_{fwd,bwd}.model\n"
+	"      --output-dir DIR   where the models go (default .)\n"
+	"      --folds K          cross-validation folds, 0 for none (default 5)\n"
+	"      --trees N          trees (default 400)\n"
+	"      --depth D          their depth, 1 to 12 (default 4)\n"
+	"      --rate R           the learning rate, in (0, 1] (default 0.1)\n"
+	"      --base B           power-law (default: log time linear in log flops and\n"
+	"                         log bytes, the trees fit the rest) or mean\n"
+	"      --seed K           seed of the trees' row samples and the folds (default 0)\n"
+	"predict: times from models, as CSV: the shape, then F_dur(us) and B_dur(us)\n"
+	"  -m, --model FILE       a model; give both of an operator for both directions\n"
+	"      --shape A,B,...    a shape in the model's columns (may be repeated)\n"
+	"      --shapes CSV       the shapes of a CSV with the model's columns\n"
+	"      --layer MP,B,H,L,DIM  one transformer layer: the operators below, each\n"
+	"                         at its shape, forward and backward, and their sum\n"
+	"      --models DIR       where --layer finds the models, fit's file names\n"
+	"      --precision P      the models of --layer (default fp16)\n"
+	"      --norm N           the layer's norm: RMSlayernorm (default) or layernorm\n"
+	"      --layer-attention A  unfused (default: baddbmm,\n"
+	"                         ScaledUpperTriangMaskedSoftmax, bmm), flash_atten or\n"
+	"                         flash_atten_causal\n"
+	"layer: the layer's operators run on --device, each alone and back to back:\n"
+	"NORM linear1 RoPE ATTENTION linear2 NORM res_add linear3 gelu linear4 res_add;\n"
+	"prints each one's times, their sum and the layer's, with --layer, --device,\n"
+	"--precision, --norm, --layer-attention, --attention, --seed and -o as above\n"
 	"  -q, --quiet            no messages\n"
-	"  -v, --verbose          also the shapes skipped\n"
+	"  -v, --verbose          also the shapes skipped, and flash_atten's backend\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Example:\n"
 	"  kernel-sample configs/kernel_sampling/test/layernorm.yml --device cpu --precision fp32\n"
 	"  kernel-sample --config configs/kernel_sampling/collect/linear1.yml --parts 4 --part 2\n"
-	"  kernel-sample merge sampling_data/*_linear1_fp16_4_*.csv -o linear1_fp16.csv\n";
+	"  kernel-sample merge sampling_data/*_linear1_fp16_4_*.csv -o linear1_fp16.csv\n"
+	"  kernel-sample fit linear1_fp16.csv --output-dir models\n"
+	"  kernel-sample predict -m models/X_linear1_fp16_fwd.model --shape 1,4,2048,4096\n"
+	"  kernel-sample predict --layer 1,4,32,2048,4096 --models models\n";
 
 /* The whole command line, for the ncu command get_profiler prints. */
 static int full_argc;
@@ -73,7 +126,17 @@ struct run_options {
 	int gpu_index; /* cuda:N */
 	struct cli_parts parts;
 	uint64_t seed;
+	enum sample_attention attention;
+	const char *ksmm_table;
 };
+
+static const char *const attention_names[] = {"cudnn", "own", NULL};
+
+static enum sample_attention parse_attention(const char *text)
+{
+	return cli_choice("--attention", text, attention_names) == 0 ? SAMPLE_ATTENTION_CUDNN
+								    : SAMPLE_ATTENTION_OWN;
+}
 
 /* --device cpu|cuda|cuda:N|auto; N (default 0) only with cuda. */
 static void parse_device(const char *text, struct run_options *o)
@@ -90,7 +153,7 @@ static void parse_device(const char *text, struct run_options *o)
 static struct run_options parse_run(int argc, char **argv)
 {
 	enum { OPT_RUN = 256, OPT_PRECISION, OPT_DEVICE, OPT_PARTS, OPT_PART, OPT_OUTPUT_DIR,
-	       OPT_SHAPE, OPT_SEED };
+	       OPT_SHAPE, OPT_SEED, OPT_ATTENTION, OPT_KSMM_TABLE };
 	static const struct option longopts[] = {
 		{"config", required_argument, NULL, 'c'},
 		{"run", required_argument, NULL, OPT_RUN},
@@ -101,6 +164,8 @@ static struct run_options parse_run(int argc, char **argv)
 		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
 		{"shape", required_argument, NULL, OPT_SHAPE},
 		{"seed", required_argument, NULL, OPT_SEED},
+		{"attention", required_argument, NULL, OPT_ATTENTION},
+		{"ksmm-table", required_argument, NULL, OPT_KSMM_TABLE},
 		CLI_COMMON_LONGOPTS,
 	};
 	struct run_options o = {.output_dir = ".", .mode = -1, .precision = SAMPLE_FP16,
@@ -123,6 +188,10 @@ static struct run_options parse_run(int argc, char **argv)
 		case OPT_OUTPUT_DIR: o.output_dir = optarg; break;
 		case OPT_SHAPE: o.shape = optarg; break;
 		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_ATTENTION:
+			o.attention = parse_attention(optarg);
+			break;
+		case OPT_KSMM_TABLE: o.ksmm_table = optarg; break;
 		default: cli_common_option(c, usage, argv);
 		}
 	}
@@ -235,11 +304,34 @@ static int run_single(const struct run_options *o, const struct sample_job *job,
 	return 0;
 }
 
+/* The GPU's fused attention: opened for the attention operators, and for
+ * any when --attention cudnn asks for it, so that a cuDNN that cannot load
+ * is one error before any work. On the CPU there is only the reference. */
+static void pick_attention(const struct run_options *o, int gpu, const char *op)
+{
+	enum sample_attention used;
+	struct sp_err err;
+	if (o->attention == SAMPLE_ATTENTION_CUDNN && !gpu)
+		cli_die("--attention cudnn: the run is on the CPU (--device cpu, or no usable "
+			"GPU), where flash_atten is the CPU reference");
+	if (!gpu || (o->attention == SAMPLE_ATTENTION_AUTO && !sample_is_attention(op)))
+		return;
+	if (sample_gpu_attention_use(o->attention, &used, &err))
+		cli_die("--attention cudnn: %s", err.msg);
+	cli_log(2, "flash_atten: %s", used == SAMPLE_ATTENTION_CUDNN ? "cuDNN's fused attention"
+								  : "spkit's own kernel");
+}
+
 static int run_main(int argc, char **argv)
 {
 	struct run_options o = parse_run(argc, argv);
 	struct sample_config cfg;
+	struct ksmm_table table = {0};
 	struct sp_err err;
+	/* Read (and so checked) whatever the device: the CPU path ignores it. */
+	if (o.ksmm_table && ksmm_table_read(o.ksmm_table, &table, &err))
+		cli_fatal(&err);
+	sample_gpu_ksmm_table(o.ksmm_table ? &table : NULL);
 	if (sample_config_read(o.config, &cfg, &err))
 		cli_fatal(&err);
 	enum sample_mode mode = o.mode >= 0 ? (enum sample_mode)o.mode : cfg.run;
@@ -253,6 +345,7 @@ static int run_main(int argc, char **argv)
 			cfg.function_name, gpu ? "on the GPU" : "on the CPU",
 			cli_join_names(sample_op_names, names, sizeof names));
 	}
+	pick_attention(&o, gpu, cfg.function_name);
 	if (!gpu)
 		sample_cpu_clock(&clock);
 	else if (sample_gpu_clock(o.gpu_index, &clock, &err))
@@ -271,6 +364,8 @@ static int run_main(int argc, char **argv)
 		cli_fatal(&err);
 	int rc = mode == SAMPLE_GET_ALL ? run_sweep(&job) : run_single(&o, &job, mode);
 	sample_config_free(&cfg);
+	sample_gpu_ksmm_table(NULL);
+	ksmm_table_free(&table);
 	return rc;
 }
 
@@ -301,11 +396,441 @@ static int merge_main(int argc, char **argv)
 	return 0;
 }
 
+/* A time in microseconds to the nanosecond, as the sweeps write them. */
+static void write_us(struct csv_writer *w, double us)
+{
+	csv_writer_double(w, round(us * 1000) / 1000, 0);
+}
+
+static int fit_main(int argc, char **argv)
+{
+	enum { OPT_OUTPUT_DIR = 256, OPT_FOLDS, OPT_TREES, OPT_DEPTH, OPT_RATE, OPT_BASE,
+	       OPT_SEED };
+	static const struct option longopts[] = {
+		{"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
+		{"folds", required_argument, NULL, OPT_FOLDS},
+		{"trees", required_argument, NULL, OPT_TREES},
+		{"depth", required_argument, NULL, OPT_DEPTH},
+		{"rate", required_argument, NULL, OPT_RATE},
+		{"base", required_argument, NULL, OPT_BASE},
+		{"seed", required_argument, NULL, OPT_SEED},
+		CLI_COMMON_LONGOPTS,
+	};
+	static const char *const bases[] = {"mean", "power-law", NULL};
+	struct gbt_params params = gbt_default_params();
+	const char *dir = ".";
+	int folds = 5, c;
+	opterr = 0;
+	while ((c = cli_getopt(argc, argv, ":" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_OUTPUT_DIR: dir = optarg; break;
+		case OPT_FOLDS:
+			folds = (int)cli_int("--folds", optarg, 0, 100);
+			if (folds == 1)
+				cli_usage_error("--folds: 1 fold holds nothing out (0 for none, or 2 "
+						"to 100)");
+			break;
+		case OPT_TREES: params.trees = (int)cli_int("--trees", optarg, 1, 10000); break;
+		case OPT_DEPTH: params.depth = (int)cli_int("--depth", optarg, 1, GBT_MAX_DEPTH); break;
+		case OPT_RATE: params.rate = cli_fraction("--rate", optarg); break;
+		case OPT_BASE: params.base = cli_choice("--base", optarg, bases); break;
+		case OPT_SEED: params.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		default: cli_common_option(c, usage, argv);
+		}
+	}
+	if (optind == argc)
+		cli_usage_error("fit: no DATA.csv given");
+	struct sample_data d;
+	struct sp_err err;
+	if (sample_data_read((const char *const *)argv + optind, (size_t)(argc - optind), &d, &err))
+		cli_fatal(&err);
+	struct sample_model models[2];
+	struct sample_cv cv[2];
+	const struct sample_model *save[2];
+	char names[2][512], paths[2][4096];
+	const char *path_list[2];
+	int n = 0;
+	for (int k = SAMPLE_FWD; k <= SAMPLE_BWD; k++) {
+		if (k == SAMPLE_BWD && !sample_data_has(&d, SAMPLE_BWD)) {
+			cli_log(1, "%s: every B_dur(us) is 0: %s has no backward, no bwd model",
+				d.first, d.name.op);
+			continue;
+		}
+		if (sample_fit(&d, (enum sample_direction)k, &params, folds, &models[n], &cv[n],
+			       &err))
+			cli_fatal(&err);
+		sample_model_file_name(&models[n], names[n], sizeof names[n]);
+		snprintf(paths[n], sizeof paths[n], "%s/%s", dir, names[n]);
+		save[n] = &models[n];
+		path_list[n] = paths[n];
+		n++;
+	}
+	if (sample_model_save(save, path_list, (size_t)n, &err))
+		cli_fatal(&err);
+	static const char *const cols[] = {"operator", "precision", "direction", "rows", "folds",
+					   "MAPE(%)", "median(%)", "p90(%)", "model"};
+	struct csv_writer w;
+	if (csv_writer_open(&w, "-", cols, 9, &err))
+		cli_fatal(&err);
+	for (int i = 0; i < n; i++) {
+		csv_writer_str(&w, models[i].op);
+		csv_writer_str(&w, sample_precision_name(models[i].precision));
+		csv_writer_str(&w, sample_direction_names[models[i].direction]);
+		csv_writer_int(&w, (int64_t)models[i].rows);
+		csv_writer_int(&w, cv[i].folds);
+		for (int q = 0; q < 3; q++) {
+			double v = q == 0 ? cv[i].mape : q == 1 ? cv[i].median : cv[i].p90;
+			if (cv[i].folds)
+				csv_writer_double(&w, round(v * 1e4) / 100, 0);
+			else
+				csv_writer_str(&w, "");
+		}
+		csv_writer_str(&w, paths[i]);
+		if (csv_writer_end_row(&w, &err))
+			cli_fatal(&err);
+		sample_model_free(&models[i]);
+	}
+	sample_data_free(&d);
+	if (csv_writer_commit(&w, &err))
+		cli_fatal(&err);
+	return 0;
+}
+
+/* The options --layer takes, in predict and layer. */
+struct layer_options {
+	int64_t enc[5];
+	int has_layer;
+	enum sample_precision precision;
+	const char *norm, *attention;
+};
+
+static struct layer_options layer_defaults(void)
+{
+	return (struct layer_options){.precision = SAMPLE_FP16, .norm = "RMSlayernorm",
+				      .attention = "unfused"};
+}
+
+/* Handles one of the layer's options; 0 when c is none of them. */
+enum { OPT_LAYER = 300, OPT_L_PRECISION, OPT_NORM, OPT_LAYER_ATTENTION };
+#define LAYER_LONGOPTS                                                                   \
+	{"layer", required_argument, NULL, OPT_LAYER},                                   \
+	{"precision", required_argument, NULL, OPT_L_PRECISION},                         \
+	{"norm", required_argument, NULL, OPT_NORM},                                     \
+	{"layer-attention", required_argument, NULL, OPT_LAYER_ATTENTION}
+
+static int layer_option(int c, struct layer_options *o)
+{
+	switch (c) {
+	case OPT_LAYER:
+		if (cli_int_list("--layer", optarg, o->enc, 5, 1, SAMPLE_MAX_VALUE) != 5)
+			cli_usage_error("--layer: expected 5 values, mp,b,h,l,dim");
+		o->has_layer = 1;
+		return 1;
+	case OPT_L_PRECISION:
+		if (sample_precision_parse(optarg, &o->precision))
+			cli_usage_error("--precision: '%s' is not one of fp16, bf16, fp32", optarg);
+		return 1;
+	case OPT_NORM:
+		o->norm = sample_layer_norms[cli_choice("--norm", optarg, sample_layer_norms)];
+		return 1;
+	case OPT_LAYER_ATTENTION:
+		o->attention = sample_layer_attentions[cli_choice("--layer-attention", optarg,
+								  sample_layer_attentions)];
+		return 1;
+	}
+	return 0;
+}
+
+/* operator,shape,F_dur(us),B_dur(us): one row per operator of the layer,
+ * then "sum" and, measured, "layer". */
+static int write_layer(const char *output, const char *const *ops, const int64_t *enc,
+		       const struct sample_layer_times *t, int measured)
+{
+	static const char *const cols[] = {"operator", "shape", "F_dur(us)", "B_dur(us)"};
+	struct csv_writer w;
+	struct sp_err err;
+	char text[256];
+	struct sample_times sum = {0, 0};
+	if (csv_writer_open(&w, output, cols, 4, &err))
+		cli_fatal(&err);
+	for (int i = 0; i <= t->n + measured; i++) {
+		const struct sample_times *row = i < t->n ? &t->alone[i] : i == t->n ? &sum : &t->layer;
+		csv_writer_str(&w, i < t->n ? ops[i] : i == t->n ? "sum" : "layer");
+		csv_writer_str(&w, i < t->n ? sample_shape_text(t->nshape[i], t->shape[i], text,
+								sizeof text)
+					    : sample_shape_text(5, enc, text, sizeof text));
+		write_us(&w, row->fwd_us);
+		write_us(&w, row->bwd_us);
+		if (csv_writer_end_row(&w, &err)) {
+			csv_writer_abort(&w);
+			cli_fatal(&err);
+		}
+		if (i < t->n)
+			sum.fwd_us += row->fwd_us, sum.bwd_us += row->bwd_us;
+	}
+	if (csv_writer_commit(&w, &err))
+		cli_fatal(&err);
+	return 0;
+}
+
+/* The models of -m: one operator and precision, each direction once. */
+static void load_models(const char *const *paths, int n, struct sample_model *m)
+{
+	struct sp_err err;
+	for (int i = 0; i < n; i++) {
+		if (sample_model_read(paths[i], &m[i], &err))
+			cli_fatal(&err);
+		if (i && (strcmp(m[i].op, m[0].op) || m[i].precision != m[0].precision))
+			cli_die("%s: a model of %s_%s, %s is of %s_%s", paths[i], m[i].op,
+				sample_precision_name(m[i].precision), paths[0], m[0].op,
+				sample_precision_name(m[0].precision));
+		if (i && m[i].direction == m[0].direction)
+			cli_die("%s: a second %s model of %s", paths[i],
+				sample_direction_names[m[i].direction], m[0].op);
+	}
+}
+
+/* The shapes of a CSV: its columns named as the model's (others ignored). */
+static int64_t *read_shapes(const char *path, const struct sample_model *m, size_t *n)
+{
+	struct table t;
+	struct sp_err err;
+	size_t idx[SAMPLE_MAX_DIMS];
+	if (table_read(path, &t, &err))
+		cli_fatal(&err);
+	if (table_require_cols(&t, m->colp, (size_t)m->ncols, idx, &err)) {
+		char want[256] = "";
+		for (int c = 0; c < m->ncols; c++)
+			snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s", c ? ", " : "",
+				 m->cols[c]);
+		cli_die("%s (%s's shape is %s)", err.msg, m->op, want);
+	}
+	int64_t *shapes = malloc((t.nrows ? t.nrows : 1) * SAMPLE_MAX_DIMS * sizeof *shapes);
+	if (!shapes)
+		cli_die("%s: out of memory", path);
+	for (size_t r = 0; r < t.nrows; r++)
+		for (int c = 0; c < m->ncols; c++)
+			if (sample_shape_cell(&t, r, idx[c], &shapes[r * SAMPLE_MAX_DIMS + (size_t)c],
+					      &err)) {
+				free(shapes);
+				table_free(&t);
+				cli_fatal(&err);
+			}
+	*n = t.nrows;
+	table_free(&t);
+	return shapes;
+}
+
+static int predict_shapes(const char *const *model_paths, int nmodels, const char *const *shape_args,
+			  int nshape_args, const char *shapes_csv, const char *output)
+{
+	struct sample_model m[2];
+	struct sp_err err;
+	load_models(model_paths, nmodels, m);
+	/* the columns in the CSVs' order: fwd first */
+	int order[2] = {0, 1};
+	if (nmodels == 2 && m[0].direction == SAMPLE_BWD)
+		order[0] = 1, order[1] = 0;
+	size_t n = (size_t)nshape_args;
+	int64_t *shapes;
+	if (shapes_csv) {
+		shapes = read_shapes(shapes_csv, &m[0], &n);
+	} else {
+		for (size_t i = 0; i < n; i++) { /* checked before anything is allocated */
+			int64_t shape[SAMPLE_MAX_DIMS];
+			int k = cli_int_list("--shape", shape_args[i], shape, SAMPLE_MAX_DIMS, 1,
+					     SAMPLE_MAX_VALUE);
+			if (k != m[0].ncols)
+				cli_usage_error("--shape %s: %d values, %s's shape has %d", shape_args[i],
+						k, m[0].op, m[0].ncols);
+		}
+		shapes = malloc(n * SAMPLE_MAX_DIMS * sizeof *shapes);
+		if (!shapes)
+			cli_die("out of memory");
+		for (size_t i = 0; i < n; i++)
+			cli_int_list("--shape", shape_args[i], shapes + i * SAMPLE_MAX_DIMS,
+				     SAMPLE_MAX_DIMS, 1, SAMPLE_MAX_VALUE);
+	}
+	/* every time first, so an error leaves no partial output */
+	double *us = malloc((n ? n : 1) * 2 * sizeof *us);
+	if (!us)
+		cli_die("out of memory");
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < nmodels; k++)
+			if (sample_model_predict(&m[order[k]], shapes + i * SAMPLE_MAX_DIMS,
+						 &us[2 * i + (size_t)k], &err)) {
+				char text[256];
+				sample_shape_text(m[0].ncols, shapes + i * SAMPLE_MAX_DIMS, text,
+						  sizeof text);
+				free(shapes);
+				free(us);
+				cli_die("%s: shape %s: %s", shapes_csv ? shapes_csv : "--shape", text,
+					err.msg);
+			}
+	const char *cols[SAMPLE_MAX_DIMS + 2];
+	for (int c = 0; c < m[0].ncols; c++)
+		cols[c] = m[0].cols[c];
+	for (int k = 0; k < nmodels; k++)
+		cols[m[0].ncols + k] = sample_direction_columns[m[order[k]].direction];
+	struct csv_writer w;
+	if (csv_writer_open(&w, output, cols, (size_t)(m[0].ncols + nmodels), &err))
+		cli_fatal(&err);
+	for (size_t i = 0; i < n; i++) {
+		for (int c = 0; c < m[0].ncols; c++)
+			csv_writer_int(&w, shapes[i * SAMPLE_MAX_DIMS + (size_t)c]);
+		for (int k = 0; k < nmodels; k++)
+			write_us(&w, us[2 * i + (size_t)k]);
+		if (csv_writer_end_row(&w, &err)) {
+			csv_writer_abort(&w);
+			cli_fatal(&err);
+		}
+	}
+	if (csv_writer_commit(&w, &err))
+		cli_fatal(&err);
+	for (int k = 0; k < nmodels; k++)
+		sample_model_free(&m[k]);
+	free(shapes);
+	free(us);
+	return 0;
+}
+
+static int predict_main(int argc, char **argv)
+{
+	enum { OPT_SHAPE = 256, OPT_SHAPES, OPT_MODELS };
+	static const struct option longopts[] = {
+		{"model", required_argument, NULL, 'm'},
+		{"shape", required_argument, NULL, OPT_SHAPE},
+		{"shapes", required_argument, NULL, OPT_SHAPES},
+		{"models", required_argument, NULL, OPT_MODELS},
+		{"output", required_argument, NULL, 'o'},
+		LAYER_LONGOPTS,
+		CLI_COMMON_LONGOPTS,
+	};
+	struct layer_options lo = layer_defaults();
+	const char *models[2], *shapes_csv = NULL, *dir = NULL, *output = "-";
+	const char **shape_args = calloc((size_t)argc, sizeof *shape_args);
+	int nmodels = 0, nshapes = 0, c;
+	if (!shape_args)
+		cli_die("out of memory");
+	opterr = 0;
+	while ((c = cli_getopt(argc, argv, ":m:o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		if (layer_option(c, &lo))
+			continue;
+		switch (c) {
+		case 'm':
+			if (nmodels == 2)
+				cli_usage_error("-m: at most 2 models, the fwd and the bwd of an "
+						"operator");
+			models[nmodels++] = optarg;
+			break;
+		case OPT_SHAPE: shape_args[nshapes++] = optarg; break;
+		case OPT_SHAPES: shapes_csv = optarg; break;
+		case OPT_MODELS: dir = optarg; break;
+		case 'o': output = optarg; break;
+		default: cli_common_option(c, usage, argv);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	int rc;
+	if (lo.has_layer) {
+		if (nmodels || nshapes || shapes_csv)
+			cli_usage_error("--layer takes its models from --models, not -m, --shape or "
+					"--shapes");
+		if (!dir)
+			cli_usage_error("--layer: no --models DIR given");
+		const char *ops[SAMPLE_LAYER_MAX_OPS];
+		int n = sample_layer_ops(lo.norm, lo.attention, ops);
+		struct sample_layer_times t;
+		struct sp_err err;
+		char device[128];
+		if (sample_layer_predict(dir, ops, n, lo.precision, lo.enc, device, sizeof device, &t,
+					 &err))
+			cli_fatal(&err);
+		cli_log(2, "models of %s in %s", device, dir);
+		rc = write_layer(output, ops, lo.enc, &t, 0);
+	} else {
+		if (dir)
+			cli_usage_error("--models is for --layer; give single models with -m");
+		if (!nmodels)
+			cli_usage_error("predict: no -m MODEL given (or --layer)");
+		if (!nshapes == !shapes_csv)
+			cli_usage_error("predict: give the shapes with --shape or --shapes, one of "
+					"the two");
+		rc = predict_shapes(models, nmodels, shape_args, nshapes, shapes_csv, output);
+	}
+	free(shape_args);
+	return rc;
+}
+
+static int layer_main(int argc, char **argv)
+{
+	enum { OPT_DEVICE = 256, OPT_SEED, OPT_BACKEND };
+	static const struct option longopts[] = {
+		{"device", required_argument, NULL, OPT_DEVICE},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"attention", required_argument, NULL, OPT_BACKEND},
+		{"output", required_argument, NULL, 'o'},
+		LAYER_LONGOPTS,
+		CLI_COMMON_LONGOPTS,
+	};
+	struct layer_options lo = layer_defaults();
+	struct run_options ro = {.device = DEVICE_AUTO};
+	const char *output = "-";
+	int c;
+	opterr = 0;
+	while ((c = cli_getopt(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		if (layer_option(c, &lo))
+			continue;
+		switch (c) {
+		case OPT_DEVICE: parse_device(optarg, &ro); break;
+		case OPT_SEED: ro.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_BACKEND: ro.attention = parse_attention(optarg); break;
+		case 'o': output = optarg; break;
+		default: cli_common_option(c, usage, argv);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!lo.has_layer)
+		cli_usage_error("layer: no --layer MP,B,H,L,DIM given");
+	int gpu = cli_use_gpu(ro.device);
+	pick_attention(&ro, gpu, lo.attention);
+	const char *ops[SAMPLE_LAYER_MAX_OPS];
+	const struct sample_op *table[SAMPLE_LAYER_MAX_OPS];
+	struct sample_layer_times t = {0};
+	struct sp_err err;
+	int n = sample_layer_ops(lo.norm, lo.attention, ops);
+	for (int i = 0; i < n; i++) {
+		table[i] = gpu ? sample_gpu_op(ops[i]) : sample_cpu_op(ops[i]);
+		if (!table[i])
+			cli_die("--layer-attention %s: no operator '%s' %s", lo.attention, ops[i],
+				gpu ? "on the GPU" : "on the CPU");
+		t.nshape[i] = table[i]->nshape;
+		if (sample_layer_shape(ops[i], table[i]->shape_names, table[i]->nshape, lo.enc,
+				       t.shape[i], &err))
+			cli_fatal(&err);
+	}
+	struct sample_clock clock;
+	if (!gpu)
+		sample_cpu_clock(&clock);
+	else if (sample_gpu_clock(ro.gpu_index, &clock, &err))
+		cli_fatal(&err);
+	/* the configs' default schedule (sample_config.h) */
+	if (sample_layer_measure(table, n, &clock, lo.precision, ro.seed, 4, 6, 10, &t, &err))
+		cli_fatal(&err);
+	cli_log(2, "measured on %s", clock.device);
+	return write_layer(output, ops, lo.enc, &t, 1);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct cli_command commands[] = {
 		{"run", run_main},
 		{"merge", merge_main},
+		{"fit", fit_main},
+		{"predict", predict_main},
+		{"layer", layer_main},
 		{NULL, NULL},
 	};
 	cli_init("kernel-sample");

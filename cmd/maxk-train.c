@@ -51,6 +51,10 @@ static const char usage[] =
 	"      --hidden H           hidden width, 1..4096 (default 256)\n"
 	"      --nonlinear N        maxk or relu (default maxk)\n"
 	"      --maxk K             k of MaxK, 1..H (default 32)\n"
+	"                           Lists (--nonlinear maxk,relu --maxk 16,32,64) train\n"
+	"                           each configuration (relu once, maxk at each k) on\n"
+	"                           the same data and print one comparison table: test\n"
+	"                           score at the best validation, epoch time, peak memory\n"
 	"      --dropout P          dropout rate in [0, 1) (default 0.5)\n"
 	"      --norm               LayerNorm after each conv\n"
 	"      --selfloop           add a self-loop to each node without one\n"
@@ -77,7 +81,8 @@ static const char usage[] =
 	"      --profile-kernels    print mean forward and backward times every 10 epochs\n"
 	"Outputs (written whole or not at all):\n"
 	"      --log FILE           per-epoch CSV: epoch, loss, train, val, test scores,\n"
-	"                           forward_ms, backward_ms, epoch_ms\n"
+	"                           forward_ms, backward_ms, epoch_ms (a comparison: one\n"
+	"                           per configuration, log-maxk16.csv, log-relu.csv)\n"
 	"      --save-model FILE    the final weights (.npz, PyTorch's parameter names)\n"
 	"      --predict FILE       the final model's logits, nodes x classes float32 (.npy)\n"
 	"      --checkpoint FILE    write a checkpoint (.npz) every --checkpoint-every N\n"
@@ -138,9 +143,17 @@ struct source {
 	uint64_t seed;
 };
 
+/* One run of a comparison: an item of --nonlinear and, for maxk, of --maxk. */
+struct config {
+	enum gnn_nonlinear nonlinear;
+	int maxk;
+};
+
 struct train_options {
 	struct source src;
 	struct gnn_model_config model;
+	struct config configs[2 * MAX_LIST]; /* what --nonlinear and --maxk list */
+	int nconfigs, nonlinears[2], nnonlinear;
 	struct gnn_train_opts train;
 	enum metric_choice metric;
 	enum kernel_mode kernel_mode;
@@ -253,16 +266,56 @@ static const char *other_form_option(int c, char **argv, const struct option *ot
 }
 
 /* Training's single --hidden and --maxk, and the checks between options. */
+/* The configurations --nonlinear and --maxk list, in their order: relu
+ * once, maxk at each k. */
+static void list_configs(struct train_options *o)
+{
+	int64_t ks[MAX_LIST] = {o->model.maxk};
+	int nk = o->src.maxk_text ? cli_int_list("--maxk", o->src.maxk_text, ks, MAX_LIST, 1,
+						 MAXK_MAX_WIDTH)
+				  : 1;
+	if (!o->nnonlinear)
+		o->nonlinears[o->nnonlinear++] = o->model.nonlinear;
+	for (int i = 0; i < o->nnonlinear; i++)
+		for (int j = 0; j < (o->nonlinears[i] == GNN_MAXK ? nk : 1); j++)
+			o->configs[o->nconfigs++] = (struct config){o->nonlinears[i], (int)ks[j]};
+	if (nk > 1 && o->nconfigs == 1)
+		cli_usage_error("--maxk lists %d values but --nonlinear relu uses none", nk);
+	o->model.nonlinear = o->configs[0].nonlinear;
+	o->model.maxk = o->configs[0].maxk;
+}
+
+/* Whether a configuration uses nonlinear (any, for more than one). */
+static int uses(const struct train_options *o, enum gnn_nonlinear nonlinear)
+{
+	for (int i = 0; i < o->nconfigs; i++)
+		if (o->configs[i].nonlinear == nonlinear)
+			return 1;
+	return 0;
+}
+
 static void check_training(struct train_options *o)
 {
 	struct gnn_model_config *m = &o->model;
 	if (o->src.hidden_text)
 		m->hidden = (int)cli_int("--hidden", o->src.hidden_text, 1, MAXK_MAX_WIDTH);
-	if (o->src.maxk_text)
-		m->maxk = (int)cli_int("--maxk", o->src.maxk_text, 1, MAXK_MAX_WIDTH);
-	if (m->nonlinear == GNN_MAXK && m->maxk > m->hidden)
-		cli_usage_error("--maxk %d is larger than --hidden %d", m->maxk, m->hidden);
-	if (o->kernel_mode == KM_MAXK && m->nonlinear != GNN_MAXK)
+	list_configs(o);
+	for (int i = 0; i < o->nconfigs; i++)
+		if (o->configs[i].nonlinear == GNN_MAXK && o->configs[i].maxk > m->hidden)
+			cli_usage_error("--maxk %d is larger than --hidden %d", o->configs[i].maxk,
+					m->hidden);
+	if (o->nconfigs > 1) { /* each run would overwrite the last one's file */
+		const char *one[] = {o->save_model ? "--save-model" : NULL,
+				     o->predict ? "--predict" : NULL,
+				     o->train.checkpoint ? "--checkpoint" : NULL,
+				     o->resume ? "--resume" : NULL,
+				     o->train.log && !strcmp(o->train.log, "-") ? "--log -" : NULL};
+		for (size_t i = 0; i < sizeof one / sizeof *one; i++)
+			if (one[i])
+				cli_usage_error("%s takes one configuration; --nonlinear and --maxk "
+						"list %d", one[i], o->nconfigs);
+	}
+	if (o->kernel_mode == KM_MAXK && uses(o, GNN_RELU))
 		cli_usage_error("--kernel-mode maxk needs --nonlinear maxk");
 	if (o->kernel_mode == KM_CPU && o->device == DEVICE_CUDA)
 		cli_usage_error("--kernel-mode cpu contradicts --device cuda");
@@ -270,7 +323,7 @@ static void check_training(struct train_options *o)
 	    o->device == DEVICE_CPU)
 		cli_usage_error("--kernel-mode %s runs on the GPU, not --device cpu",
 				kernel_mode_names[o->kernel_mode]);
-	if (o->validate && (m->nonlinear != GNN_MAXK || m->layers == 0))
+	if (o->validate && (uses(o, GNN_RELU) || m->layers == 0))
 		cli_usage_error("--validate-kernels needs --nonlinear maxk and --layers 1 or more");
 	if (o->threshold_given && !o->validate)
 		cli_usage_error("--fallback-threshold needs --validate-kernels");
@@ -303,7 +356,8 @@ static struct train_options train_parse(int argc, char **argv)
 		case OPT_MODEL: o.model.conv = cli_choice("--model", optarg, gnn_conv_names); break;
 		case OPT_LAYERS: o.model.layers = (int)cli_int("--layers", optarg, 0, 64); break;
 		case OPT_NONLINEAR:
-			o.model.nonlinear = cli_choice("--nonlinear", optarg, gnn_nonlinear_names);
+			o.nnonlinear = cli_choice_list("--nonlinear", optarg, gnn_nonlinear_names,
+						       o.nonlinears, 2);
 			break;
 		case OPT_DROPOUT:
 			o.model.dropout = (float)cli_double("--dropout", optarg, 0, 0.99);
@@ -627,35 +681,28 @@ static void report(const struct train_options *o, const struct gnn_trainer *t, c
 	printf("Peak memory: %.1f MiB\n", (double)t->m->b->peak_memory(t->m->b) / (1 << 20));
 }
 
-static void train(struct train_options *o)
+/* What a comparison prints of one run. */
+struct result {
+	int64_t best_epoch;
+	double best_val, best_test, epoch_ms, forward_ms, backward_ms, peak_mib;
+};
+
+/* Train o->model on d: the backend, the model, --resume, --validate-kernels,
+ * the epochs; then the outputs and the report, or for a comparison (row
+ * not NULL) its row. */
+static void run_config(const struct train_options *o, struct gnn_dataset *d, struct result *row)
 {
 	struct sp_err err;
 	struct gnn_backend *b = open_backend(o);
-	struct gnn_dataset d;
-	load_dataset(o, &d);
-	if (o->metric == METRIC_AUTO)
-		o->train.metric = d.multilabel ? GNN_MICRO_F1 : GNN_ACCURACY;
-	else
-		o->train.metric = metric_of[o->metric];
-	if ((o->train.metric == GNN_ACCURACY) == d.multilabel)
-		cli_usage_error("--metric %s needs %s labels; %s has %s",
-				gnn_metric_name(o->train.metric),
-				d.multilabel ? "class-id" : "multi-label", d.name,
-				d.multilabel ? "multi-label ones" : "class ids");
-	check_output_folder("--log", o->train.log);
-	check_output_folder("--save-model", o->save_model);
-	check_output_folder("--predict", o->predict);
-	check_output_folder("--checkpoint", o->train.checkpoint);
-
 	struct gnn_model *m;
 	struct gnn_trainer t;
-	if (gnn_model_create(b, &d, &o->model, &m, &err) ||
-	    gnn_trainer_init(&t, m, &d, &o->train, &err) ||
+	if (gnn_model_create(b, d, &o->model, &m, &err) ||
+	    gnn_trainer_init(&t, m, d, &o->train, &err) ||
 	    (o->resume && gnn_trainer_resume(&t, o->resume, &err)))
 		cli_fatal(&err);
 	if (o->validate)
 		validate(m, o);
-	describe(&d, m);
+	describe(d, m);
 	if (o->resume)
 		cli_log(1, "resumed from %s at epoch %lld", o->resume, (long long)t.epoch);
 	const char *metric = gnn_metric_name(o->train.metric);
@@ -671,11 +718,117 @@ static void train(struct train_options *o)
 		cli_die("stopped by signal %d after epoch %lld; checkpoint %s written (continue "
 			"with --resume %s)", cli_stop_signal(), (long long)t.epoch,
 			o->train.checkpoint, o->train.checkpoint);
-	write_outputs(o, &t);
-	report(o, &t, metric);
+	if (row) {
+		*row = (struct result){.best_epoch = t.best_epoch, .best_val = t.best_val,
+				       .best_test = t.best_test,
+				       .peak_mib = (double)b->peak_memory(b) / (1 << 20)};
+		gnn_trainer_mean_times(&t, &row->forward_ms, &row->backward_ms, &row->epoch_ms);
+		cli_log(1, "best epoch %04lld: val %s %.4f, test %s %.4f; %.3f ms an epoch",
+			(long long)row->best_epoch, metric, row->best_val, metric, row->best_test,
+			row->epoch_ms);
+	} else {
+		write_outputs(o, &t);
+		report(o, &t, metric);
+	}
 	gnn_trainer_free(&t);
 	gnn_model_free(m);
 	b->destroy(b);
+}
+
+/* "relu", "maxk32". */
+static void config_label(const struct config *c, char *buf, size_t size)
+{
+	if (c->nonlinear == GNN_MAXK)
+		snprintf(buf, size, "maxk%d", c->maxk);
+	else
+		snprintf(buf, size, "%s", gnn_nonlinear_names[c->nonlinear]);
+}
+
+/* A comparison's log for one configuration: log.csv becomes log-maxk32.csv
+ * (the label before the file's extension, or at its end). */
+static char *config_log(const char *log, const char *label)
+{
+	const char *base = strrchr(log, '/'), *dot;
+	base = base ? base + 1 : log;
+	dot = strrchr(base, '.');
+	size_t stem = dot && dot != base ? (size_t)(dot - log) : strlen(log);
+	char *path = malloc(strlen(log) + strlen(label) + 2);
+	if (!path)
+		cli_die("out of memory");
+	sprintf(path, "%.*s-%s%s", (int)stem, log, label, log + stem);
+	return path;
+}
+
+/* The comparison: a line per configuration, as MaxK-GNN's
+ * compare_maxk_performance and batch_train_maxk scripts compare runs; the
+ * epoch-time speedup is over the relu run, when one is listed. */
+static void print_comparison(const struct train_options *o, const struct result *rows)
+{
+	const char *metric = gnn_metric_name(o->train.metric);
+	const struct result *relu = NULL;
+	for (int i = 0; i < o->nconfigs && !relu; i++)
+		if (o->configs[i].nonlinear == GNN_RELU)
+			relu = &rows[i];
+	char val[64], test[64];
+	snprintf(val, sizeof val, "val_%s", metric);
+	snprintf(test, sizeof test, "test_%s", metric);
+	printf("%-8s %-9s %4s %10s %14s %14s %10s %10s %11s %8s %9s\n", "config", "nonlinear",
+	       "k", "best_epoch", val, test, "epoch_ms", "forward_ms", "backward_ms", "speedup",
+	       "peak_mib");
+	for (int i = 0; i < o->nconfigs; i++) {
+		const struct config *c = &o->configs[i];
+		const struct result *r = &rows[i];
+		char label[32], k[16] = "-", speedup[16] = "-";
+		config_label(c, label, sizeof label);
+		if (c->nonlinear == GNN_MAXK)
+			snprintf(k, sizeof k, "%d", c->maxk);
+		if (relu)
+			snprintf(speedup, sizeof speedup, "%.2f", relu->epoch_ms / r->epoch_ms);
+		printf("%-8s %-9s %4s %10lld %14.4f %14.4f %10.3f %10.3f %11.3f %8s %9.1f\n", label,
+		       gnn_nonlinear_names[c->nonlinear], k, (long long)r->best_epoch, r->best_val,
+		       r->best_test, r->epoch_ms, r->forward_ms, r->backward_ms, speedup,
+		       r->peak_mib);
+	}
+	fflush(stdout);
+}
+
+static void train(struct train_options *o)
+{
+	struct gnn_dataset d;
+	load_dataset(o, &d);
+	if (o->metric == METRIC_AUTO)
+		o->train.metric = d.multilabel ? GNN_MICRO_F1 : GNN_ACCURACY;
+	else
+		o->train.metric = metric_of[o->metric];
+	if ((o->train.metric == GNN_ACCURACY) == d.multilabel)
+		cli_usage_error("--metric %s needs %s labels; %s has %s",
+				gnn_metric_name(o->train.metric),
+				d.multilabel ? "class-id" : "multi-label", d.name,
+				d.multilabel ? "multi-label ones" : "class ids");
+	check_output_folder("--log", o->train.log);
+	check_output_folder("--save-model", o->save_model);
+	check_output_folder("--predict", o->predict);
+	check_output_folder("--checkpoint", o->train.checkpoint);
+	if (o->nconfigs == 1) {
+		run_config(o, &d, NULL);
+		gnn_data_free(&d);
+		return;
+	}
+	struct result rows[2 * MAX_LIST];
+	const char *log = o->train.log;
+	for (int i = 0; i < o->nconfigs; i++) {
+		char label[32];
+		config_label(&o->configs[i], label, sizeof label);
+		cli_log(1, "configuration %d of %d: %s", i + 1, o->nconfigs, label);
+		o->model.nonlinear = o->configs[i].nonlinear;
+		o->model.maxk = o->configs[i].maxk;
+		char *path = log ? config_log(log, label) : NULL;
+		o->train.log = path;
+		run_config(o, &d, &rows[i]);
+		free(path);
+	}
+	o->train.log = log;
+	print_comparison(o, rows);
 	gnn_data_free(&d);
 }
 

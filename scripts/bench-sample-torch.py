@@ -12,12 +12,19 @@ before each, outside the events. Backward, as H100.md defines it: the median
 of forward + backward (torch.autograd.backward with a fixed upstream
 gradient) minus the forward's median. fillmask and the causal softmax's
 backward are their backward kernels timed alone (see their functions).
+flash_atten and flash_atten_causal: F.scaled_dot_product_attention on the
+(b, l, h/mp, d) tensors transposed (views) to the (b, h, l, d) it takes, as
+PyTorch picks the backend (op name alone), and with each backend forced:
+op@FLASH_ATTENTION (FlashAttention-2), op@CUDNN_ATTENTION.
 
   python3 scripts/bench-sample-torch.py [--precision fp16] [--reps 50] [--ops a,b] > torch.csv
 
 Output CSV: op,shape,precision,F_dur(us),B_dur(us),device where shape names
 the columns as the configs do ("mp=1 b=4 l=2048 dim=4096"); B_dur is empty
-for res_add (no backward). Needs a CUDA GPU and torch.
+for res_add and the optimizer steps (no backward). --ops also takes the
+training-step operators (TRAIN_SHAPES: moe with a per-expert loop or
+torch._grouped_mm, the optimizer stages with fused Adam). Needs a CUDA GPU
+and torch.
 """
 import argparse
 import math
@@ -56,9 +63,13 @@ COLUMNS = {
     "baddbmm": ["mp", "b", "h", "l", "dim"],
     "bmm": ["mp", "b", "h", "l", "dim"],
     "ScaledUpperTriangMaskedSoftmax": ["mp", "b", "h", "l"],
+    "flash_atten": ["mp", "b", "h", "l", "dim"],
+    "flash_atten_causal": ["mp", "b", "h", "l", "dim"],
 }
 # H100.md times these at both sizes; the rest at the smaller.
-BOTH = {"linear1", "layernorm", "gelu"}
+BOTH = {"linear1", "layernorm", "gelu", "flash_atten", "flash_atten_causal"}
+# SDPA's backends timed one by one beside its own pick.
+SDPA_BACKENDS = ["FLASH_ATTENTION", "CUDNN_ATTENTION"]
 
 
 class Case:
@@ -75,8 +86,21 @@ def rand(*shape, dtype, grad=False):
     return torch.rand(*shape, dtype=dtype, device="cuda").requires_grad_(grad)
 
 
-def make(op, s, dtype):
+def make(op, s, dtype, backend=None):
     mp, b, h, l, dim = s["mp"], s["b"], s["h"], s["l"], s["dim"]
+    if op.startswith("flash_atten"):
+        hp, hd = h // mp, dim // h
+        q, k, v = (torch.randn(b, l, hp, hd, dtype=dtype, device="cuda", requires_grad=True)
+                   for _ in range(3))
+        causal = op == "flash_atten_causal"
+
+        def attention():
+            if backend is None:
+                return [sdpa(q, k, v, causal)]
+            with torch.nn.attention.sdpa_kernel(getattr(torch.nn.attention.SDPBackend, backend)):
+                return [sdpa(q, k, v, causal)]
+
+        return Case(attention, [torch.randn(b, l, hp, hd, dtype=dtype, device="cuda")])
     if op == "embedding":
         v = vocab_partition(mp)
         w = rand(v, dim, dtype=dtype, grad=True)
@@ -168,6 +192,106 @@ def make(op, s, dtype):
     raise ValueError(op)
 
 
+def sdpa(q, k, v, causal):
+    """flash_attn_func's (b, l, h, d) through SDPA's (b, h, l, d), and back."""
+    return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                          is_causal=causal).transpose(1, 2)
+
+
+# The training-step operators, at the shapes dev/cuda/sample_train_time.c
+# times: moe at a Mixtral-like and an OLMoE-like layer, the optimizer stages
+# at estimate-train-time's get_one shape.
+TRAIN_SHAPES = {
+    "moe": [dict(mp=1, b=4, l=2048, dim=4096, moe_num_experts=8, intermediate_size=14336, top_k=2),
+            dict(mp=1, b=4, l=2048, dim=2048, moe_num_experts=64, intermediate_size=1024, top_k=8)],
+    "moe[grouped_mm]": [],  # filled from moe's below
+    "firstStage_optimizer": [dict(mp=2, dim=4096, encoders=8)],
+    "middleStage_optimizer": [dict(mp=2, dim=4096, encoders=8)],
+    "lastStage_optimizer": [dict(mp=2, dim=4096, encoders=8)],
+    "middleStage_optimizer[adam only]": [dict(mp=2, dim=4096, encoders=8)],
+}
+TRAIN_SHAPES["moe[grouped_mm]"] = TRAIN_SHAPES["moe"]
+
+
+def stage_params(op, mp, dim, encoders):
+    """kernel-sample's count (lib/sample/sample_spec_train.c): a Megatron-LM GPT
+    layer on one of mp ranks holds 12 dim^2/mp + 7 dim/mp + 6 dim; the first
+    stage adds the embedding, the last the final LayerNorm and the LM head."""
+    n = encoders * (12 * (dim // mp) * dim + 7 * (dim // mp) + 6 * dim)
+    if op.startswith("first"):
+        n += vocab_partition(mp) * dim
+    if op.startswith("last"):
+        n += 2 * dim + vocab_partition(mp) * dim
+    return n
+
+
+def sym(*shape, dtype, scale=1.0, grad=False):
+    """Uniform in [-scale, scale), as kernel-sample's inputs."""
+    t = (torch.rand(*shape, dtype=torch.float32, device="cuda") * 2 - 1) * scale
+    return t.to(dtype).requires_grad_(grad)
+
+
+def make_train(op, s, dtype):
+    if op.startswith("moe"):
+        return make_moe(s, dtype, grouped=op == "moe[grouped_mm]")
+    # Mixed-precision Adam as Megatron-LM runs it: the 16-bit gradient copied
+    # into the fp32 master's .grad, torch.optim.Adam(fused=True) on the fp32
+    # master weights (one flat tensor, its fastest case), the 16-bit model
+    # weights copied back; "[adam only]" times the fused step alone.
+    n = stage_params(op, s["mp"], s["dim"], s["encoders"])
+    master = torch.nn.Parameter(sym(n, dtype=torch.float32))
+    master.grad = torch.empty_like(master)
+    g16, w16 = sym(n, dtype=dtype), torch.empty(n, dtype=dtype, device="cuda")
+    opt = torch.optim.Adam([master], lr=1e-3, betas=(0.9, 0.999), eps=1e-8, fused=True)
+    if op.endswith("[adam only]"):
+        return Case(lambda: opt.step())
+
+    def step():
+        master.grad.copy_(g16)
+        opt.step()
+        w16.copy_(master)
+
+    return Case(step)
+
+
+def make_moe(s, dtype, grouped):
+    """The dropless top-k MoE of lib/sample/sample_ref_moe.c in plain PyTorch:
+    router GEMM, softmax and topk, a stable argsort of the chosen experts,
+    the tokens gathered, the expert FFNs (a loop of per-expert matmuls, or
+    torch._grouped_mm), the gate-weighted index_add_. Counts go to the host
+    once a forward, as kernel-sample's do."""
+    mp, b, l, dim = s["mp"], s["b"], s["l"], s["dim"]
+    e, k, f = s["moe_num_experts"], s["top_k"], s["intermediate_size"] // mp
+    t = b * (l // mp)
+    x = sym(t, dim, dtype=dtype, grad=True)
+    wr = sym(e, dim, dtype=dtype, scale=0.125, grad=True)
+    w1 = sym(e, f, dim, dtype=dtype, scale=0.125, grad=True)
+    w2 = sym(e, f, dim, dtype=dtype, scale=0.125, grad=True)
+    if grouped and not hasattr(torch, "_grouped_mm"):
+        raise NotImplementedError("torch._grouped_mm: not in this PyTorch")
+
+    def moe():
+        probs = (x @ wr.t()).float().softmax(dim=-1)
+        gate, idx = probs.topk(k, dim=-1)
+        flat = idx.flatten()
+        order = flat.argsort(stable=True)
+        tok = order // k
+        counts = torch.bincount(flat, minlength=e)
+        xp = x.index_select(0, tok)
+        if grouped:
+            offs = counts.cumsum(0, dtype=torch.int32)
+            h = torch._grouped_mm(xp, w1.transpose(-2, -1), offs=offs)
+            y = torch._grouped_mm(F.gelu(h), w2, offs=offs)
+        else:
+            ys = [F.gelu(xe @ w1[i].t()) @ w2[i]
+                  for i, xe in enumerate(xp.split(counts.tolist())) if xe.shape[0]]
+            y = torch.cat(ys)
+        w = gate.flatten()[order].to(dtype).unsqueeze(1)
+        return [torch.zeros_like(x).index_add_(0, tok, y * w)]
+
+    return Case(moe, [sym(t, dim, dtype=dtype)])
+
+
 class VocabParallelCrossEntropy(torch.autograd.Function):
     """Megatron-LM's vocab_parallel_cross_entropy on one partition (rank 0 of
     mp, so no all-reduce): the same tensor operations, in place where it
@@ -238,7 +362,8 @@ def main():
     ap.add_argument("--precision", choices=["fp16", "bf16", "fp32"], default="fp16")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--ops", default=",".join(COLUMNS), help="comma-separated operator names")
+    ap.add_argument("--ops", default=",".join(COLUMNS), help="comma-separated operator names "
+                    "(the transformer's by default; also " + ",".join(TRAIN_SHAPES) + ")")
     args = ap.parse_args()
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.precision]
     torch.backends.cuda.matmul.allow_tf32 = False  # PyTorch's default, stated
@@ -247,19 +372,30 @@ def main():
     device = torch.cuda.get_device_name(0)
     print("op,shape,precision,F_dur(us),B_dur(us),device")
     for op in args.ops.split(","):
-        if op not in COLUMNS:
+        if op not in COLUMNS and op not in TRAIN_SHAPES:
             sys.exit(f"bench-sample-torch: unknown operator '{op}'")
-        for s in ([SMALL, LARGE] if op in BOTH else [SMALL]):
-            shape = " ".join(f"{c}={s[c]}" for c in COLUMNS[op])
+        backends = [None] + SDPA_BACKENDS if op.startswith("flash_atten") else [None]
+        shapes = TRAIN_SHAPES.get(op) or ([SMALL, LARGE] if op in BOTH else [SMALL])
+        for s, backend in ((s, b) for s in shapes for b in backends):
+            names = COLUMNS.get(op) or list(s)
+            shape = " ".join(f"{c}={s[c]}" for c in names)
+            name = op if backend is None else f"{op}@{backend}"
+            if op.startswith("flash_atten") and dtype == torch.float32:
+                continue  # fused attention is half-precision, as kernel-sample skips it
             try:
-                case = make(op, s, dtype)
+                case = (make_train(op, s, dtype) if op in TRAIN_SHAPES
+                        else make(op, s, dtype, backend))
                 f, b = time_case(case, args.reps, args.warmup, flush)
-            except torch.cuda.OutOfMemoryError:
-                print(f"bench-sample-torch: {op} {shape}: out of memory", file=sys.stderr)
+            except (torch.cuda.OutOfMemoryError, RuntimeError) as e:
+                print(f"bench-sample-torch: {name} {shape}: {str(e).splitlines()[0]}",
+                      file=sys.stderr)
                 torch.cuda.empty_cache()
                 continue
+            except NotImplementedError as e:
+                print(f"bench-sample-torch: {name} {shape}: {e}", file=sys.stderr)
+                continue
             bs = "" if b is None else f"{b:.1f}"
-            print(f"{op},{shape},{args.precision},{f:.1f},{bs},{device}", flush=True)
+            print(f"{name},{shape},{args.precision},{f:.1f},{bs},{device}", flush=True)
             del case
             torch.cuda.empty_cache()
 

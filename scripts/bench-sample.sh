@@ -7,14 +7,24 @@
 # ratio; the spread of one shape sampled 10 times by `kernel-sample get_one`;
 # and the sweep rate of every test config. Writes $SPKIT_BENCH_DIR/sample-*.csv;
 # SUMMARY lines last. Needs `make dev` (SPKIT_DEV, default build/dev).
+# flash_atten runs on SAMPLE_ATTENTION (cudnn or own; default: cuDNN when it
+# loads) and is compared with PyTorch's SDPA as it picks and with each of
+# its FLASH_ATTENTION and CUDNN_ATTENTION backends (op@BACKEND).
 set -euo pipefail
 bin=${SPKIT_BIN:-bin}
 dir=${SPKIT_BENCH_DIR:-build/bench}
 dev=${SPKIT_DEV:-build/dev}
 prec=${SAMPLE_PRECISION:-fp16}
 mkdir -p "$dir"
-"$dev/sample_ops_time" "$prec" > "$dir/sample-ours.csv"
+"$dev/sample_ops_time" "$prec" ${SAMPLE_ATTENTION:+"$SAMPLE_ATTENTION"} > "$dir/sample-ours.csv"
 python3 scripts/bench-sample-torch.py --precision "$prec" > "$dir/sample-torch.csv"
+# The training-step operators (moe, the optimizer stages): ours from
+# build/dev/sample_train_time, PyTorch's as bench-sample-torch.py says
+# (MoE with a per-expert loop and with torch._grouped_mm; fused Adam).
+"$dev/sample_train_time" "$prec" >> "$dir/sample-ours.csv"
+python3 scripts/bench-sample-torch.py --precision "$prec" --ops \
+	'moe,moe[grouped_mm],firstStage_optimizer,middleStage_optimizer,lastStage_optimizer,middleStage_optimizer[adam only]' \
+	>> "$dir/sample-torch.csv"
 
 # One shape sampled 10 times, each a whole get_one (wait, warm-up, active runs).
 for i in $(seq 10); do
@@ -41,10 +51,11 @@ def table(path):
             out[(r[0], r[1])] = (float(r[3]) if r[3] else None, float(r[4]) if r[4] else None, r[5:])
     return out
 ours, torch = table(f"{d}/sample-ours.csv"), table(f"{d}/sample-torch.csv")
-for key in sorted(ours):
-    if key not in torch:
+for key in sorted(torch):
+    mine = (key[0].split("@")[0], key[1])
+    if mine not in ours:
         continue
-    (of, ob, extra), (tf, tb, _) = ours[key], torch[key]
+    (of, ob, extra), (tf, tb, _) = ours[mine], torch[key]
     ratio = lambda o, t: f"{o / t:5.2f}" if o and t else "  -  "
     print(f"SUMMARY {key[0]:<32} {key[1]:<28} fwd {of:9.1f} us (torch {tf:9.1f}, ours/torch "
           f"{ratio(of, tf)})  bwd {ob or 0:9.1f} us (torch {tb or 0:9.1f}, {ratio(ob, tb)})  "

@@ -82,6 +82,10 @@ if [ -f "$models/resnet18.onnx" ]; then
 	echo
 	echo "== graph-partition: ResNet-18 (torchvision export, weights stripped), the summary"
 	"$bin/graph-partition" "$models/resnet18.onnx" --format table | sed -n '/^model /,$p'
+	echo
+	echo "== graph-partition: ResNet-18 and MobileNet-V2 compared (batch to saturate: where the"
+	echo "   roofline stops being launch-latency-bound on the H200)"
+	"$bin/graph-partition" "$models/resnet18.onnx" "$models/mobilenet_v2.onnx"
 fi
 
 echo
@@ -94,3 +98,34 @@ for part in 1 2; do
 done
 "$bin/kernel-sample" merge "$out"/sample/sampling_data/*.csv -o "$out/sample/layernorm.csv"
 cat "$out/sample/layernorm.csv"
+
+echo
+echo "== maxk-train: MaxK (k=16 of 64) against ReLU on the contextual SBM, one table"
+"$bin/maxk-train" -q --synthetic csbm --layers 2 --hidden 64 --nonlinear maxk,relu --maxk 16 \
+	--epochs 60 --eval-every 5 --lr 0.005 --log "$out/train.csv"
+echo "wrote $out/train-maxk16.csv and $out/train-relu.csv (a log per run)"
+
+echo
+echo "== pictures (scripts/plot/plot.sh, gnuplot): one of each kind, from the CSVs above and"
+echo "   from the benchmark CSVs measured on the GPU machines (bench/data)"
+if command -v gnuplot >/dev/null; then
+	plots=$out/plots
+	mkdir -p "$plots"
+	plot=scripts/plot/plot.sh
+	if [ -f "$models/resnet18.onnx" ]; then
+		"$bin/graph-partition" "$models/resnet18.onnx" -b 32 -f csv -o "$plots/resnet18.csv"
+		"$plot" roofline "$plots/roofline.svg" "$plots/resnet18.csv" --title "ResNet-18, batch 32"
+	else
+		"$bin/graph-partition" data/vit_block.onnx -b 32 -f csv -o "$plots/vit_block.csv"
+		"$plot" roofline "$plots/roofline.svg" "$plots/vit_block.csv" --title "ViT block, batch 32"
+	fi
+	"$plot" train "$plots/train.svg" "$out/train-maxk16.csv" "$out/train-relu.csv" --metric accuracy
+	"$plot" sample "$plots/sample.svg" "$out/sample/layernorm.csv"
+	"$plot" macko-density "$plots/macko-density.svg" bench/data/macko-h200-2026-11-25.csv
+	"$plot" macko-vectors "$plots/macko-vectors.png" bench/data/macko-h200-2026-11-25.csv
+	"$plot" ksmm "$plots/ksmm.svg" bench/data/ksmm-2026-11-27-h100/bench-default-configs.csv
+	echo "wrote $plots/: roofline.svg, train.svg, sample.svg, macko-density.svg,"
+	echo "macko-vectors.png and ksmm.svg (open them in a browser or an image viewer)"
+else
+	echo "(gnuplot is not installed: no pictures; scripts/deps.sh installs gnuplot-nox)"
+fi

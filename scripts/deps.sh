@@ -10,6 +10,7 @@ packages=(
 	libprotobuf-c-dev protobuf-c-compiler libonnx-dev
 	libcmocka-dev bats groff-base
 	python3-numpy python3-scipy python3-onnx
+	gnuplot-nox
 )
 if [ "${1:-}" = --list ]; then
 	echo "${packages[@]}"

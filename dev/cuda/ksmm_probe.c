@@ -50,7 +50,7 @@ static int space_make(enum ksmm_dtype t, struct ksmm_config *s)
 					for (int h = 0; h < 4; h++)
 						s[n++] = (struct ksmm_config){
 							KSMM_SIMT, tr[i], tk[k], tb[j], thr[h][0],
-							thr[h][1], 4, 2, 0};
+							thr[h][1], 4, 2, 0, 1};
 	} else {
 		/* Warp tiles down to 16 x 32: more warps a block, fewer registers
 		 * each, for the patterns that are memory-bound. */
@@ -63,7 +63,7 @@ static int space_make(enum ksmm_dtype t, struct ksmm_config *s)
 						for (int st = 2; st <= 3; st++)
 							s[n++] = (struct ksmm_config){
 								KSMM_MMA, tr[i], tk[k], tb[j],
-								warp[h][0], warp[h][1], 8, st, 0};
+								warp[h][0], warp[h][1], 8, st, 0, 1};
 	}
 	return n;
 }

@@ -4,17 +4,22 @@
  * after 3 warm-ups, L2 flushed before each (kernels/core/gpu.h's gpu_time),
  * forward and backward each on its own; for the memory-bound operators the
  * bytes each must move and that as a fraction of the copy bandwidth measured
- * in the same run, for the GEMMs TFLOP/s. A probe for tuning the kernels,
+ * in the same run, for the GEMMs and fused attention TFLOP/s (attention:
+ * 4 b h l^2 d forward, half that causal, the backward 2.5 times the
+ * forward, as FlashAttention counts them). A probe for tuning the kernels,
  * not part of the build:
  *   make CUDA_ARCH=90 all
  *   cc -std=c11 -O2 -D_DEFAULT_SOURCE -Ilib -Ikernels dev/cuda/sample_ops_time.c \
  *      build/libspkit_gpu.a build/libspkit.a -L/usr/local/cuda/lib64 -lcublasLt -lcublas \
  *      -lcusparse -lcudart_static -ldl -lrt -lstdc++ -lm -pthread -o sample-ops-time
- *   ./sample-ops-time [fp16|bf16|fp32] > ours.csv */
+ *   ./sample-ops-time [fp16|bf16|fp32 [cudnn|own [OP,OP...]]] > ours.csv
+ * (the second argument: flash_atten's backend, default cuDNN when it loads;
+ * the third: only these operators) */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/gpu.h"
+#include "sample/sample_gpu.h"
 #include "sample/sample_op.h"
 #include "sample/sample_spec.h"
 
@@ -55,9 +60,13 @@ static double must_move(const char *op, const struct sample_state *st, int backw
 #undef B
 }
 
-static double flops(const struct sample_state *st, int backward)
+static double flops(const char *op, const struct sample_state *st, int backward)
 {
 	const struct sample_dims *d = &st->d;
+	if (sample_is_attention(op))
+		return (backward ? 2.5 : 1.0) * 4.0 * (double)d->batch * (double)d->heads *
+		       (double)d->seq * (double)d->seq * (double)d->cols *
+		       (strcmp(op, "flash_atten_causal") ? 1.0 : 0.5);
 	return (backward ? 4.0 : 2.0) * (double)(d->batch ? d->batch : 1) * (double)d->m *
 	       (double)d->n * (double)d->k;
 }
@@ -79,7 +88,8 @@ static void run(const char *name, const struct size *z, enum sample_precision p,
 	struct sp_err e;
 	void *st;
 	struct gpu_timing f = {0}, b = {0};
-	if (op->check(shape, &e) || op->setup(shape, p, 1, &st, &e) ||
+	if (op->check(shape, &e) || sample_check_precision(name, p, &e) ||
+	    op->setup(shape, p, 1, &st, &e) ||
 	    gpu_time(op->forward, st, 3, 20, 1, &f, &e) ||
 	    (op->backward && gpu_time(op->backward, st, 3, 20, 1, &b, &e))) {
 		fprintf(stderr, "%s %s: %s\n", name, text, e.msg);
@@ -95,10 +105,35 @@ static void run(const char *name, const struct size *z, enum sample_precision p,
 		printf(",%.0f%%,%.0f%%", 100 * mf / (fu * 1e3) / copy_gbs,
 		       op->backward ? 100 * mb / (bu * 1e3) / copy_gbs : 0.0);
 	else
-		printf(",%.0f TFLOP/s,%.0f TFLOP/s", flops(s, 0) / fu / 1e6, flops(s, 1) / bu / 1e6);
+		printf(",%.0f TFLOP/s,%.0f TFLOP/s", flops(name, s, 0) / fu / 1e6,
+		       flops(name, s, 1) / bu / 1e6);
 	printf("\n");
 	fflush(stdout);
 	op->teardown(st);
+}
+
+/* name is an item of the comma-separated list. */
+static int listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* Whether the operator's columns are all among mp, b, h, l and dim. */
+static int transformer_shape(const struct sample_op *op)
+{
+	static const char *const known[] = {"mp", "b", "h", "l", "dim"};
+	for (int i = 0; i < op->nshape; i++) {
+		int found = 0;
+		for (int k = 0; k < 5; k++)
+			found |= !strcmp(op->shape_names[i], known[k]);
+		if (!found)
+			return 0;
+	}
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -106,20 +141,34 @@ int main(int argc, char **argv)
 	enum sample_precision p = SAMPLE_FP16;
 	struct sp_err e;
 	double gbs;
-	if (argc > 1 && sample_precision_parse(argv[1], &p)) {
-		fprintf(stderr, "sample-ops-time: precision fp16, bf16 or fp32\n");
+	enum sample_attention attention = SAMPLE_ATTENTION_AUTO, used;
+	if ((argc > 1 && sample_precision_parse(argv[1], &p)) ||
+	    (argc > 2 && strcmp(argv[2], "cudnn") && strcmp(argv[2], "own"))) {
+		fprintf(stderr, "sample-ops-time: precision fp16, bf16 or fp32, then cudnn or own\n");
 		return 2;
 	}
+	if (argc > 2)
+		attention = strcmp(argv[2], "own") ? SAMPLE_ATTENTION_CUDNN : SAMPLE_ATTENTION_OWN;
 	if (gpu_select(0, &e) || gpu_copy_bandwidth(0, 20, &gbs, &e)) {
 		fprintf(stderr, "sample-ops-time: %s\n", e.msg);
 		return 1;
 	}
-	printf("# copy bandwidth %.0f GB/s\n", gbs);
+	if (sample_gpu_attention_use(attention, &used, &e)) {
+		fprintf(stderr, "sample-ops-time: %s\n", e.msg);
+		return 1;
+	}
+	printf("# copy bandwidth %.0f GB/s; flash_atten on %s\n", gbs,
+	       used == SAMPLE_ATTENTION_OWN ? "our kernel" : "cuDNN");
 	printf("op,shape,precision,F_dur(us),B_dur(us),F_of_copy_or_rate,B_of_copy_or_rate\n");
 	for (int i = 0; sample_op_names[i]; i++) {
 		const char *name = sample_op_names[i];
+		if (argc > 3 && !listed(argv[3], name))
+			continue;
+		if (!transformer_shape(sample_gpu_op(name)))
+			continue; /* moe, the optimizer steps: dev/cuda/sample_train_time.c */
 		run(name, &small, p, gbs);
-		if (!strcmp(name, "linear1") || !strcmp(name, "layernorm") || !strcmp(name, "gelu"))
+		if (!strcmp(name, "linear1") || !strcmp(name, "layernorm") || !strcmp(name, "gelu") ||
+		    sample_is_attention(name))
 			run(name, &large, p, gbs);
 	}
 	return 0;

@@ -32,7 +32,7 @@ extern "C" {
 #include "ksmm/ksmm_value.h"
 }
 
-#define SAMPLE_COLS 64
+#define SAMPLE_HALF 32 /* batch entries checked at each end */
 /* Dense baselines past this many bytes of matrix are skipped, not run. */
 #define DENSE_MAX_BYTES ((size_t)8 << 30)
 
@@ -42,9 +42,9 @@ struct bench {
 	enum ksmm_dtype t;
 	enum ksmm_layout l;
 	size_t es, x_bytes, y_bytes, w_bytes;
-	void *host_w, *host_x, *host_y;
+	void *host_w, *host_y; /* host_y: the sample of y */
 	void *d_w_abcd, *d_w, *d_x, *d_y;
-	int64_t ns, sample[SAMPLE_COLS];
+	int64_t ns;
 	double *ref, ref_max;
 	const struct ksmm_bench_opts *opts;
 	struct ksmm_bench_result *out;
@@ -61,32 +61,21 @@ static void fill_random(enum ksmm_dtype t, void *v, int64_t n, struct rng *r)
 		ksmm_value_store(t, v, i, (float)(2 * rng_uniform(r) - 1));
 }
 
-/* Column n of x, or of y, at row r, in the layout's storage. */
-static int64_t at(const struct bench *b, int64_t height, int64_t r, int64_t n)
-{
-	return b->l == KSMM_BS_LAST ? r * b->batch + n : n * height + r;
-}
-
-/* The reference on the sample: x's sampled columns gathered into a batch of
- * their own. */
+/* The reference on the sample (ksmm_sample_download: the batch's two
+ * ends) of x, on the GPU already. */
 static int reference_make(struct bench *b, struct sp_err *err)
 {
-	b->ns = b->batch < SAMPLE_COLS ? b->batch : SAMPLE_COLS;
-	for (int64_t i = 0; i < b->ns; i++)
-		b->sample[i] = i * b->batch / b->ns;
+	b->ns = ksmm_sample_size(b->batch, SAMPLE_HALF);
 	unsigned char *xs = (unsigned char *)malloc((size_t)(b->cols * b->ns) * b->es);
 	b->ref = (double *)malloc((size_t)(b->rows * b->ns) * sizeof *b->ref);
 	if (!xs || !b->ref) {
 		free(xs);
 		return sp_fail(err, "ksmm bench: out of host memory for the reference");
 	}
-	for (int64_t i = 0; i < b->ns; i++)
-		for (int64_t r = 0; r < b->cols; r++) {
-			const int64_t to = b->l == KSMM_BS_LAST ? r * b->ns + i : i * b->cols + r;
-			memcpy(xs + to * b->es,
-			       (const unsigned char *)b->host_x + at(b, b->cols, r, b->sample[i]) * b->es,
-			       b->es);
-		}
+	if (ksmm_sample_download(xs, b->d_x, b->cols, b->batch, b->l, b->es, SAMPLE_HALF, err)) {
+		free(xs);
+		return -1;
+	}
 	ksmm_ref_factor(&b->p, b->l, b->t, b->ns, b->host_w, xs, b->ref);
 	free(xs);
 	b->ref_max = 0;
@@ -99,19 +88,18 @@ static int reference_make(struct bench *b, struct sp_err *err)
  * not finite (the NaN poison survived). */
 static int result_check(struct bench *b, double *rel, struct sp_err *err)
 {
-	if (gpu_download(b->host_y, b->d_y, b->y_bytes, err))
+	if (ksmm_sample_download(b->host_y, b->d_y, b->rows, b->batch, b->l, b->es, SAMPLE_HALF,
+				 err))
 		return -1;
 	double e = 0;
-	for (int64_t i = 0; i < b->ns; i++)
-		for (int64_t r = 0; r < b->rows; r++) {
-			const double v = ksmm_value(b->t, b->host_y, at(b, b->rows, r, b->sample[i]));
-			const double ref = b->ref[b->l == KSMM_BS_LAST ? r * b->ns + i : i * b->rows + r];
-			if (!isfinite(v)) {
-				*rel = INFINITY;
-				return 0;
-			}
-			e = fmax(e, fabs(v - ref));
+	for (int64_t i = 0; i < b->rows * b->ns; i++) { /* same compact layout as ref */
+		const double v = ksmm_value(b->t, b->host_y, i);
+		if (!isfinite(v)) {
+			*rel = INFINITY;
+			return 0;
 		}
+		e = fmax(e, fabs(v - b->ref[i]));
+	}
 	*rel = b->ref_max > 0 ? e / b->ref_max : e;
 	return 0;
 }
@@ -491,14 +479,21 @@ static void bsr_measure(struct bench *b)
 	} else {
 		method_measure(b, KSMM_M_BSR, bsr_enqueue, &s, ksmm_tolerance(b->t, 0));
 	}
-	if (s.x)
-		cusparseDestroyDnMat(s.x);
-	if (s.y)
-		cusparseDestroyDnMat(s.y);
-	if (s.a)
-		cusparseDestroySpMat(s.a);
-	if (s.h)
-		cusparseDestroy(s.h);
+	/* a teardown that fails (a broken context) makes the method's status
+	 * an error too, whatever it measured */
+	struct sp_err de = {{0}};
+	int broken = 0;
+	if (s.x && GPU_FAILED(&de, cusparseDestroyDnMat(s.x)))
+		broken = 1;
+	if (s.y && GPU_FAILED(&de, cusparseDestroyDnMat(s.y)))
+		broken = 1;
+	if (s.a && GPU_FAILED(&de, cusparseDestroySpMat(s.a)))
+		broken = 1;
+	if (s.h && GPU_FAILED(&de, cusparseDestroy(s.h)))
+		broken = 1;
+	if (broken)
+		snprintf(b->out->status[KSMM_M_BSR], sizeof b->out->status[KSMM_M_BSR],
+			 "error: %.140s", de.msg);
 	gpu_free(s.rowptr);
 	gpu_free(s.colind);
 	gpu_free(s.values);
@@ -511,19 +506,19 @@ static int inputs_make(struct bench *b, struct sp_err *err)
 {
 	struct rng r;
 	rng_init(&r, b->opts->seed, 0);
+	/* w on the CPU (the reference reads all of it), x on the GPU */
 	b->host_w = malloc(b->w_bytes);
-	b->host_x = malloc(b->x_bytes);
-	b->host_y = malloc(b->y_bytes);
-	if (!b->host_w || !b->host_x || !b->host_y)
-		return sp_fail(err, "ksmm bench: out of host memory for %zu bytes of inputs",
-			       b->w_bytes + b->x_bytes + b->y_bytes);
+	b->host_y = malloc((size_t)(b->rows * ksmm_sample_size(b->batch, SAMPLE_HALF)) * b->es);
+	if (!b->host_w || !b->host_y)
+		return sp_fail(err, "ksmm bench: out of host memory for %zu bytes of weights",
+			       b->w_bytes);
 	fill_random(b->t, b->host_w, b->nw, &r);
-	fill_random(b->t, b->host_x, b->cols * b->batch, &r);
-	if (reference_make(b, err) || gpu_malloc(&b->d_w_abcd, b->w_bytes, "weights", err) ||
+	if (gpu_malloc(&b->d_w_abcd, b->w_bytes, "weights", err) ||
 	    gpu_malloc(&b->d_w, b->w_bytes, "weights, kernels' layout", err) ||
 	    gpu_malloc(&b->d_x, b->x_bytes, "x", err) || gpu_malloc(&b->d_y, b->y_bytes, "y", err) ||
 	    gpu_upload(b->d_w_abcd, b->host_w, b->w_bytes, err) ||
-	    gpu_upload(b->d_x, b->host_x, b->x_bytes, err))
+	    ksmm_fill_uniform(b->d_x, b->cols * b->batch, b->t, b->opts->seed, err) ||
+	    gpu_sync(err) || reference_make(b, err))
 		return -1;
 	return ksmm_weights_prepare(&b->p, b->t, b->d_w_abcd, b->d_w, err) || gpu_sync(err) ? -1 : 0;
 }
@@ -531,7 +526,6 @@ static int inputs_make(struct bench *b, struct sp_err *err)
 static void bench_free(struct bench *b)
 {
 	free(b->host_w);
-	free(b->host_x);
 	free(b->host_y);
 	free(b->ref);
 	gpu_free(b->d_w_abcd);
@@ -599,8 +593,13 @@ extern "C" int ksmm_bench_pattern(const struct ksmm_pattern *p, int64_t batch, e
 			method_skip(&b, (enum ksmm_method)m, "skipped");
 	rc = 0;
 done:
-	if (h)
-		cublasDestroy(h);
+	if (h) {
+		struct sp_err de;
+		if (GPU_FAILED(&de, cublasDestroy(h)) && rc == 0) {
+			*err = de; /* the first failure is the one reported */
+			rc = -1;
+		}
+	}
 	bench_free(&b);
 	return rc;
 }

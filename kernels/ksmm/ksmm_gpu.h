@@ -90,6 +90,24 @@ int ksmm_kernel_run(const struct ksmm_kernel *k, const void *d_w, const void *d_
 int ksmm_weights_prepare(const struct ksmm_pattern *p, enum ksmm_dtype t, const void *d_w_abcd,
 			 void *d_w_kernel, struct sp_err *err);
 
+/* The sample of the batch that checks against the CPU reference look at:
+ * the whole batch when it has at most 2 * half entries, else its first and
+ * last `half` (the edge tiles, in order). Its size. */
+int64_t ksmm_sample_size(int64_t batch, int64_t half);
+/* The sample's entries of d (x or y: rows x batch for bsl, batch x rows
+ * for bsf) into host, compact in the same layout (rows x size or size x
+ * rows): without copying whole inputs or outputs across (gigabytes on the
+ * larger grid patterns). Synchronous. */
+int ksmm_sample_download(void *host, const void *d, int64_t rows, int64_t batch,
+			 enum ksmm_layout l, size_t esize, int64_t half, struct sp_err *err);
+/* n values uniform in [-1, 1) in dtype t's storage, generated on the GPU
+ * from (seed, index) (splitmix64): inputs of gigabytes in milliseconds,
+ * where the CPU takes 16 ns a value. Enqueued. */
+int ksmm_fill_uniform(void *d, int64_t n, enum ksmm_dtype t, uint64_t seed, struct sp_err *err);
+/* bytes of d_y set to 0xff (NaN in every dtype), enqueued: an output the
+ * kernel fails to write cannot pass a check on what an earlier one left. */
+int ksmm_poison(void *d_y, size_t bytes, struct sp_err *err);
+
 /* Median time of ksmm_kernel_run through gpu_time (events, warm-up, L2
  * flushed before each repetition). */
 int ksmm_kernel_time(const struct ksmm_kernel *k, const void *d_w, const void *d_x, void *d_y,

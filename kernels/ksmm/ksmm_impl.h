@@ -40,9 +40,13 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
  * dimension (bsl always, bsf when d = 1), else 1. */
 int ksmm_xvec(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksmm_config *cfg);
 
+/* Whether a block over several de (tile_d > 1) runs on 16-bit tensor
+ * cores, each warp computing all of them (KSMM_DTM in the source). */
+int ksmm_de_warps(const struct ksmm_config *cfg);
+
 /* Whether the kernel stages tiles by cp.async (KSMM_ASYNC in the source):
- * 16-bit mma, x loaded as wide as w, vec >= 2, stages >= 2. Only then may
- * stages exceed 2. */
+ * 16-bit mma, vec >= 2, stages >= 2, and x loaded as wide as w or over
+ * several de. Only then may stages exceed 2. */
 int ksmm_async(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksmm_config *cfg);
 
 /* Blocks of the launch: a*d groups x row tiles x batch tiles. */

@@ -54,10 +54,23 @@
  * (w along c; x along the batch for bsl, along c for bsf when d = 1:
  * KSMM_XVEC), whole vectors in or out of range (the host checks that VEC
  * divides c, and the batch for bsl); elements past b, c or the batch are
- * read as zeros and not written. Known weakness: bsf with d > 1 reads x
- * one element a load, d elements apart (4 to 12x the memory floor on the
- * H100 anchors); a block spanning several de would make those reads
- * contiguous. */
+ * read as zeros and not written.
+ *
+ * Batch-size-first with d > 1: x[n][al][ga][de] has de contiguous, so a
+ * block of KSMM_TD = 1 reads x one element a load, d elements apart (4 to
+ * 12x the memory floor on the H100 anchors). With KSMM_TD > 1 (dividing d)
+ * a block covers TD neighbouring de, and x moves KSMM_XVEC elements wide
+ * along de (with TD = d a step's x tile is TK * d contiguous elements a
+ * batch row):
+ *   16-bit mma (KSMM_DTM): the x tile stays in shared memory as in global
+ *     memory, [n][k][de], brought by cp.async; a warp computes its tile for
+ *     all TD de, reading for each (n, k) the TD values of de in one load
+ *     and pairing neighbouring k with prmt into each de's B fragment; its
+ *     accumulators hold all TD de of an output, stored TD wide.
+ *   SIMT and TF32: TD groups of threads, each the block of one de above,
+ *     share the loads, transposed on their way into each group's tiles;
+ *     the output tile goes through shared memory ([n][r][de]) so that y is
+ *     written as wide along de. */
 
 #define KSMM_F32 0
 #define KSMM_F16 1
@@ -71,21 +84,30 @@ typedef unsigned short elem_t; /* fp16 or bf16 bits */
 
 /* Tiles go global -> shared by cp.async when shared memory holds them as
  * global memory does (16-bit tensor-core tiles, x loaded as wide as w, at
- * least 4 bytes); otherwise through registers. Must match ksmm_async() on
+ * least 4 bytes, one de a block); otherwise through registers. Must match ksmm_async() on
  * the host. */
-#if KSMM_MMA && !KSMM_TF32 && KSMM_XVEC == KSMM_VEC && KSMM_VEC >= 2 && KSMM_STAGES >= 2
+/* A block spans TD values of de (bsf only; 1 otherwise); DTM: on 16-bit
+ * tensor cores, each warp all TD of them; DTS: in TD groups of threads,
+ * the output staged through shared memory. */
+#define KSMM_DT (KSMM_TD > 1)
+#define KSMM_DTM (KSMM_DT && KSMM_MMA && !KSMM_TF32)
+#define KSMM_DTS (KSMM_DT && !KSMM_DTM)
+
+#define KSMM_X_ASYNC (KSMM_DTM || (KSMM_TD == 1 && KSMM_XVEC == KSMM_VEC))
+#if KSMM_MMA && !KSMM_TF32 && KSMM_VEC >= 2 && KSMM_STAGES >= 2 && KSMM_X_ASYNC
 #define KSMM_ASYNC 1
 #else
 #define KSMM_ASYNC 0
 #endif
 
-/* Threads of a block. */
+/* Threads of one de's tile (a group), and of a block: TD groups. */
 #if KSMM_MMA
-#define KSMM_WARPS ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
-#define KSMM_THREADS (KSMM_WARPS * 32)
+#define KSMM_GROUP ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB) * 32)
 #else
-#define KSMM_THREADS ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
+#define KSMM_GROUP ((KSMM_TR / KSMM_WR) * (KSMM_TB / KSMM_WB))
 #endif
+#define KSMM_GROUPS (KSMM_DTM ? 1 : KSMM_TD)
+#define KSMM_THREADS (KSMM_GROUPS * KSMM_GROUP)
 
 __device__ __forceinline__ float elem_to_float(elem_t v)
 {
@@ -147,7 +169,15 @@ typedef unsigned short smem_t;
 #define B_AT(k, n) ((n) * B_LD + (k))
 #endif
 #define A_SIZE (KSMM_TR * A_LD)
+#if KSMM_DTM
+/* X as [n][k][de], TD values of de a (n, k); rows padded so that the
+ * loads of a warp's eight n fall in distinct banks. */
+#define XS_PAD (KSMM_TD >= 8 ? 8 : KSMM_TD)
+#define XS_LD (KSMM_TK * KSMM_TD + XS_PAD)
+#define B_SIZE (KSMM_TB * XS_LD)
+#else
 #define B_SIZE ((KSMM_BSL && !KSMM_TF32) ? KSMM_TK * B_LD : KSMM_TB * B_LD)
+#endif
 #else
 typedef float smem_t;
 #define KSMM_PAD 4
@@ -159,6 +189,8 @@ typedef float smem_t;
 #define A_SIZE (KSMM_TK * A_LD)
 #define B_SIZE (KSMM_TK * B_LD)
 #endif
+/* One buffer: the TD W tiles, then the groups' X tiles. */
+#define STAGE_SIZE (KSMM_TD * A_SIZE + KSMM_GROUPS * B_SIZE)
 
 __device__ __forceinline__ smem_t to_smem(elem_t v)
 {
@@ -175,10 +207,11 @@ __device__ __forceinline__ smem_t to_smem(elem_t v)
 #endif
 }
 
-/* The vectors of one step's tiles: W is TR x TK along k; X is TK x TB,
- * along n for bsl, along k for bsf. A thread holds every KSMM_THREADS-th. */
-#define W_VECS (KSMM_TR * KSMM_TK / KSMM_VEC)
-#define X_VECS (KSMM_TK * KSMM_TB / KSMM_XVEC)
+/* The vectors of one step's tiles, for each of TD de: W is TR x TK along
+ * k; X is TK x TB, along n for bsl, along k for bsf (d = 1) and along de
+ * (TD > 1). A thread holds every KSMM_THREADS-th. */
+#define W_VECS (KSMM_TD * KSMM_TR * KSMM_TK / KSMM_VEC)
+#define X_VECS (KSMM_TD * KSMM_TK * KSMM_TB / KSMM_XVEC)
 #define W_PER_THREAD ((W_VECS + KSMM_THREADS - 1) / KSMM_THREADS)
 #define X_PER_THREAD ((X_VECS + KSMM_THREADS - 1) / KSMM_THREADS)
 
@@ -191,20 +224,31 @@ struct step_regs {
 	vec_t<KSMM_XVEC> x[X_PER_THREAD];
 };
 
-/* The W vector i of the tile at (r0, k0): its row and first k. */
-__device__ __forceinline__ void w_vec_pos(int i, int *r, int *k)
+/* The W vector i of the tiles at (r0, k0): its de (of TD), row and first
+ * k. */
+__device__ __forceinline__ void w_vec_pos(int i, int *dd, int *r, int *k)
 {
+	*dd = i / (KSMM_TR * KSMM_TK / KSMM_VEC);
+	i %= KSMM_TR * KSMM_TK / KSMM_VEC;
 	*r = i / (KSMM_TK / KSMM_VEC);
 	*k = i % (KSMM_TK / KSMM_VEC) * KSMM_VEC;
 }
 
-/* The X vector i of the tile at (k0, n0): its first k and first n. */
-__device__ __forceinline__ void x_vec_pos(int i, int *k, int *n)
+/* The X vector i of the tiles at (k0, n0): its first de, k and n; the
+ * vectors in memory order (de, then k, then n fastest last). */
+__device__ __forceinline__ void x_vec_pos(int i, int *dd, int *k, int *n)
 {
 #if KSMM_BSL
+	*dd = 0;
 	*k = i / (KSMM_TB / KSMM_XVEC);
 	*n = i % (KSMM_TB / KSMM_XVEC) * KSMM_XVEC;
+#elif KSMM_DT
+	*dd = i % (KSMM_TD / KSMM_XVEC) * KSMM_XVEC;
+	i /= KSMM_TD / KSMM_XVEC;
+	*k = i % KSMM_TK;
+	*n = i / KSMM_TK;
 #else
+	*dd = 0;
 	*n = i / (KSMM_TK / KSMM_XVEC);
 	*k = i % (KSMM_TK / KSMM_XVEC) * KSMM_XVEC;
 #endif
@@ -219,18 +263,19 @@ __device__ __forceinline__ void load_step(const elem_t *__restrict__ wg,
 #pragma unroll
 	for (int j = 0; j < W_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
-		int r, k;
-		w_vec_pos(i, &r, &k);
+		int dd, r, k;
+		w_vec_pos(i, &dd, &r, &k);
 		vec_t<KSMM_VEC> v = {};
 		if ((W_VECS % KSMM_THREADS == 0 || i < W_VECS) && r0 + r < p.b && k0 + k < p.c)
-			v = *(const vec_t<KSMM_VEC> *)(wg + (size_t)(r0 + r) * p.c + k0 + k);
+			v = *(const vec_t<KSMM_VEC> *)(wg + ((size_t)dd * p.b + r0 + r) * p.c + k0 +
+							k);
 		s->w[j] = v;
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
-		int k, n;
-		x_vec_pos(i, &k, &n);
+		int dd, k, n;
+		x_vec_pos(i, &dd, &k, &n);
 		vec_t<KSMM_XVEC> v = {};
 		if ((X_VECS % KSMM_THREADS == 0 || i < X_VECS) && k0 + k < p.c &&
 		    n0 + n < p.batch) {
@@ -239,10 +284,10 @@ __device__ __forceinline__ void load_step(const elem_t *__restrict__ wg,
 			v = *(const vec_t<KSMM_XVEC> *)(xg + (size_t)(k0 + k) * p.d * p.batch +
 							n0 + n);
 #else
-			/* xg: column (al*c)*d + de; X_g's k are d apart (XVEC > 1 only
-			 * when d = 1). */
+			/* xg: column (al*c)*d + de0; X_g's k are d apart (the vector
+			 * goes along k when d = 1, along de when TD > 1). */
 			v = *(const vec_t<KSMM_XVEC> *)(xg + (size_t)(n0 + n) * p.a * p.c * p.d +
-							(size_t)(k0 + k) * p.d);
+							(size_t)(k0 + k) * p.d + dd);
 #endif
 		}
 		s->x[j] = v;
@@ -258,23 +303,25 @@ __device__ __forceinline__ void store_step(const struct step_regs *s, smem_t *as
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (W_VECS % KSMM_THREADS != 0 && i >= W_VECS)
 			break;
-		int r, k;
-		w_vec_pos(i, &r, &k);
+		int dd, r, k;
+		w_vec_pos(i, &dd, &r, &k);
 #pragma unroll
 		for (int e = 0; e < KSMM_VEC; e++)
-			as[A_AT(r, k + e)] = to_smem(s->w[j].e[e]);
+			as[dd * A_SIZE + A_AT(r, k + e)] = to_smem(s->w[j].e[e]);
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (X_VECS % KSMM_THREADS != 0 && i >= X_VECS)
 			break;
-		int k, n;
-		x_vec_pos(i, &k, &n);
+		int dd, k, n;
+		x_vec_pos(i, &dd, &k, &n);
 #pragma unroll
 		for (int e = 0; e < KSMM_XVEC; e++)
 #if KSMM_BSL
 			bs[B_AT(k, n + e)] = to_smem(s->x[j].e[e]);
+#elif KSMM_DT
+			bs[(dd + e) * B_SIZE + B_AT(k, n)] = to_smem(s->x[j].e[e]);
 #else
 			bs[B_AT(k + e, n)] = to_smem(s->x[j].e[e]);
 #endif
@@ -286,17 +333,16 @@ __device__ __forceinline__ void store_step(const struct step_regs *s, smem_t *as
  * the step is needed): 16-bit tensor-core tiles whose shared layout is the
  * global one, so a vector lands where it is read. Out of range: the source
  * size 0 fills zeros (and reads nothing at the tile's own address). */
-#define VEC_BYTES (KSMM_VEC * 2)
+template <int BYTES>
 __device__ __forceinline__ void cp_async(smem_t *dst, const elem_t *src, bool in)
 {
 	const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-#if VEC_BYTES == 16
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
-		     "r"(in ? 16 : 0));
-#else
-	asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src),
-		     "n"(VEC_BYTES), "r"(in ? VEC_BYTES : 0));
-#endif
+	if (BYTES == 16)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+			     "r"(in ? 16 : 0));
+	else
+		asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src),
+			     "n"(BYTES), "r"(in ? BYTES : 0));
 }
 
 __device__ __forceinline__ void cp_async_commit()
@@ -315,39 +361,51 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 					   const struct ksmm_args &p, int r0, int k0, int n0,
 					   smem_t *as)
 {
-	smem_t *bs = as + A_SIZE;
+	smem_t *bs = as + KSMM_TD * A_SIZE;
 #pragma unroll
 	for (int j = 0; j < W_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (W_VECS % KSMM_THREADS != 0 && i >= W_VECS)
 			break;
-		int r, k;
-		w_vec_pos(i, &r, &k);
+		int dd, r, k;
+		w_vec_pos(i, &dd, &r, &k);
 		const bool in = r0 + r < p.b && k0 + k < p.c;
-		cp_async(as + A_AT(r, k), in ? wg + (size_t)(r0 + r) * p.c + k0 + k : wg, in);
+		const elem_t *src = wg + ((size_t)dd * p.b + r0 + r) * p.c + k0 + k;
+		cp_async<KSMM_VEC * 2>(as + dd * A_SIZE + A_AT(r, k), in ? src : wg, in);
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (X_VECS % KSMM_THREADS != 0 && i >= X_VECS)
 			break;
-		int k, n;
-		x_vec_pos(i, &k, &n);
+		int dd, k, n;
+		x_vec_pos(i, &dd, &k, &n);
 		const bool in = k0 + k < p.c && n0 + n < p.batch;
 #if KSMM_BSL
 		const elem_t *src = xg + (size_t)(k0 + k) * p.d * p.batch + n0 + n;
 #else
-		const elem_t *src = xg + (size_t)(n0 + n) * p.a * p.c * p.d + (size_t)(k0 + k) * p.d;
+		const elem_t *src =
+			xg + (size_t)(n0 + n) * p.a * p.c * p.d + (size_t)(k0 + k) * p.d + dd;
 #endif
-		cp_async(bs + B_AT(k, n), in ? src : xg, in);
+#if KSMM_DTM
+		cp_async<KSMM_XVEC * 2>(bs + n * XS_LD + k * KSMM_TD + dd, in ? src : xg, in);
+#else
+		cp_async<KSMM_XVEC * 2>(bs + B_AT(k, n), in ? src : xg, in);
+#endif
 	}
 }
 #endif
 
-/* Y_g[r][n] = v when inside the matrix; yg points at row (al*b)*d + de. */
+/* Y_g[r][n] = v when inside the matrix; yg points at row (al*b)*d + de.
+ * TD > 1: into the block's output tile in shared memory, [n][r][de], at
+ * the block's own r and n (yg: the tile plus this group's de). */
 __device__ __forceinline__ void store_out(elem_t *__restrict__ yg,
 						 const struct ksmm_args &p, int r, int n, float v)
 {
+#if KSMM_DTS
+	yg[(n * KSMM_TR + r) * KSMM_TD] = float_to_elem(v);
+	return;
+#endif
 	if (r >= p.b || n >= p.batch)
 		return;
 #if KSMM_BSL
@@ -360,15 +418,143 @@ __device__ __forceinline__ void store_out(elem_t *__restrict__ yg,
 #if KSMM_MMA
 #define MI (KSMM_WR / 16)
 #define NI (KSMM_WB / 8)
+#if KSMM_DTM
+struct acc_t {
+	float v[KSMM_TD][MI][NI][4];
+};
+#else
 struct acc_t {
 	float v[MI][NI][4];
 };
+#endif
 
 __device__ __forceinline__ unsigned smem_addr(const void *p)
 {
 	return (unsigned)__cvta_generic_to_shared(p);
 }
 
+#if !KSMM_TF32
+/* c += A (16 x 16, four registers) times B (16 x 8, two), 16-bit inputs,
+ * fp32 accumulators. */
+__device__ __forceinline__ void mma_16(float *c, const unsigned *a, unsigned b0, unsigned b1)
+{
+#if KSMM_DTYPE == KSMM_F16
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#else
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+#endif
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+#endif
+
+#if KSMM_DTM
+/* Four 8 x 8 matrices of 16-bit values, lane l giving the row address of
+ * matrix l / 8 (ldmatrix.x4). */
+__device__ __forceinline__ void ldsm_x4(unsigned *r, const smem_t *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(smem_addr(p)));
+}
+
+/* The TD values of de at p (an (n, k) of the x tile) as TD / 2 words. */
+__device__ __forceinline__ void load_de(const smem_t *p, unsigned *w)
+{
+#if KSMM_TD == 2
+	w[0] = *(const unsigned *)p;
+#elif KSMM_TD == 4
+	const uint2 v = *(const uint2 *)p;
+	w[0] = v.x, w[1] = v.y;
+#else
+#pragma unroll
+	for (int i = 0; i < KSMM_TD / 8; i++) {
+		const uint4 v = *(const uint4 *)(p + 8 * i);
+		w[4 * i] = v.x, w[4 * i + 1] = v.y, w[4 * i + 2] = v.z, w[4 * i + 3] = v.w;
+	}
+#endif
+}
+
+/* The 16-bit halves of de in lo (low) and hi (high): a B fragment's pair
+ * of neighbouring k. */
+template <int ODD> __device__ __forceinline__ unsigned pair_de(unsigned lo, unsigned hi)
+{
+	unsigned r;
+	asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(lo), "r"(hi), "n"(ODD ? 0x7632 : 0x5410));
+	return r;
+}
+
+/* One step of TK for all TD de: for each n8 tile, the B fragments (k, n)
+ * of every de from four loads of TD values a lane (k = 2t, 2t + 1, 2t + 8,
+ * 2t + 9 at n = g), paired by prmt; the A fragments (W of each de) by
+ * ldmatrix, again for each n8 tile: holding one tile's fragments at a time
+ * keeps the registers of TD x MI x NI accumulators affordable. */
+__device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int wr0,
+					     int wn0, struct acc_t *acc)
+{
+	const int lane = threadIdx.x & 31, q = lane >> 3, l8 = lane & 7;
+	const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+	for (int kk = 0; kk < KSMM_TK; kk += 16)
+#pragma unroll
+		for (int ni = 0; ni < NI; ni++) {
+			const smem_t *p = bs + (wn0 + ni * 8 + g) * XS_LD + (kk + 2 * t) * KSMM_TD;
+			unsigned v[4][KSMM_TD / 2];
+			load_de(p, v[0]);
+			load_de(p + KSMM_TD, v[1]);
+			load_de(p + 8 * KSMM_TD, v[2]);
+			load_de(p + 9 * KSMM_TD, v[3]);
+#pragma unroll
+			for (int dd = 0; dd < KSMM_TD; dd++) {
+				const int w = dd >> 1;
+				const unsigned b0 = dd & 1 ? pair_de<1>(v[0][w], v[1][w])
+							   : pair_de<0>(v[0][w], v[1][w]);
+				const unsigned b1 = dd & 1 ? pair_de<1>(v[2][w], v[3][w])
+							   : pair_de<0>(v[2][w], v[3][w]);
+#pragma unroll
+				for (int mi = 0; mi < MI; mi++) {
+					unsigned af[4];
+					const smem_t *a = as + dd * A_SIZE +
+							  A_AT(wr0 + mi * 16 + l8 + (q & 1) * 8,
+							       kk + (q >> 1) * 8);
+					ldsm_x4(af, a);
+					mma_16(acc->v[dd][mi][ni], af, b0, b1);
+				}
+			}
+		}
+}
+
+/* Outputs (r, n) and (r, n + 1), elements e and e + 1 of fragment (mi,
+ * ni), for all TD de: TD neighbours in y each, one store of TD * 2 bytes
+ * (two of 16 for TD = 16). */
+__device__ __forceinline__ void store_frag(elem_t *__restrict__ yg, const struct ksmm_args &p,
+					   int r, int n, const struct acc_t *acc, int mi, int ni,
+					   int e)
+{
+#pragma unroll
+	for (int j = 0; j < 2; j++) {
+		if (r >= p.b || n + j >= p.batch)
+			continue;
+		unsigned w[KSMM_TD / 2];
+#pragma unroll
+		for (int i = 0; i < KSMM_TD / 2; i++)
+			w[i] = (unsigned)float_to_elem(acc->v[2 * i][mi][ni][e + j]) |
+			       (unsigned)float_to_elem(acc->v[2 * i + 1][mi][ni][e + j]) << 16;
+		elem_t *o = yg + (size_t)(n + j) * p.a * p.b * p.d + (size_t)r * p.d;
+#if KSMM_TD == 2
+		*(unsigned *)o = w[0];
+#elif KSMM_TD == 4
+		*(uint2 *)o = make_uint2(w[0], w[1]);
+#else
+#pragma unroll
+		for (int i = 0; i < KSMM_TD / 8; i++)
+			*(uint4 *)(o + 8 * i) =
+				make_uint4(w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]);
+#endif
+	}
+}
+#else
 /* One step of TK: the warp's MI x NI tiles of m16n8 accumulate A (wr0.., k)
  * times B (k, wn0..). Fragment layouts are those of the PTX ISA's
  * mma.m16n8k16 / m16n8k8 figures. */
@@ -446,17 +632,7 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 		for (int mi = 0; mi < MI; mi++)
 #pragma unroll
 			for (int ni = 0; ni < NI; ni++) {
-				float *c = acc->v[mi][ni];
-#if KSMM_DTYPE == KSMM_F16
-				asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-#else
-				asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-#endif
-					     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-					     "{%0,%1,%2,%3};"
-					     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-					     : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]),
-					       "r"(af[mi][3]), "r"(bf[ni][0]), "r"(bf[ni][1]));
+				mma_16(acc->v[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
 			}
 #endif
 	}
@@ -483,6 +659,14 @@ __device__ __forceinline__ void store_pair(elem_t *__restrict__ yg, const struct
 	store_out(yg, p, r, n + 1, v1);
 }
 
+__device__ __forceinline__ void store_frag(elem_t *__restrict__ yg, const struct ksmm_args &p,
+					   int r, int n, const struct acc_t *acc, int mi, int ni,
+					   int e)
+{
+	store_pair(yg, p, r, n, acc->v[mi][ni][e], acc->v[mi][ni][e + 1]);
+}
+#endif /* KSMM_DTM */
+
 /* The warp's tile: c0, c1 at (row g, n 2t, 2t+1), c2, c3 at row g + 8. */
 __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 					  const struct ksmm_args &p, int r0, int n0)
@@ -494,8 +678,8 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 		for (int ni = 0; ni < NI; ni++)
 #pragma unroll
 			for (int h = 0; h < 2; h++)
-				store_pair(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t,
-					   acc->v[mi][ni][2 * h], acc->v[mi][ni][2 * h + 1]);
+				store_frag(yg, p, r0 + mi * 16 + g + h * 8, n0 + ni * 8 + 2 * t,
+					   acc, mi, ni, 2 * h);
 }
 #else
 struct acc_t {
@@ -534,6 +718,25 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 }
 #endif
 
+#if KSMM_DTS
+/* The output tile, [n][r][de] in shared memory, to y: TD contiguous
+ * elements for each (n, r) (all of them one run when TD = d), written
+ * KSMM_OVEC at a time. */
+#define KSMM_OVEC (KSMM_TD * (int)sizeof(elem_t) < 16 ? KSMM_TD : 16 / (int)sizeof(elem_t))
+__device__ __forceinline__ void write_tile(const elem_t *ot, elem_t *__restrict__ yb,
+					   const struct ksmm_args &p, int r0, int n0)
+{
+	for (int i = threadIdx.x; i < KSMM_TB * KSMM_TR * KSMM_TD / KSMM_OVEC; i += KSMM_THREADS) {
+		const int dd = i % (KSMM_TD / KSMM_OVEC) * KSMM_OVEC, j = i / (KSMM_TD / KSMM_OVEC);
+		const int r = j % KSMM_TR, n = j / KSMM_TR;
+		if (r0 + r < p.b && n0 + n < p.batch)
+			*(vec_t<KSMM_OVEC> *)(yb + (size_t)(n0 + n) * p.a * p.b * p.d +
+					      (size_t)(r0 + r) * p.d + dd) =
+				*(const vec_t<KSMM_OVEC> *)(ot + (n * KSMM_TR + r) * KSMM_TD + dd);
+	}
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	ksmm_kernel(const elem_t *__restrict__ w, const elem_t *__restrict__ x,
 		    elem_t *__restrict__ y, struct ksmm_args p)
@@ -541,14 +744,14 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	smem_t *smem = (smem_t *)smem_raw;
 
-	/* Block -> (row tile, de, batch tile, al), row tile fastest. */
+	/* Block -> (row tile, de tile, batch tile, al), row tile fastest. */
 	const int row_tiles = (p.b + KSMM_TR - 1) / KSMM_TR;
 	const int batch_tiles = (p.batch + KSMM_TB - 1) / KSMM_TB;
 	int id = blockIdx.x;
 	const int r0 = id % row_tiles * KSMM_TR;
 	id /= row_tiles;
-	const int de = id % p.d;
-	id /= p.d;
+	const int de = id % (p.d / KSMM_TD) * KSMM_TD;
+	id /= p.d / KSMM_TD;
 	const int n0 = id % batch_tiles * KSMM_TB;
 	const int al = id / batch_tiles;
 
@@ -561,18 +764,22 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	elem_t *yg = y + (size_t)al * p.b * p.d + de;
 #endif
 
+	/* This thread's group (its de among the TD) and place in it. */
+	const int grp = threadIdx.x / KSMM_GROUP, gt = threadIdx.x % KSMM_GROUP;
 #if KSMM_MMA
-	const int warp = threadIdx.x >> 5;
+	const int warp = gt >> 5;
 	const int wr0 = warp / (KSMM_TB / KSMM_WB) * KSMM_WR;
 	const int wn0 = warp % (KSMM_TB / KSMM_WB) * KSMM_WB;
 #else
-	const int wr0 = threadIdx.x / (KSMM_TB / KSMM_WB) * KSMM_WR;
-	const int wn0 = threadIdx.x % (KSMM_TB / KSMM_WB) * KSMM_WB;
+	const int wr0 = gt / (KSMM_TB / KSMM_WB) * KSMM_WR;
+	const int wn0 = gt % (KSMM_TB / KSMM_WB) * KSMM_WB;
 #endif
 	struct acc_t acc;
 #pragma unroll
 	for (int i = 0; i < (int)(sizeof acc.v / sizeof(float)); i++)
 		((float *)acc.v)[i] = 0.f;
+	/* The group's tiles within a buffer. */
+	const int a_off = grp * A_SIZE, b_off = KSMM_TD * A_SIZE + grp * B_SIZE;
 
 	const int steps = (p.c + KSMM_TK - 1) / KSMM_TK;
 #if KSMM_ASYNC
@@ -582,7 +789,7 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 #pragma unroll
 	for (int s = 0; s < KSMM_STAGES - 1; s++) {
 		if (s < steps)
-			load_async(wg, xg, p, r0, s * KSMM_TK, n0, smem + s * (A_SIZE + B_SIZE));
+			load_async(wg, xg, p, r0, s * KSMM_TK, n0, smem + s * STAGE_SIZE);
 		cp_async_commit();
 	}
 	for (int s = 0; s < steps; s++) {
@@ -591,34 +798,43 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 		const int next = s + KSMM_STAGES - 1;
 		if (next < steps)
 			load_async(wg, xg, p, r0, next * KSMM_TK, n0,
-				   smem + next % KSMM_STAGES * (A_SIZE + B_SIZE));
+				   smem + next % KSMM_STAGES * STAGE_SIZE);
 		cp_async_commit();
-		smem_t *cur = smem + s % KSMM_STAGES * (A_SIZE + B_SIZE);
-		compute_step(cur, cur + A_SIZE, wr0, wn0, &acc);
+		smem_t *cur = smem + s % KSMM_STAGES * STAGE_SIZE;
+		compute_step(cur + a_off, cur + b_off, wr0, wn0, &acc);
 	}
 #else
 	struct step_regs regs;
 	load_step(wg, xg, p, r0, 0, n0, &regs);
-	store_step(&regs, smem, smem + A_SIZE);
+	store_step(&regs, smem, smem + KSMM_TD * A_SIZE);
 	__syncthreads();
 	for (int s = 0; s < steps; s++) {
 		const int buf = KSMM_STAGES == 1 ? 0 : s & 1;
 		const int more = s + 1 < steps;
 		if (more)
 			load_step(wg, xg, p, r0, (s + 1) * KSMM_TK, n0, &regs);
-		smem_t *cur = smem + buf * (A_SIZE + B_SIZE);
-		compute_step(cur, cur + A_SIZE, wr0, wn0, &acc);
+		smem_t *cur = smem + buf * STAGE_SIZE;
+		compute_step(cur + a_off, cur + b_off, wr0, wn0, &acc);
 		if (more) {
 			/* One buffer: everyone must be done reading it first. Two:
 			 * the other buffer was last read before the previous
 			 * barrier. */
 			if (KSMM_STAGES == 1)
 				__syncthreads();
-			smem_t *nxt = smem + (KSMM_STAGES == 1 ? 0 : (buf ^ 1)) * (A_SIZE + B_SIZE);
-			store_step(&regs, nxt, nxt + A_SIZE);
+			smem_t *nxt = smem + (KSMM_STAGES == 1 ? 0 : (buf ^ 1)) * STAGE_SIZE;
+			store_step(&regs, nxt, nxt + KSMM_TD * A_SIZE);
 		}
 		__syncthreads();
 	}
 #endif
+#if KSMM_DTS
+	/* The loop's last barrier freed the buffers: the output tile goes
+	 * there, then out. */
+	elem_t *ot = (elem_t *)smem_raw;
+	store_acc(&acc, ot + grp, p, wr0, wn0);
+	__syncthreads();
+	write_tile(ot, yg, p, r0, n0);
+#else
 	store_acc(&acc, yg, p, r0 + wr0, n0 + wn0);
+#endif
 }

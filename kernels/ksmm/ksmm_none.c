@@ -49,6 +49,22 @@ int ksmm_weights_prepare(const struct ksmm_pattern *p, enum ksmm_dtype t, const 
 	return no_cuda(err, "ksmm_weights_prepare");
 }
 
+int ksmm_sample_download(void *host, const void *d, int64_t rows, int64_t batch,
+			 enum ksmm_layout l, size_t esize, int64_t half, struct sp_err *err)
+{
+	return no_cuda(err, "ksmm_sample_download");
+}
+
+int ksmm_fill_uniform(void *d, int64_t n, enum ksmm_dtype t, uint64_t seed, struct sp_err *err)
+{
+	return no_cuda(err, "ksmm_fill_uniform");
+}
+
+int ksmm_poison(void *d_y, size_t bytes, struct sp_err *err)
+{
+	return no_cuda(err, "ksmm_poison");
+}
+
 int ksmm_kernel_time(const struct ksmm_kernel *k, const void *d_w, const void *d_x, void *d_y,
 		     int64_t batch, int warmup, int reps, struct gpu_timing *out,
 		     struct sp_err *err)

@@ -9,6 +9,8 @@
  * configurations, each a different unrolling, cannot be compiled into the
  * binary, and the published kernel's sed-and-nvcc loop needs a compiler on
  * the GPU node and a process per configuration. */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <nvrtc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +92,7 @@ static void build_opts_make(const struct ksmm_config *k, const struct ksmm_patte
 	opt_add(o, "KSMM_VEC", k->vec);
 	opt_add(o, "KSMM_XVEC", ksmm_xvec(p, l, k));
 	opt_add(o, "KSMM_STAGES", k->stages);
+	opt_add(o, "KSMM_TD", k->tile_d);
 	opt_add(o, "-arch=sm_", cc);
 }
 
@@ -304,6 +307,86 @@ extern "C" int ksmm_weights_prepare(const struct ksmm_pattern *p, enum ksmm_dtyp
 			(const unsigned short *)d_w_abcd, (unsigned short *)d_w_kernel, (int)p->a,
 			(int)p->b, (int)p->c, (int)p->d);
 	GPU_CHECK_LAUNCH(err, "weights_permute");
+	return 0;
+}
+
+/* Batch entries [n0, n0 + count) of d into host, which holds ncols
+ * entries compactly, at its entry `at`. */
+static int download_batch(void *host, const void *d, int64_t rows, int64_t batch,
+			  enum ksmm_layout l, size_t es, int64_t n0, int64_t count, int64_t ncols,
+			  int64_t at, struct sp_err *err)
+{
+	char *to = (char *)host;
+	const char *from = (const char *)d;
+	const size_t r = (size_t)rows;
+	if (l == KSMM_BS_FIRST) /* count whole rows of rows elements */
+		GPU_CHECK(err, cudaMemcpy(to + at * r * es, from + n0 * r * es, count * r * es,
+					  cudaMemcpyDeviceToHost));
+	else /* count elements of each of the rows */
+		GPU_CHECK(err, cudaMemcpy2D(to + at * es, ncols * es, from + n0 * es, batch * es,
+					    count * es, r, cudaMemcpyDeviceToHost));
+	return 0;
+}
+
+extern "C" int ksmm_sample_download(void *host, const void *d, int64_t rows, int64_t batch,
+				    enum ksmm_layout l, size_t esize, int64_t half,
+				    struct sp_err *err)
+{
+	const int64_t n = ksmm_sample_size(batch, half);
+	if (n == batch)
+		return download_batch(host, d, rows, batch, l, esize, 0, batch, n, 0, err);
+	if (download_batch(host, d, rows, batch, l, esize, 0, half, n, 0, err))
+		return -1;
+	return download_batch(host, d, rows, batch, l, esize, batch - half, half, n, half, err);
+}
+
+/* splitmix64 of (seed, i) to 24 bits, then [-1, 1) in T. */
+template <typename T, typename F>
+__global__ void fill_uniform(T *__restrict__ d, int64_t n, uint64_t seed, F convert)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+	     i += (int64_t)gridDim.x * blockDim.x) {
+		uint64_t z = seed + (uint64_t)i * 0x9e3779b97f4a7c15ull;
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		d[i] = convert((float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f);
+	}
+}
+
+struct to_f32 {
+	__device__ float operator()(float v) const { return v; }
+};
+struct to_f16 {
+	__device__ unsigned short operator()(float v) const
+	{
+		return __half_as_ushort(__float2half_rn(v));
+	}
+};
+struct to_bf16 {
+	__device__ unsigned short operator()(float v) const
+	{
+		return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+	}
+};
+
+extern "C" int ksmm_fill_uniform(void *d, int64_t n, enum ksmm_dtype t, uint64_t seed,
+				 struct sp_err *err)
+{
+	const unsigned blocks = (unsigned)(n / 256 + 1 < 8192 ? n / 256 + 1 : 8192);
+	if (t == KSMM_F32)
+		fill_uniform<<<blocks, 256>>>((float *)d, n, seed, to_f32());
+	else if (t == KSMM_F16)
+		fill_uniform<<<blocks, 256>>>((unsigned short *)d, n, seed, to_f16());
+	else
+		fill_uniform<<<blocks, 256>>>((unsigned short *)d, n, seed, to_bf16());
+	GPU_CHECK_LAUNCH(err, "fill_uniform");
+	return 0;
+}
+
+extern "C" int ksmm_poison(void *d_y, size_t bytes, struct sp_err *err)
+{
+	GPU_CHECK(err, cudaMemsetAsync(d_y, 0xff, bytes, 0));
 	return 0;
 }
 

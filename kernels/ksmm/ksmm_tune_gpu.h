@@ -1,7 +1,8 @@
 /* What `ksmm-tune tune` runs on the GPU: the runner of lib/ksmm/ksmm_tune.h
- * over the kernels of ksmm_gpu.h. For each job, seeded random weights and
- * input; the CPU reference (ksmm_ref_factor) on a sample of the batch (its
- * first and last columns, so the edge tiles are checked); then each
+ * over the kernels of ksmm_gpu.h. For each job, seeded random weights (on
+ * the CPU) and input (on the GPU); the CPU reference (ksmm_ref_factor) on a
+ * sample of the batch (its first and last columns, so the edge tiles are
+ * checked; ksmm_sample_download); then each
  * configuration compiled (or taken from the disk cache), run once and
  * compared (relative error max|y - ref| / max|ref| against
  * ksmm_tolerance), and timed in `rounds` rounds of gpu_time (L2 flushed,
@@ -14,15 +15,18 @@
 
 #include "ksmm/ksmm_tune.h"
 
-/* Batch columns the reference checks at each end of the batch. */
-#define KSMM_TUNE_SAMPLE 128
+/* Batch columns the reference checks at each end of the batch: 32, where
+ * 128 (256 columns of up to 65,536 rows on the grid patterns) cost about
+ * 0.26 s of host time a configuration on the H100 node, more than most of
+ * the timings (tune of the 40 grid patterns at batch 1,024). */
+#define KSMM_TUNE_SAMPLE 32
 
 struct ksmm_tune_gpu {
 	int warmup, reps, rounds; /* --ncu: 0, 1, 1 */
 	uint64_t seed;
 	/* private: the job begun */
 	struct ksmm_tune_job job;
-	int64_t sample[2 * KSMM_TUNE_SAMPLE], nsample;
+	int64_t nsample;
 	double *ref, ref_max;
 	void *y_host;
 	void *d_w_abcd, *d_w, *d_x, *d_y;

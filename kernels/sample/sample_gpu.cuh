@@ -46,13 +46,26 @@ SAMPLE_GPU_DECLARE(softmax)
 SAMPLE_GPU_DECLARE(causal_softmax)
 SAMPLE_GPU_DECLARE(fillmask)
 SAMPLE_GPU_DECLARE(batched)
+SAMPLE_GPU_DECLARE(attention)
+SAMPLE_GPU_DECLARE(causal_attention)
+SAMPLE_GPU_DECLARE(moe)
+SAMPLE_GPU_DECLARE(maxk)
 #undef SAMPLE_GPU_DECLARE
+int sample_gpu_adam_forward(void *state, struct sp_err *err);
+int sample_gpu_macko_forward(void *state, struct sp_err *err);
+int sample_gpu_macko_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_ksmm_forward(void *state, struct sp_err *err);
+int sample_gpu_ksmm_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_moe_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_maxk_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_res_add_forward(void *state, struct sp_err *err);
 int sample_gpu_embedding_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_norm_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_linear_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_batched_prepare(struct sample_gpu_state *st, struct sp_err *err);
 int sample_gpu_softmax_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_attention_prepare(struct sample_gpu_state *st, struct sp_err *err);
+int sample_gpu_causal_attention_prepare(struct sample_gpu_state *st, struct sp_err *err);
 
 /* The device's multiprocessor count, for grids sized to fill it. */
 int sample_gpu_sms(struct sp_err *err, int *sms);
@@ -76,6 +89,17 @@ template <> __device__ __forceinline__ __half from_f<__half>(float x) { return _
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x)
 {
 	return __float2bfloat16_rn(x);
+}
+
+/* gelu, erf form (F.gelu's default), and its derivative Phi(x) + x phi(x). */
+static __device__ __forceinline__ float gelu_f(float x)
+{
+	return x * (0.5f * (1.0f + erff(x * 0.70710678118654752f)));
+}
+static __device__ __forceinline__ float gelu_grad_f(float x)
+{
+	const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+	return cdf + x * expf(-0.5f * x * x) * 0.39894228040143268f;
 }
 
 /* V elements moved as one load or store: 16 bytes when V = 16 / sizeof(T). */

@@ -17,6 +17,21 @@ extern "C" {
  * so a fault in an earlier kernel surfaces here. */
 int sample_gpu_tensor_read(const void *state, int i, void *host, struct sp_err *err);
 
+/* Which fused attention the flash_atten operators run on the GPU
+ * (kernels/sample/attention.h): cuDNN's or ours. */
+enum sample_attention { SAMPLE_ATTENTION_AUTO, SAMPLE_ATTENTION_CUDNN, SAMPLE_ATTENTION_OWN };
+/* Choose it for the states set up from now on: cudnn opens libcudnn.so.9
+ * now (-1 with the reason when it cannot load); auto takes cuDNN when it
+ * loads, else ours (what a flash_atten setup does when nothing was chosen);
+ * *used (when not NULL) gets the one taken. */
+int sample_gpu_attention_use(enum sample_attention which, enum sample_attention *used,
+			     struct sp_err *err);
+/* The ksmm operator's configurations from this best table (ksmm-tune
+ * best's, lib/ksmm/ksmm_best.h), kept by the caller while operators are set
+ * up; NULL: ksmm-tune's default heuristic. Nothing without CUDA. */
+struct ksmm_table;
+void sample_gpu_ksmm_table(const struct ksmm_table *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,4 +13,14 @@ int sample_gpu_tensor_read(const void *state, int i, void *host, struct sp_err *
 {
 	return sp_fail(err, "kernel-sample: spkit was built without CUDA");
 }
+
+int sample_gpu_attention_use(enum sample_attention which, enum sample_attention *used,
+			     struct sp_err *err)
+{
+	return sp_fail(err, "spkit was built without CUDA");
+}
+
+void sample_gpu_ksmm_table(const struct ksmm_table *t)
+{
+}
 #endif

@@ -12,8 +12,14 @@
 #define sample_gpu_xent_prepare NULL
 #define sample_gpu_causal_softmax_prepare sample_gpu_softmax_prepare
 #define sample_gpu_fillmask_prepare NULL
-/* The residual sum has no backward (its gradient passes through). */
+#define sample_gpu_adam_prepare NULL
+/* The residual sum has no backward (its gradient passes through); the
+ * optimizer step, the SpMV and the ksmm factor (an inference kernel) are
+ * one call. */
 #define sample_gpu_res_add_backward NULL
+#define sample_gpu_adam_backward NULL
+#define sample_gpu_macko_backward NULL
+#define sample_gpu_ksmm_backward NULL
 
 #define GPU_SETUP(id, ncol, cols, check, family)                                            \
 	static int setup_##id(const int64_t *shape, enum sample_precision p, uint64_t seed,   \

@@ -16,11 +16,13 @@ extern "C" {
 
 /* One element per thread, grid-stride: setup only, never timed. */
 template <typename T>
-static __global__ void fill_values(T *p, int64_t count, uint64_t stream, float scale)
+static __global__ void fill_values(T *p, int64_t count, uint64_t stream, float scale, bool abs)
 {
 	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
-	     i += (int64_t)gridDim.x * blockDim.x)
-		p[i] = from_f<T>(sample_rand_value(stream, (uint64_t)i, scale));
+	     i += (int64_t)gridDim.x * blockDim.x) {
+		float x = sample_rand_value(stream, (uint64_t)i, scale);
+		p[i] = from_f<T>(abs ? fabsf(x) : x);
+	}
 }
 
 static __global__ void fill_ids(int32_t *p, int64_t count, uint64_t stream, int64_t range)
@@ -33,7 +35,7 @@ static __global__ void fill_ids(int32_t *p, int64_t count, uint64_t stream, int6
 static int fill(const struct sample_tensor *t, int index, enum sample_precision p, uint64_t seed,
 		struct sp_err *err)
 {
-	if (t->fill != SAMPLE_RANDOM) { /* small tables: made on the host */
+	if (t->fill == SAMPLE_ROPE_FREQ) { /* a small table: made on the host */
 		size_t bytes = (size_t)t->count * 4;
 		void *host = malloc(bytes);
 		if (!host)
@@ -44,15 +46,17 @@ static int fill(const struct sample_tensor *t, int index, enum sample_precision 
 		return rc;
 	}
 	uint64_t stream = sample_rand_stream(seed, index);
+	const bool abs = t->fill == SAMPLE_RANDOM_ABS;
 	int64_t blocks = (t->count + 255) / 256;
 	int grid = (int)(blocks < 65536 ? blocks : 65536);
 	if (t->kind == SAMPLE_IDS)
 		fill_ids<<<grid, 256>>>((int32_t *)t->data, t->count, stream, t->id_range);
 	else if (t->kind == SAMPLE_STATS)
-		fill_values<<<grid, 256>>>((float *)t->data, t->count, stream, t->scale);
+		fill_values<<<grid, 256>>>((float *)t->data, t->count, stream, t->scale, abs);
 	else
 		SAMPLE_DISPATCH(p, T,
-				fill_values<<<grid, 256>>>((T *)t->data, t->count, stream, t->scale));
+				fill_values<<<grid, 256>>>((T *)t->data, t->count, stream, t->scale,
+							   abs));
 	GPU_CHECK_LAUNCH(err, "fill_values");
 	return 0;
 }
@@ -78,6 +82,7 @@ int sample_gpu_setup(sample_layout_fn layout, sample_gpu_prepare_fn prepare, con
 		return sp_fail(err, "out of memory for an operator's state");
 	layout(shape, &st->s);
 	st->s.p = p;
+	st->s.seed = seed;
 	/* The kernels launch a block (or a row of blocks) a row of the 2-D view:
 	 * grid.x is at most 2^31 - 1. */
 	if (st->s.d.rows > INT32_MAX) {

@@ -34,10 +34,9 @@ template <int OP> static __device__ __forceinline__ float pointwise_f(float a, f
 {
 	if (OP == ADD)
 		return a + b;
-	const float cdf = 0.5f * (1.0f + erff(a * 0.70710678118654752f));
 	if (OP == GELU)
-		return a * cdf;
-	return b * (cdf + a * expf(-0.5f * a * a) * 0.39894228040143268f);
+		return gelu_f(a);
+	return b * gelu_grad_f(a);
 }
 
 /* out = f(a, b); b unused by GELU. */

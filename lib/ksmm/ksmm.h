@@ -38,6 +38,9 @@ struct ksmm_config {
 	int vec;         /* vector width of global loads, in elements */
 	int stages;      /* shared-memory buffers (2 = double buffering) */
 	int tf32;        /* fp32 on tensor cores as TF32: only when asked */
+	int tile_d;      /* bsf: neighbouring de a block covers (divides d), so
+			  * that x and y move along de, their contiguous
+			  * dimension; 1 otherwise */
 };
 
 /* Names as the CSV and the CLI write them ("fp32", "bsl", "simt"). */

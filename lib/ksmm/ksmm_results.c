@@ -11,7 +11,8 @@
 const char *const ksmm_result_columns[KSMM_RESULT_COLS] = {
 	"batch",	"a",	  "b",		 "c",	      "d",	"dtype",  "layout",
 	"variant",	"tile_rows", "tile_k",	 "tile_batch", "thread_rows", "thread_batch",
-	"vec",		"stages",    "tf32",	 "ms",	       "std",	"rel_err", "status",
+	"vec",		"stages",    "tf32",	 "tile_d",     "ms",	"std",	  "rel_err",
+	"status",
 };
 
 void ksmm_result_key(const struct ksmm_result *r, struct ksmm_result_key *k)
@@ -96,10 +97,11 @@ static int parse_row(const struct table *t, size_t i, struct ksmm_result *r, str
 			return -1;
 		ksmm_config_set(&r->cfg, (enum ksmm_param)p, (int)x);
 	}
-	if (table_double(t, i, 16, &r->ms, err) || table_double(t, i, 17, &r->std, err) ||
-	    table_double(t, i, 18, &r->rel_err, err))
+	if (table_double(t, i, KSMM_RESULT_KEYS, &r->ms, err) ||
+	    table_double(t, i, KSMM_RESULT_KEYS + 1, &r->std, err) ||
+	    table_double(t, i, KSMM_RESULT_KEYS + 2, &r->rel_err, err))
 		return -1;
-	const char *status = table_cell(t, i, 19);
+	const char *status = table_cell(t, i, KSMM_RESULT_KEYS + 3);
 	if (!*status)
 		return sp_fail(err, "%s:%zu: column 'status' is empty", t->name, r->line);
 	snprintf(r->status, sizeof r->status, "%s", status);

@@ -2,7 +2,7 @@
  * run, and the best table `best` writes and `apply`/`bench` read (the same
  * columns, one row per pattern, batch, dtype and layout):
  *   batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,
- *   thread_rows,thread_batch,vec,stages,tf32,ms,std,rel_err,status
+ *   thread_rows,thread_batch,vec,stages,tf32,tile_d,ms,std,rel_err,status
  * status is "ok", "wrong" (rel_err over the dtype's tolerance), or what
  * stopped the configuration ("compile: ...", "launch: ...", "registers:
  * ..."). Reading is strict: another header (a foreign CSV) or a field that
@@ -17,9 +17,9 @@
 #include "formats/csv_writer.h"
 #include "ksmm/ksmm.h"
 
-#define KSMM_RESULT_COLS 20
+#define KSMM_RESULT_COLS 21
 /* The first KSMM_RESULT_KEYS columns say which run a row is. */
-#define KSMM_RESULT_KEYS 16
+#define KSMM_RESULT_KEYS 17
 extern const char *const ksmm_result_columns[KSMM_RESULT_COLS];
 
 struct ksmm_result {

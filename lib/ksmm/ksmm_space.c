@@ -9,7 +9,12 @@
 
 static const char *const param_names[KSMM_P_COUNT + 1] = {
 	"tile_rows", "tile_k", "tile_batch", "thread_rows", "thread_batch",
-	"vec",       "stages", "tf32",       NULL,
+	"vec",       "stages", "tf32",       "tile_d",       NULL,
+};
+/* A mapping's keys: the parameters, then whom its points are for. */
+static const char *const mapping_keys[KSMM_P_COUNT + 3] = {
+	"tile_rows", "tile_k", "tile_batch", "thread_rows", "thread_batch", "vec",
+	"stages",    "tf32",   "tile_d",     "dtypes",      "layouts",      NULL,
 };
 
 const char *ksmm_param_name(enum ksmm_param k)
@@ -19,15 +24,17 @@ const char *ksmm_param_name(enum ksmm_param k)
 
 int ksmm_config_get(const struct ksmm_config *c, enum ksmm_param k)
 {
-	const int v[KSMM_P_COUNT] = {c->tile_rows,    c->tile_k, c->tile_batch, c->thread_rows,
-				     c->thread_batch, c->vec,    c->stages,     c->tf32};
+	const int v[KSMM_P_COUNT] = {c->tile_rows, c->tile_k, c->tile_batch,
+				     c->thread_rows, c->thread_batch, c->vec,
+				     c->stages, c->tf32, c->tile_d};
 	return v[k];
 }
 
 void ksmm_config_set(struct ksmm_config *c, enum ksmm_param k, int v)
 {
-	int *f[KSMM_P_COUNT] = {&c->tile_rows,    &c->tile_k, &c->tile_batch, &c->thread_rows,
-				&c->thread_batch, &c->vec,    &c->stages,     &c->tf32};
+	int *f[KSMM_P_COUNT] = {&c->tile_rows, &c->tile_k, &c->tile_batch,
+				&c->thread_rows, &c->thread_batch, &c->vec,
+				&c->stages, &c->tf32, &c->tile_d};
 	*f[k] = v;
 }
 
@@ -95,6 +102,14 @@ static int read_param(const struct yaml_doc_node *sec, enum ksmm_param k, int **
 		      struct sp_err *err)
 {
 	const struct yaml_doc_node *n = yaml_doc_get(sec, param_names[k]);
+	if (!n && k == KSMM_P_TILE_D) { /* optional: one de a block */
+		*out = malloc(sizeof **out);
+		if (!*out)
+			return yaml_doc_fail(sec, err, "out of memory");
+		**out = 1;
+		*count = 1;
+		return 0;
+	}
 	if (!n || yaml_doc_is_null(n))
 		return yaml_doc_fail(sec, err, "missing key '%s'", param_names[k]);
 	if (yaml_doc_kind(n) == YDOC_MAPPING)
@@ -126,6 +141,53 @@ static int read_param(const struct yaml_doc_node *sec, enum ksmm_param k, int **
 	return 0;
 }
 
+/* The optional list `key` of names (dtypes or layouts) as a bit mask;
+ * all bits when absent. */
+static int read_names(const struct yaml_doc_node *map, const char *key,
+		      int (*parse)(const char *, int *), unsigned all, unsigned *out,
+		      struct sp_err *err)
+{
+	const struct yaml_doc_node *node = yaml_doc_get(map, key);
+	const char **v;
+	size_t n;
+	*out = all;
+	if (!node)
+		return 0;
+	if (yaml_doc_string_list(map, key, &v, &n, err))
+		return -1;
+	*out = 0;
+	int rc = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		int bit;
+		if (parse(v[i], &bit))
+			rc = yaml_doc_fail(node, err, "%s: unknown '%s'", key, v[i]);
+		else
+			*out |= 1u << bit;
+	}
+	free(v);
+	if (!rc && !*out)
+		rc = yaml_doc_fail(node, err, "%s: an empty list", key);
+	return rc;
+}
+
+static int parse_dtype(const char *text, int *out)
+{
+	enum ksmm_dtype t;
+	if (ksmm_dtype_parse(text, &t))
+		return -1;
+	*out = (int)t;
+	return 0;
+}
+
+static int parse_layout(const char *text, int *out)
+{
+	enum ksmm_layout l;
+	if (ksmm_layout_parse(text, &l))
+		return -1;
+	*out = (int)l;
+	return 0;
+}
+
 static int read_space(const struct yaml_doc *doc, struct ksmm_space *s, struct sp_err *err)
 {
 	static const char *const sections[] = {"simt", "mma", NULL};
@@ -134,26 +196,47 @@ static int read_space(const struct yaml_doc *doc, struct ksmm_space *s, struct s
 	    yaml_doc_check_keys(root, sections, "the space", err))
 		return -1;
 	for (int v = 0; v < 2; v++) {
-		const struct yaml_doc_node *sec = yaml_doc_get(root, sections[v]);
-		if (!sec)
+		const struct yaml_doc_node *node = yaml_doc_get(root, sections[v]);
+		if (!node)
 			continue;
-		char what[32];
-		snprintf(what, sizeof what, "section %s", sections[v]);
-		if (yaml_doc_check_keys(sec, param_names, what, err))
-			return -1;
-		s->variant[v].present = 1;
-		uint64_t count = 1;
-		for (int k = 0; k < KSMM_P_COUNT; k++) {
-			if (read_param(sec, (enum ksmm_param)k, &s->variant[v].values[k],
-				       &s->variant[v].n[k], err))
+		const int list = yaml_doc_kind(node) == YDOC_SEQUENCE;
+		const size_t n = list ? yaml_doc_seq_len(node) : 1;
+		if (list && n == 0)
+			return yaml_doc_fail(node, err, "section %s: an empty list holds no "
+					 "configuration", sections[v]);
+		for (size_t i = 0; i < n; i++) {
+			const struct yaml_doc_node *sec = list ? yaml_doc_seq_at(node, i) : node;
+			char what[32];
+			snprintf(what, sizeof what, "section %s", sections[v]);
+			if (yaml_doc_kind(sec) != YDOC_MAPPING)
+				return yaml_doc_fail(sec, err, "section %s: expected a mapping of "
+						 "parameters or a list of them", sections[v]);
+			if (s->nparts == KSMM_SPACE_PARTS_MAX)
+				return yaml_doc_fail(sec, err, "more than %d mappings in the space",
+						 KSMM_SPACE_PARTS_MAX);
+			if (yaml_doc_check_keys(sec, mapping_keys, what, err))
 				return -1;
-			count *= s->variant[v].n[k];
-			if (count > KSMM_SPACE_CONFIGS_MAX)
-				return yaml_doc_fail(sec, err, "section %s holds more than %d "
-						 "configurations", sections[v],
-						 KSMM_SPACE_CONFIGS_MAX);
+			struct ksmm_space_part *pt = &s->part[s->nparts++];
+			pt->variant = (enum ksmm_variant)v;
+			if (read_names(sec, "dtypes", parse_dtype, 7u, &pt->dtypes, err) ||
+			    read_names(sec, "layouts", parse_layout, 3u, &pt->layouts, err))
+				return -1;
+			pt->count = 1;
+			for (int k = 0; k < KSMM_P_COUNT; k++) {
+				if (read_param(sec, (enum ksmm_param)k, &pt->values[k], &pt->n[k],
+					       err))
+					return -1;
+				pt->count *= pt->n[k];
+				if (pt->count > KSMM_SPACE_CONFIGS_MAX)
+					return yaml_doc_fail(sec, err, "section %s holds more than "
+							 "%d configurations", sections[v],
+							 KSMM_SPACE_CONFIGS_MAX);
+			}
+			s->count += pt->count;
+			if (s->count > KSMM_SPACE_CONFIGS_MAX)
+				return yaml_doc_fail(sec, err, "the space holds more than %d "
+						 "configurations", KSMM_SPACE_CONFIGS_MAX);
 		}
-		s->count += count;
 	}
 	if (s->count == 0)
 		return yaml_doc_fail(root, err, "no section (expected simt, mma or both)");
@@ -197,30 +280,35 @@ int ksmm_space_default(struct ksmm_space *s, struct sp_err *err)
 
 void ksmm_space_free(struct ksmm_space *s)
 {
-	for (int v = 0; v < 2; v++)
+	for (size_t p = 0; p < s->nparts; p++)
 		for (int k = 0; k < KSMM_P_COUNT; k++)
-			free(s->variant[v].values[k]);
-	*s = (struct ksmm_space){0};
+			free(s->part[p].values[k]);
+	s->nparts = 0;
+	s->count = 0;
+}
+
+/* The mapping configuration i comes from; i becomes its index there. */
+static const struct ksmm_space_part *part_of(const struct ksmm_space *s, uint64_t *i)
+{
+	size_t p = 0;
+	while (p + 1 < s->nparts && *i >= s->part[p].count)
+		*i -= s->part[p++].count;
+	return &s->part[p];
+}
+
+int ksmm_space_for(const struct ksmm_space *s, uint64_t i, enum ksmm_dtype t, enum ksmm_layout l)
+{
+	const struct ksmm_space_part *pt = part_of(s, &i);
+	return (pt->dtypes >> t & 1) && (pt->layouts >> l & 1);
 }
 
 void ksmm_space_at(const struct ksmm_space *s, uint64_t i, struct ksmm_config *out)
 {
-	int v = 0;
-	for (;; v++) {
-		uint64_t count = 0;
-		if (s->variant[v].present) {
-			count = 1;
-			for (int k = 0; k < KSMM_P_COUNT; k++)
-				count *= s->variant[v].n[k];
-		}
-		if (i < count)
-			break;
-		i -= count;
-	}
-	*out = (struct ksmm_config){.variant = (enum ksmm_variant)v};
+	const struct ksmm_space_part *pt = part_of(s, &i);
+	*out = (struct ksmm_config){.variant = pt->variant};
 	for (int k = KSMM_P_COUNT - 1; k >= 0; k--) {
-		size_t n = s->variant[v].n[k];
-		ksmm_config_set(out, (enum ksmm_param)k, s->variant[v].values[k][i % n]);
+		size_t n = pt->n[k];
+		ksmm_config_set(out, (enum ksmm_param)k, pt->values[k][i % n]);
 		i /= n;
 	}
 }

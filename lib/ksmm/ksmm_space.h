@@ -3,15 +3,20 @@
  * swept), and in each, every hyperparameter of struct ksmm_config with its
  * values: a list (`[16, 32, 64]`, or one number), or a range mapping
  * `{from: 16, to: 256, times: 2}` (16, 32, ... 256) or `{from: 1, to: 8,
- * step: 1}`. Every key is required, so a space file says what it sweeps;
+ * step: 1}`. Every key but tile_d (1 when absent) is required, so a space
+ * file says what it sweeps;
  * an unknown key, a value below its minimum (1; 0 for tf32) or above its
  * maximum, or a range that holds no value is an error naming the file and
  * line:
  *   space.yaml:4: unknown key 'tile_m' in section simt (expected ...)
  *   space.yaml:7: tile_k: range from 64 to 32 holds no value
- * The configurations are the Cartesian product, variant by variant, the
- * last key changing fastest; ksmm_space_at gives the i-th, so a sweep can
- * be cut into parts by index. */
+ * A section is one such mapping, or a list of them (a union of products:
+ * a pruned space keeps the points that won somewhere without the product
+ * of all their values). A mapping may also say which dtypes and layouts
+ * its points are for (`dtypes: [fp32]`, `layouts: [bsf]`; all when
+ * absent): a sweep of another skips them. The configurations are the Cartesian product of
+ * each mapping, in order, the last key changing fastest; ksmm_space_at
+ * gives the i-th, so a sweep can be cut into parts by index. */
 #ifndef SPKIT_KSMM_SPACE_H
 #define SPKIT_KSMM_SPACE_H
 
@@ -25,6 +30,8 @@
 #define KSMM_SPACE_VALUE_MAX 4096
 /* Nor may a space hold more configurations than this. */
 #define KSMM_SPACE_CONFIGS_MAX 10000000
+/* Nor more mappings (products) in all than this. */
+#define KSMM_SPACE_PARTS_MAX 256
 
 enum ksmm_param {
 	KSMM_P_TILE_ROWS,
@@ -35,6 +42,7 @@ enum ksmm_param {
 	KSMM_P_VEC,
 	KSMM_P_STAGES,
 	KSMM_P_TF32,
+	KSMM_P_TILE_D,
 	KSMM_P_COUNT
 };
 /* The CSV column and YAML key of each parameter ("tile_rows" ...). */
@@ -42,12 +50,16 @@ const char *ksmm_param_name(enum ksmm_param k);
 int ksmm_config_get(const struct ksmm_config *c, enum ksmm_param k);
 void ksmm_config_set(struct ksmm_config *c, enum ksmm_param k, int v);
 
+struct ksmm_space_part { /* one product */
+	enum ksmm_variant variant;
+	unsigned dtypes, layouts; /* bit 1 << dtype, 1 << layout: whom it is for */
+	int *values[KSMM_P_COUNT];
+	size_t n[KSMM_P_COUNT];
+	uint64_t count;
+};
 struct ksmm_space {
-	struct {
-		int present;
-		int *values[KSMM_P_COUNT];
-		size_t n[KSMM_P_COUNT];
-	} variant[2]; /* KSMM_SIMT, KSMM_MMA */
+	struct ksmm_space_part part[KSMM_SPACE_PARTS_MAX];
+	size_t nparts;
 	uint64_t count;
 };
 
@@ -61,5 +73,8 @@ void ksmm_space_free(struct ksmm_space *s);
 
 /* Configuration i, 0 <= i < s->count. */
 void ksmm_space_at(const struct ksmm_space *s, uint64_t i, struct ksmm_config *out);
+/* Whether configuration i is for dtype t and layout l (its mapping's
+ * dtypes and layouts keys). */
+int ksmm_space_for(const struct ksmm_space *s, uint64_t i, enum ksmm_dtype t, enum ksmm_layout l);
 
 #endif

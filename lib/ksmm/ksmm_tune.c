@@ -58,6 +58,20 @@ static struct ksmm_result job_result(const struct ksmm_tune_job *j, uint64_t c,
 	return r;
 }
 
+/* Configuration c of the space for r's job: 0 when it can run, else
+ * nonzero with the reason (the space says it is for other dtypes or
+ * layouts, or the runner's check). */
+static int skipped(const struct ksmm_tune_opts *o, ksmm_runnable_fn check, void *ctx, uint64_t c,
+		   const struct ksmm_result *r, char *why, size_t n)
+{
+	if (!ksmm_space_for(o->space, c, r->dtype, r->layout)) {
+		snprintf(why, n, "the space lists it for other dtypes or layouts than %s %s",
+			 ksmm_dtype_name(r->dtype), ksmm_layout_name(r->layout));
+		return 1;
+	}
+	return check(ctx, &r->p, r->batch, r->dtype, r->layout, &r->cfg, why, n);
+}
+
 static int owned(const struct ksmm_tune_opts *o, size_t job)
 {
 	return (int)(job % (size_t)o->parts) == o->part - 1;
@@ -82,7 +96,7 @@ static int make_plan(const struct ksmm_tune_opts *o, ksmm_runnable_fn check, voi
 		for (uint64_t c = 0; c < o->space->count; c++) {
 			struct ksmm_result r = job_result(&pl->jobs[j], c, o->space);
 			char why[200];
-			if (check(ctx, &r.p, r.batch, r.dtype, r.layout, &r.cfg, why, sizeof why))
+			if (skipped(o, check, ctx, c, &r, why, sizeof why))
 				pl->skipped++;
 			else
 				pl->runnable++;
@@ -144,7 +158,7 @@ static int run_job(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn,
 			break;
 		struct ksmm_result r = job_result(job, c, o->space);
 		char why[200];
-		if (rn->check(rn->ctx, &r.p, r.batch, r.dtype, r.layout, &r.cfg, why, sizeof why))
+		if (skipped(o, rn->check, rn->ctx, c, &r, why, sizeof why))
 			continue;
 		if (out_done(f, &r)) {
 			st->resumed++;
@@ -174,6 +188,35 @@ static int run_job(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn,
 	return rc;
 }
 
+/* What the sweep will run (this part's runnable configurations not in the
+ * file yet, up to max_runs) handed to the runner's prepare. */
+static int prepare(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn,
+		   const struct plan *pl, struct out *f, struct sp_err *err)
+{
+	if (!rn->prepare)
+		return 0;
+	struct ksmm_tune_item *items = malloc((pl->runnable ? pl->runnable : 1) * sizeof *items);
+	if (!items)
+		return sp_fail(err, "out of memory for %" PRIu64 " configurations", pl->runnable);
+	size_t n = 0;
+	for (size_t j = 0; j < pl->njobs; j++) {
+		if (!owned(o, j))
+			continue;
+		for (uint64_t c = 0; c < o->space->count && n < pl->runnable; c++) {
+			if (o->max_runs && n >= o->max_runs)
+				break;
+			struct ksmm_result r = job_result(&pl->jobs[j], c, o->space);
+			char why[200];
+			if (skipped(o, rn->check, rn->ctx, c, &r, why, sizeof why) || out_done(f, &r))
+				continue;
+			items[n++] = (struct ksmm_tune_item){&pl->jobs[j], r.cfg};
+		}
+	}
+	rn->prepare(rn->ctx, items, n, o->report);
+	free(items);
+	return 0;
+}
+
 int ksmm_tune_run(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn, const char *out,
 		  struct ksmm_tune_stats *st, struct sp_err *err)
 {
@@ -192,7 +235,7 @@ int ksmm_tune_run(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn, 
 	sp_report_msg(o->report, 1, "%s: %" PRIu64 " configurations to run, %" PRIu64
 	    " that cannot run skipped (part %d of %d)", out, pl.runnable, pl.skipped, o->part,
 	    o->parts);
-	int rc = 0;
+	int rc = prepare(o, rn, &pl, &f, err);
 	for (size_t j = 0; j < pl.njobs && !rc; j++) {
 		if (!owned(o, j))
 			continue;
@@ -273,7 +316,7 @@ int ksmm_tune_dry_run(const struct ksmm_tune_opts *o, ksmm_runnable_fn check, vo
 			struct ksmm_result r = job_result(&jobs[j], c, o->space);
 			struct ksmm_result_key k;
 			char why[200], status[sizeof why + 8];
-			if (check(ctx, &r.p, r.batch, r.dtype, r.layout, &r.cfg, why, sizeof why)) {
+			if (skipped(o, check, ctx, c, &r, why, sizeof why)) {
 				snprintf(status, sizeof status, "skip: %s", why);
 				st->skipped++;
 			} else if (is_done(&set, &r, &key)) {

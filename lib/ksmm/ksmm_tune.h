@@ -1,6 +1,7 @@
 /* The sweep of `ksmm-tune tune`: every pattern (at its own batch, or at
  * each batch asked for) in every dtype and layout is a job; every
- * configuration of the space that can run a job is timed and checked
+ * configuration of the space that can run a job (and that the space lists
+ * for the job's dtype and layout) is timed and checked
  * against the CPU reference, one CSV row each (ksmm_results.h), appended
  * and flushed as it comes, so a killed sweep resumes where it stopped with
  * no row lost or repeated (sweep/sweep.h). Jobs are dealt round-robin to
@@ -31,6 +32,12 @@ struct ksmm_tune_job {
 	const char *where; /* the pattern's source, for messages */
 };
 
+/* One configuration of one job, as the runner's prepare sees it. */
+struct ksmm_tune_item {
+	const struct ksmm_tune_job *job;
+	struct ksmm_config cfg;
+};
+
 struct ksmm_runner {
 	ksmm_runnable_fn check; /* also all the dry run needs */
 	/* Inputs, weights and the CPU reference for a job. */
@@ -42,6 +49,12 @@ struct ksmm_runner {
 		   struct sp_err *err);
 	void (*end)(void *ctx);
 	void *ctx;
+	/* Optional: every configuration the sweep is about to run, before
+	 * the first is timed, so that the runner can build them all at once
+	 * (the GPU runner compiles them on every CPU core). What fails here is
+	 * not an error: the configuration's run records it. */
+	void (*prepare)(void *ctx, const struct ksmm_tune_item *items, size_t n,
+			const struct sp_report *report);
 };
 
 struct ksmm_tune_opts {

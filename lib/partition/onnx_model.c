@@ -124,12 +124,44 @@ static int load_value_info(struct opgraph *g, const Onnx__ValueInfoProto *vi, si
 	return opgraph_set_value(g, vi->name, (int)sh->n_dim, dims, 0, err);
 }
 
+/* A call of a model-local function being inlined (ONNX's FunctionProto):
+ * the calling node, whose inputs and outputs the function's formal ones
+ * stand for and whose attributes its attribute references read; the call
+ * that encloses it, or NULL at the graph. */
+struct call {
+	const Onnx__NodeProto *node;
+	const char *prefix; /* "caller/": the function's own values and nodes are renamed under it */
+	const Onnx__FunctionProto *fn;
+	const struct call *outer;
+	int depth;
+};
+
+/* The attribute a function's node reads through ref_attr_name: the caller's
+ * attribute called name, followed outwards while it is a reference itself;
+ * NULL when the caller leaves it unset (the op's default then applies). */
+static const Onnx__AttributeProto *resolve_attr(const struct call *c, const char *name)
+{
+	for (; c; c = c->outer) {
+		const Onnx__AttributeProto *found = NULL;
+		for (size_t k = 0; k < c->node->n_attribute && !found; k++)
+			if (c->node->attribute[k]->name && !strcmp(c->node->attribute[k]->name, name))
+				found = c->node->attribute[k];
+		if (!found || !found->ref_attr_name || !found->ref_attr_name[0])
+			return found;
+		name = found->ref_attr_name;
+	}
+	return NULL;
+}
+
 static int load_attrs(struct opgraph *g, struct opgraph_node *n, const Onnx__NodeProto *np,
-		      struct sp_err *err)
+		      const struct call *call, struct sp_err *err)
 {
 	for (size_t k = 0; k < np->n_attribute; k++) {
 		const Onnx__AttributeProto *ap = np->attribute[k];
 		const char *an = ap->name ? ap->name : "";
+		if (ap->ref_attr_name && ap->ref_attr_name[0] &&
+		    !(ap = resolve_attr(call, ap->ref_attr_name)))
+			continue;
 		int rc = 0;
 		struct opgraph_attr *a;
 		switch (ap->type) {
@@ -177,6 +209,139 @@ static int load_attrs(struct opgraph *g, struct opgraph_node *n, const Onnx__Nod
 	return 0;
 }
 
+static int same(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* The model-local function a node calls, or NULL for an operator. */
+static const Onnx__FunctionProto *called_function(const Onnx__ModelProto *m,
+						  const Onnx__NodeProto *np)
+{
+	for (size_t i = 0; i < m->n_functions; i++)
+		if (same(m->functions[i]->name, np->op_type) &&
+		    same(m->functions[i]->domain, np->domain))
+			return m->functions[i];
+	return NULL;
+}
+
+/* A value name inside the call c, as the graph knows it: a formal input or
+ * output is the caller's actual one (empty when the caller leaves an
+ * optional one out), itself a name inside the call enclosing c; any other
+ * name is the function's own, under c's prefix (built in b). NULL when out
+ * of memory. */
+static const char *actual_name(const struct call *c, const char *name, struct buf *b)
+{
+	b->len = 0;
+	if (c && name[0]) {
+		for (size_t i = 0; i < c->fn->n_input; i++)
+			if (same(c->fn->input[i], name))
+				return i < c->node->n_input ? actual_name(c->outer, c->node->input[i], b)
+							    : "";
+		for (size_t i = 0; i < c->fn->n_output; i++)
+			if (same(c->fn->output[i], name))
+				return i < c->node->n_output
+					       ? actual_name(c->outer, c->node->output[i], b)
+					       : "";
+		if (buf_add(b, c->prefix, strlen(c->prefix)))
+			return NULL;
+	}
+	return buf_add(b, name, strlen(name) + 1) ? NULL : b->data;
+}
+
+/* The names of count values inside c, each copied into names (count
+ * entries, NULL before); -1 when out of memory, the copies made so far left
+ * for the caller to free. */
+static int actual_names(const struct call *c, char *const *formal, size_t count, char **names)
+{
+	struct buf b = {0};
+	size_t i = 0;
+	for (; i < count; i++) {
+		const char *a = actual_name(c, formal[i], &b);
+		if (!a || !(names[i] = strdup(a)))
+			break;
+	}
+	buf_free(&b);
+	return i == count ? 0 : -1;
+}
+
+/* Deeper calls than this are a function calling itself (ONNX forbids it);
+ * more nodes than this from inlining are a file built to explode (each
+ * function calling the next many times), refused before memory runs out. */
+enum { MAX_CALL_DEPTH = 16, MAX_INLINED_NODES = 1 << 20 };
+
+static int add_node(struct opgraph *g, const Onnx__ModelProto *m, const Onnx__NodeProto *np,
+		    const char *name, const struct call *call, struct sp_err *err);
+
+/* The nodes of the graph (call NULL) or of a function's body, functions
+ * inlined: a node that calls a model-local function is replaced by the
+ * function's nodes, named "caller/node" (nested calls "outer/inner/node"),
+ * so the analysis sees the operators that run. */
+static int add_nodes(struct opgraph *g, const Onnx__ModelProto *m, Onnx__NodeProto *const *nodes,
+		     size_t count, const struct call *call, struct sp_err *err)
+{
+	struct buf name = {0};
+	int rc = 0;
+	for (size_t i = 0; i < count && !rc; i++) {
+		const Onnx__NodeProto *np = nodes[i];
+		char fallback[32];
+		snprintf(fallback, sizeof fallback, "node%zu", i);
+		const char *own = np->name && np->name[0] ? np->name : fallback;
+		name.len = 0;
+		if ((call && buf_add(&name, call->prefix, strlen(call->prefix))) ||
+		    buf_add(&name, own, strlen(own) + 1))
+			rc = oom(err, g);
+		else
+			rc = add_node(g, m, np, name.data, call, err);
+	}
+	buf_free(&name);
+	return rc;
+}
+
+static int add_node(struct opgraph *g, const Onnx__ModelProto *m, const Onnx__NodeProto *np,
+		    const char *name, const struct call *call, struct sp_err *err)
+{
+	if (!np->op_type || !np->op_type[0])
+		return sp_fail(err, "%s: node '%s' has no op_type", g->path, name);
+	for (size_t k = 0; k < np->n_input; k++)
+		if (!np->input[k])
+			return sp_fail(err, "%s: node '%s': input %zu has no name", g->path, name, k);
+	if (call && g->nnodes >= MAX_INLINED_NODES)
+		return sp_fail(err, "%s: node '%s': model-local functions expand to more than %d "
+				    "nodes", g->path, name, MAX_INLINED_NODES);
+	const Onnx__FunctionProto *fn = called_function(m, np);
+	if (fn) {
+		if (call && call->depth >= MAX_CALL_DEPTH)
+			return sp_fail(err, "%s: node '%s': function '%s' nested more than %d deep "
+					    "(a function calling itself)", g->path, name, np->op_type,
+				       MAX_CALL_DEPTH);
+		char *prefix = malloc(strlen(name) + 2);
+		if (!prefix)
+			return oom(err, g);
+		sprintf(prefix, "%s/", name);
+		struct call inner = {np, prefix, fn, call, call ? call->depth + 1 : 1};
+		int rc = add_nodes(g, m, fn->node, fn->n_node, &inner, err);
+		free(prefix);
+		return rc;
+	}
+	size_t nio = np->n_input + np->n_output;
+	char **io = calloc(nio ? nio : 1, sizeof *io);
+	int rc;
+	if (!io || actual_names(call, np->input, np->n_input, io) ||
+	    actual_names(call, np->output, np->n_output, io + np->n_input))
+		rc = oom(err, g);
+	else
+		rc = opgraph_add_node(g, np->op_type, name, (const char *const *)io, np->n_input,
+				      (const char *const *)(io + np->n_input), np->n_output, err) ||
+			     load_attrs(g, &g->nodes[g->nnodes - 1], np, call, err)
+			     ? -1
+			     : 0;
+	for (size_t k = 0; io && k < nio; k++)
+		free(io[k]);
+	free(io);
+	return rc;
+}
+
 static int convert(struct opgraph *g, const Onnx__ModelProto *m, struct sp_err *err)
 {
 	const Onnx__GraphProto *gp = m->graph;
@@ -211,23 +376,7 @@ static int convert(struct opgraph *g, const Onnx__ModelProto *m, struct sp_err *
 			return -1;
 		g->values[idx].is_output = 1;
 	}
-	for (size_t i = 0; i < gp->n_node; i++) {
-		const Onnx__NodeProto *np = gp->node[i];
-		char fallback[32];
-		snprintf(fallback, sizeof fallback, "node%zu", i);
-		const char *name = np->name && np->name[0] ? np->name : fallback;
-		if (!np->op_type || !np->op_type[0])
-			return sp_fail(err, "%s: node '%s' has no op_type", g->path, name);
-		for (size_t k = 0; k < np->n_input; k++)
-			if (!np->input[k])
-				return sp_fail(err, "%s: node '%s': input %zu has no name", g->path, name, k);
-		if (opgraph_add_node(g, np->op_type, name, (const char *const *)np->input,
-				     np->n_input, (const char *const *)np->output, np->n_output,
-				     err) ||
-		    load_attrs(g, &g->nodes[g->nnodes - 1], np, err))
-			return -1;
-	}
-	return 0;
+	return add_nodes(g, m, gp->node, gp->n_node, NULL, err);
 }
 
 /* protobuf-c's allocations while decoding, carved from large blocks that

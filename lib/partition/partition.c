@@ -91,8 +91,10 @@ static void cost_ops(struct partition_report *r)
 		struct partition_op *op = &r->ops[k];
 		struct op_cost *c = &op->cost;
 		op_cost(&r->g, k, op->unknown, r->is_param, dtype_bytes, c);
-		if (r->stage[k] < 0)
+		if (r->stage[k] < 0) {
 			op_cost_make_constant(c);
+			r->constant_ops++;
+		}
 		op_cost_accumulate(&r->totals, c);
 		struct roofline_op ro = {.kernel = c->kernel,
 					 .matrix = c->cls == OP_COST_MATMUL,

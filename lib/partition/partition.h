@@ -33,6 +33,7 @@ struct partition_options {
 	enum hardware_dtype dtype;
 	struct hardware_spec hw;
 	enum roofline_thresholds thresholds;
+	int all_ops; /* the table and DOT list constant ops too (stage -1) */
 };
 
 /* One operator's results, indexed by node. */
@@ -68,6 +69,7 @@ struct partition_report {
 	int64_t critical_path_flops;
 	double critical_path_time_s, roofline_time_s;
 	int64_t kernels, unknown_ops, depthwise_ops, grouped_ops;
+	int64_t constant_ops; /* stage -1 */
 	/* the distributions: op types (most common first), the classes of the
 	 * thresholds used (all of them, zeros too), the thread buckets */
 	struct partition_count *op_types, bottlenecks[ROOFLINE_NCLASSES],
@@ -100,8 +102,13 @@ extern const char *const partition_format_names[PARTITION_NFORMATS + 1];
 /* The report in format to path ("-": standard output), through a temporary
  * file renamed into place, so a failed write leaves no file: table (one row
  * per operator, then the model), JSON (summary, ops, fusions), CSV (one row
- * per operator) or Graphviz DOT (coloured by bottleneck, a rank per stage). */
+ * per operator) or Graphviz DOT (coloured by bottleneck, a rank per stage).
+ * The table and DOT leave the constant ops out unless o->all_ops. */
 int partition_write(const char *path, enum partition_format format,
 		    const struct partition_report *r, struct sp_err *err);
+/* What body writes (ctx its data; -1 on a write error) to path, "-" being
+ * standard output, as partition_write does: a file appears only whole. */
+int partition_write_stream(const char *path, int (*body)(FILE *fp, const void *ctx),
+			   const void *ctx, struct sp_err *err);
 
 #endif

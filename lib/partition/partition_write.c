@@ -45,6 +45,12 @@ static double ridge_point(const struct partition_report *r)
 	return r->o->hw.peak_flops[r->o->dtype] / r->o->hw.bandwidth;
 }
 
+/* Whether the table and DOT list node k: constant ops only with --all-ops. */
+static int listed(const struct partition_report *r, size_t k)
+{
+	return r->stage[k] >= 0 || r->o->all_ops;
+}
+
 static int finish(FILE *fp)
 {
 	return fflush(fp) || ferror(fp) ? -1 : 0;
@@ -199,17 +205,15 @@ static int l_done(struct line *l, FILE *fp)
 	return finish(fp) || l->oom ? -1 : 0;
 }
 
-/* A report written by body to path ("-": standard output) through a
- * temporary file renamed into place; body returns -1 on a write error. */
-static int write_stream(const char *path, const struct partition_report *r,
-			int (*body)(FILE *fp, const struct partition_report *r), struct sp_err *err)
+int partition_write_stream(const char *path, int (*body)(FILE *fp, const void *ctx),
+			   const void *ctx, struct sp_err *err)
 {
 	if (!strcmp(path, "-"))
-		return body(stdout, r) ? sp_fail(err, "stdout: write error") : 0;
+		return body(stdout, ctx) ? sp_fail(err, "stdout: write error") : 0;
 	struct outfile f;
 	if (outfile_open(&f, path, err))
 		return -1;
-	if (body(f.fp, r)) {
+	if (body(f.fp, ctx)) {
 		outfile_abort(&f);
 		return sp_fail(err, "%s: write error", path);
 	}
@@ -218,8 +222,9 @@ static int write_stream(const char *path, const struct partition_report *r,
 
 /* ---- table ---- */
 
-static int table_body(FILE *fp, const struct partition_report *r)
+static int table_body(FILE *fp, const void *ctx)
 {
+	const struct partition_report *r = ctx;
 	const struct op_cost_totals *t = &r->totals;
 	const struct hardware_spec *hw = &r->o->hw;
 	fprintf(fp, "%-40s %-20s %-13s %5s %-18s %15s %15s %13s %13s %13s %9s %10s %-5s %-15s "
@@ -234,6 +239,8 @@ static int table_body(FILE *fp, const struct partition_report *r)
 		const struct partition_op *op = &r->ops[k];
 		const struct op_cost *c = &op->cost;
 		char shape[128], conv[24] = "";
+		if (!listed(r, k))
+			continue;
 		shape_text(first_output(r, n), shape, sizeof shape);
 		if (c->depthwise)
 			snprintf(conv, sizeof conv, "dw");
@@ -260,8 +267,11 @@ static int table_body(FILE *fp, const struct partition_report *r)
 			l_flush(&l, fp);
 	}
 	l_flush(&l, fp);
-	fprintf(fp, "\nmodel         %s\nops           %zu\nkernels       %lld\ndtype         %s\n",
-		r->g.path, r->g.nnodes, (long long)r->kernels, hardware_dtype_name(r->o->dtype));
+	fprintf(fp, "\nmodel         %s\nops           %zu\nconstant_ops  %lld%s\nkernels       %lld\n"
+		    "dtype         %s\n",
+		r->g.path, r->g.nnodes, (long long)r->constant_ops,
+		r->constant_ops && !r->o->all_ops ? " (not listed above; --all-ops lists them)" : "",
+		(long long)r->kernels, hardware_dtype_name(r->o->dtype));
 	fprintf(fp, "total_flops   %lld\nmatmul_flops  %lld\nmacs          %lld\n"
 		    "params        %lld\nmemory_bytes  %lld\n",
 		(long long)t->total_flops, (long long)t->matmul_flops, (long long)t->macs,
@@ -311,12 +321,13 @@ static void json_summary(FILE *fp, const struct partition_report *r)
 	const struct op_cost_totals *t = &r->totals;
 	fprintf(fp, " \"summary\": {\"ops\": %zu, \"kernels\": %lld, \"unknown_ops\": %lld, "
 		    "\"total_flops\": %lld, \"matmul_flops\": %lld, \"macs\": %lld, "
-		    "\"params\": %lld, \"memory_bytes\": %lld, \"stages\": %lld, "
-		    "\"max_parallel_ops\": %lld, \"critical_path_ops\": %lld, "
+		    "\"params\": %lld, \"memory_bytes\": %lld, \"constant_ops\": %lld, "
+		    "\"stages\": %lld, \"max_parallel_ops\": %lld, \"critical_path_ops\": %lld, "
 		    "\"critical_path_flops\": %lld,\n  \"critical_path\": [",
 		r->g.nnodes, (long long)r->kernels, (long long)r->unknown_ops,
 		(long long)t->total_flops, (long long)t->matmul_flops, (long long)t->macs,
-		(long long)t->params, (long long)t->memory_bytes, (long long)r->stages.stages,
+		(long long)t->params, (long long)t->memory_bytes, (long long)r->constant_ops,
+		(long long)r->stages.stages,
 		(long long)r->stages.max_parallel_ops, (long long)r->stages.critical_path_ops,
 		(long long)r->critical_path_flops);
 	int first = 1;
@@ -447,8 +458,9 @@ static void json_op(struct line *l, const struct partition_report *r, size_t k)
 	l_str(l, "}");
 }
 
-static int json_body(FILE *fp, const struct partition_report *r)
+static int json_body(FILE *fp, const void *ctx)
 {
+	const struct partition_report *r = ctx;
 	const struct hardware_spec *hw = &r->o->hw;
 	fprintf(fp, "{\"model\": ");
 	json_writer_string(fp, r->g.path);
@@ -583,8 +595,9 @@ static void flops_text(int64_t flops, char *buf, size_t size)
 	snprintf(buf, size, "%.3g %sFLOP", v, units[u]);
 }
 
-static int dot_body(FILE *fp, const struct partition_report *r)
+static int dot_body(FILE *fp, const void *ctx)
 {
+	const struct partition_report *r = ctx;
 	struct line l = {0};
 	l_str(&l, "digraph \"");
 	l_dot_text(&l, r->g.path);
@@ -606,6 +619,8 @@ static int dot_body(FILE *fp, const struct partition_report *r)
 		const struct opgraph_node *n = &r->g.nodes[k];
 		const struct partition_op *op = &r->ops[k];
 		char shape[128], text[96];
+		if (!listed(r, k))
+			continue;
 		shape_text(first_output(r, n), shape, sizeof shape);
 		l_str(&l, "  ");
 		l_node_id(&l, k);
@@ -628,7 +643,8 @@ static int dot_body(FILE *fp, const struct partition_report *r)
 		l_str(&l, "\"];\n");
 		for (size_t j = 0; j < n->nin; j++) { /* the edges into it, with the tensor's shape */
 			size_t v = n->in[j];
-			if (v == OPGRAPH_NONE || r->g.values[v].producer == OPGRAPH_NONE)
+			if (v == OPGRAPH_NONE || r->g.values[v].producer == OPGRAPH_NONE ||
+			    !listed(r, r->g.values[v].producer))
 				continue;
 			shape_text(&r->g.values[v], shape, sizeof shape);
 			l_str(&l, "  ");
@@ -660,17 +676,17 @@ static int dot_body(FILE *fp, const struct partition_report *r)
 
 static int write_table(const char *path, const struct partition_report *r, struct sp_err *err)
 {
-	return write_stream(path, r, table_body, err);
+	return partition_write_stream(path, table_body, r, err);
 }
 
 static int write_json(const char *path, const struct partition_report *r, struct sp_err *err)
 {
-	return write_stream(path, r, json_body, err);
+	return partition_write_stream(path, json_body, r, err);
 }
 
 static int write_dot(const char *path, const struct partition_report *r, struct sp_err *err)
 {
-	return write_stream(path, r, dot_body, err);
+	return partition_write_stream(path, dot_body, r, err);
 }
 
 const char *const partition_format_names[PARTITION_NFORMATS + 1] = {

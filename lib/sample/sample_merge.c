@@ -115,9 +115,7 @@ static int check_same(const char *const *inputs, size_t n, const struct table *t
 	return 0;
 }
 
-/* A shape cell: a whole number, written as kernel-sample writes it ("1024")
- * or as the original does (its rows are NumPy floats: "1024.0"). */
-static int shape_cell(const struct table *t, size_t row, size_t col, int64_t *out,
+int sample_shape_cell(const struct table *t, size_t row, size_t col, int64_t *out,
 		      struct sp_err *err)
 {
 	double v;
@@ -140,7 +138,7 @@ static int collect_rows(const struct table *t, size_t n, struct row *rows, struc
 			rows[k] = (struct row){.file = f, .row = r, .order = k};
 			double d;
 			for (size_t c = 0; c < nshape; c++)
-				if (shape_cell(&t[f], r, c, &rows[k].key[c], err))
+				if (sample_shape_cell(&t[f], r, c, &rows[k].key[c], err))
 					return -1;
 			if (table_double(&t[f], r, nshape, &d, err) ||
 			    table_double(&t[f], r, nshape + 1, &d, err))

@@ -25,6 +25,13 @@ struct sample_file_name {
 
 int sample_file_name_parse(const char *path, struct sample_file_name *name, struct sp_err *err);
 
+/* A shape cell of a sampling CSV: a whole number from 0 to 2^40, written
+ * as kernel-sample writes it ("1024") or as the original does (its rows are
+ * NumPy floats: "1024.0"). */
+struct table;
+int sample_shape_cell(const struct table *t, size_t row, size_t col, int64_t *out,
+		      struct sp_err *err);
+
 struct sample_merge_result {
 	uint64_t rows_in, rows_out; /* rows read, rows written (duplicates dropped) */
 };

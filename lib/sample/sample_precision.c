@@ -59,6 +59,8 @@ void sample_tensor_fill_host(const struct sample_tensor *t, int index, enum samp
 	}
 	enum sample_precision q = t->kind == SAMPLE_VALUES ? p : SAMPLE_FP32;
 	float *v = host;
-	for (int64_t i = 0; i < t->count; i++)
-		v[i] = sample_round(q, sample_rand_value(stream, (uint64_t)i, t->scale));
+	for (int64_t i = 0; i < t->count; i++) {
+		float x = sample_rand_value(stream, (uint64_t)i, t->scale);
+		v[i] = sample_round(q, t->fill == SAMPLE_RANDOM_ABS ? fabsf(x) : x);
+	}
 }

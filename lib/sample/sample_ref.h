@@ -8,6 +8,7 @@
 #ifndef SPKIT_SAMPLE_REF_H
 #define SPKIT_SAMPLE_REF_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "core/err.h"
@@ -27,8 +28,38 @@ SAMPLE_REF_DECLARE(softmax)
 SAMPLE_REF_DECLARE(causal_softmax)
 SAMPLE_REF_DECLARE(fillmask)
 SAMPLE_REF_DECLARE(batched)
+SAMPLE_REF_DECLARE(attention)
+SAMPLE_REF_DECLARE(causal_attention)
+SAMPLE_REF_DECLARE(moe)
+SAMPLE_REF_DECLARE(maxk)
 #undef SAMPLE_REF_DECLARE
 int sample_ref_res_add_forward(void *state, struct sp_err *err);
+int sample_ref_adam_forward(void *state, struct sp_err *err);
+int sample_ref_macko_forward(void *state, struct sp_err *err);
+int sample_ref_ksmm_forward(void *state, struct sp_err *err);
+
+/* gelu, erf form (F.gelu's default), and its derivative Phi(x) + x phi(x). */
+static inline double sample_ref_gelu(double x)
+{
+	return 0.5 * x * (1.0 + erf(x * M_SQRT1_2));
+}
+static inline double sample_ref_gelu_grad(double x)
+{
+	return 0.5 * (1.0 + erf(x * M_SQRT1_2)) + x * exp(-0.5 * x * x) * (M_2_SQRTPI * M_SQRT1_2 * 0.5);
+}
+
+/* The CPU state: the tensors, then what a family keeps beyond them (a
+ * graph), made by its prepare after the tensors are filled and freed by
+ * release. */
+struct sample_cpu_state {
+	struct sample_state s;
+	void *extra;
+	void (*release)(void *extra);
+};
+typedef int (*sample_ref_prepare_fn)(struct sample_cpu_state *st, struct sp_err *err);
+int sample_ref_maxk_prepare(struct sample_cpu_state *st, struct sp_err *err);
+int sample_ref_macko_prepare(struct sample_cpu_state *st, struct sp_err *err);
+int sample_ref_ksmm_prepare(struct sample_cpu_state *st, struct sp_err *err);
 
 /* A tensor's host data. */
 static inline float *sample_ref_values(const struct sample_state *st, int i)

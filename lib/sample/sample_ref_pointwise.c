@@ -12,7 +12,7 @@ static void gelu_rows(const void *ctx, int64_t lo, int64_t hi)
 	const float *x = sample_ref_values(st, ELT_X);
 	float *y = sample_ref_values(st, ELT_Y);
 	for (int64_t i = lo * st->d.cols; i < hi * st->d.cols; i++)
-		y[i] = sample_round(st->p, 0.5 * x[i] * (1.0 + erf(x[i] * M_SQRT1_2)));
+		y[i] = sample_round(st->p, sample_ref_gelu(x[i]));
 }
 
 /* d gelu / dx = Phi(x) + x phi(x). */
@@ -21,11 +21,8 @@ static void gelu_backward_rows(const void *ctx, int64_t lo, int64_t hi)
 	const struct sample_state *st = ctx;
 	const float *x = sample_ref_values(st, ELT_X), *dy = sample_ref_values(st, ELT_DY);
 	float *dx = sample_ref_values(st, ELT_DX);
-	for (int64_t i = lo * st->d.cols; i < hi * st->d.cols; i++) {
-		double cdf = 0.5 * (1.0 + erf(x[i] * M_SQRT1_2));
-		double pdf = exp(-0.5 * (double)x[i] * x[i]) * (M_2_SQRTPI * M_SQRT1_2 * 0.5);
-		dx[i] = sample_round(st->p, dy[i] * (cdf + x[i] * pdf));
-	}
+	for (int64_t i = lo * st->d.cols; i < hi * st->d.cols; i++)
+		dx[i] = sample_round(st->p, dy[i] * sample_ref_gelu_grad(x[i]));
 }
 
 static void add_rows(const void *ctx, int64_t lo, int64_t hi)

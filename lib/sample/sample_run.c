@@ -8,6 +8,7 @@
 
 #include "core/num.h"
 #include "core/timer.h"
+#include "sample/sample_spec.h"
 
 static int wall_time(void *ctx, sample_call_fn fn, void *state, double *us, struct sp_err *err)
 {
@@ -128,6 +129,36 @@ static int warm_up(const struct sample_job *job, void *state, struct sp_err *err
 	return 0;
 }
 
+int sample_time_schedule(const struct sample_clock *c, sample_call_fn fwd, sample_call_fn bwd,
+			 void *warm_state, void *state, int untimed, int active, const char *range,
+			 struct sample_times *t, struct sp_err *err)
+{
+	double *runs = malloc(2 * (size_t)active * sizeof *runs), *back = runs + active;
+	int rc = -1;
+	if (!runs)
+		return sp_fail(err, "out of memory for %d runs", active);
+	for (int i = 0; i < untimed; i++)
+		if (fwd(warm_state, err) || (bwd && bwd(warm_state, err)))
+			goto done;
+	if (range && c->range_push)
+		c->range_push(range);
+	rc = 0;
+	for (int i = 0; rc == 0 && i < active; i++)
+		rc = c->time(c->ctx, fwd, state, &runs[i], err) ||
+				     (bwd && c->time(c->ctx, bwd, state, &back[i], err))
+			     ? -1
+			     : 0;
+	if (range && c->range_pop)
+		c->range_pop();
+	if (rc == 0) {
+		t->fwd_us = sample_trimmed_mean(runs, active);
+		t->bwd_us = bwd ? sample_trimmed_mean(back, active) : 0;
+	}
+done:
+	free(runs);
+	return rc;
+}
+
 /* Untimed work on a GPU is queued: wait for it, so its faults surface. */
 static int settle(const struct sample_job *job, struct sp_err *err)
 {
@@ -147,11 +178,21 @@ static void range_pop(const struct sample_job *job)
 		job->clock->range_pop();
 }
 
+int sample_job_accepts(const struct sample_job *job, const int64_t *shape, struct sp_err *why)
+{
+	if (job->op->check(shape, why))
+		return -1;
+	return sample_check_precision(job->op->name, job->precision, why);
+}
+
 int sample_warm_open(const struct sample_job *job, void **warm, struct sp_err *err)
 {
 	*warm = NULL;
 	const struct sample_config *cfg = job->cfg;
 	char shape[256];
+	struct sp_err why;
+	if (sample_check_precision(job->op->name, job->precision, &why))
+		return 0;
 	if (cfg->has_warmup_shape && setup(job, cfg->warmup_shape, warm, err))
 		return sp_err_prefix(err, "%s: warmup_shapes %s", cfg->path,
 				     sample_shape_text(cfg->grid.ndims, cfg->warmup_shape, shape,
@@ -165,43 +206,18 @@ void sample_warm_close(const struct sample_job *job, void *warm)
 		job->op->teardown(warm);
 }
 
-/* The active runs, each direction timed on its own. */
-static int time_runs(const struct sample_job *job, void *state, double *fwd, double *bwd,
-		     struct sp_err *err)
-{
-	const struct sample_clock *c = job->clock;
-	const struct sample_op *op = job->op;
-	for (int i = 0; i < job->cfg->active; i++) {
-		if (c->time(c->ctx, op->forward, state, &fwd[i], err) ||
-		    (op->backward && c->time(c->ctx, op->backward, state, &bwd[i], err)))
-			return -1;
-	}
-	return 0;
-}
-
 int sample_measure(const struct sample_job *job, void *warm, const int64_t *shape,
 		   struct sample_times *t, struct sp_err *err)
 {
-	int n = job->cfg->active, rc = -1;
-	double *fwd = malloc(2 * (size_t)n * sizeof *fwd), *bwd = fwd + n;
 	void *state = NULL;
-	if (!fwd)
-		return sp_fail(err, "out of memory for %d runs", n);
+	char range[256];
 	if (setup(job, shape, &state, err))
-		goto done;
-	if (warm_up(job, warm ? warm : state, err))
-		goto done;
-	range_push(job, shape);
-	rc = time_runs(job, state, fwd, bwd, err);
-	range_pop(job);
-	if (rc == 0) {
-		t->fwd_us = sample_trimmed_mean(fwd, n);
-		t->bwd_us = job->op->backward ? sample_trimmed_mean(bwd, n) : 0;
-	}
-done:
-	if (state)
-		job->op->teardown(state);
-	free(fwd);
+		return -1;
+	int rc = sample_time_schedule(job->clock, job->op->forward, job->op->backward,
+				      warm ? warm : state, state, job->cfg->wait + job->cfg->warmup,
+				      job->cfg->active,
+				      sample_range_name(job, shape, range, sizeof range), t, err);
+	job->op->teardown(state);
 	return rc;
 }
 
@@ -217,7 +233,7 @@ int sample_one(const struct sample_job *job, const int64_t *shape, struct sample
 	       struct sp_err *err)
 {
 	void *warm;
-	if (job->op->check(shape, err))
+	if (sample_job_accepts(job, shape, err))
 		return fail_shape(job, shape, err);
 	if (sample_warm_open(job, &warm, err))
 		return -1;
@@ -229,7 +245,7 @@ int sample_one(const struct sample_job *job, const int64_t *shape, struct sample
 int sample_profile(const struct sample_job *job, const int64_t *shape, struct sp_err *err)
 {
 	void *warm, *state = NULL;
-	if (job->op->check(shape, err))
+	if (sample_job_accepts(job, shape, err))
 		return fail_shape(job, shape, err);
 	if (sample_warm_open(job, &warm, err))
 		return -1;
@@ -252,7 +268,7 @@ done:
 int sample_run_once(const struct sample_job *job, const int64_t *shape, struct sp_err *err)
 {
 	void *state = NULL;
-	if (job->op->check(shape, err) || setup(job, shape, &state, err))
+	if (sample_job_accepts(job, shape, err) || setup(job, shape, &state, err))
 		return fail_shape(job, shape, err);
 	int rc = run_both(job->op, state, err) || settle(job, err) ? -1 : 0;
 	job->op->teardown(state);

@@ -66,8 +66,13 @@ struct sample_job {
  * and can run the warm-up shape; the errors name the config. */
 int sample_job_check(const struct sample_job *job, struct sp_err *err);
 
+/* Whether the job runs the shape: the operator's check, then its
+ * precision (sample_check_precision); -1 with the reason otherwise. */
+int sample_job_accepts(const struct sample_job *job, const int64_t *shape, struct sp_err *why);
+
 /* The warm-up shape's inputs, made once for a sweep (*warm stays NULL
- * when the config has no warmup_shapes: each shape then warms itself). */
+ * when the config has no warmup_shapes: each shape then warms itself; and
+ * when the operator does not run at the job's precision: no shape will). */
 int sample_warm_open(const struct sample_job *job, void **warm, struct sp_err *err);
 void sample_warm_close(const struct sample_job *job, void *warm);
 
@@ -81,6 +86,15 @@ struct sample_times {
  * operator's own ("cudaMalloc(...) for 'x': out of memory"). */
 int sample_measure(const struct sample_job *job, void *warm, const int64_t *shape,
 		   struct sample_times *t, struct sp_err *err);
+
+/* The schedule on states already set up: `untimed` runs (forward, then
+ * backward) on warm_state, then `active` runs on state, each direction
+ * timed on its own, inside the NVTX range `range` (NULL: none); t gets the
+ * trimmed means. bwd may be NULL (t->bwd_us is then 0). sample_measure is
+ * this on an operator; kernel-sample layer runs it on a whole layer. */
+int sample_time_schedule(const struct sample_clock *c, sample_call_fn fwd, sample_call_fn bwd,
+			 void *warm_state, void *state, int untimed, int active, const char *range,
+			 struct sample_times *t, struct sp_err *err);
 
 /* The single-shape modes, on the config's `shapes` or the shape given.
  * Their errors name the config and the shape. get_one: sample_measure;

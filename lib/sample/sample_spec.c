@@ -94,6 +94,18 @@ int sample_check_rope(const int64_t *shape, struct sp_err *why)
 	return 0;
 }
 
+int sample_check_attention(const int64_t *shape, struct sp_err *why)
+{
+	if (sample_check_heads(shape, why))
+		return -1;
+	int64_t hd = shape[4] / shape[2];
+	if (hd != 64 && hd != 128)
+		return sp_fail(why, "head size dim/h = %lld is not 64 or 128 (the fused attention "
+				    "kernels' head sizes)",
+			       (long long)hd);
+	return 0;
+}
+
 int64_t sample_vocab_partition(int64_t mp)
 {
 	return (SAMPLE_VOCAB + 128 * mp - 1) / (128 * mp) * 128;
@@ -101,7 +113,22 @@ int64_t sample_vocab_partition(int64_t mp)
 
 int sample_has_backward(const char *name)
 {
-	return strcmp(name, "res_add") != 0;
+	return strcmp(name, "res_add") != 0 && strcmp(name, "macko_spmv") != 0 &&
+	       strcmp(name, "ksmm") != 0 && !strstr(name, "Stage_optimizer");
+}
+
+int sample_is_attention(const char *name)
+{
+	return !strncmp(name, "flash_atten", 11);
+}
+
+int sample_check_precision(const char *name, enum sample_precision p, struct sp_err *why)
+{
+	if (p == SAMPLE_FP32 && sample_is_attention(name))
+		return sp_fail(why, "%s runs in fp16 or bf16 only: fused attention is "
+				    "half-precision (flash_attn_func takes no fp32)",
+			       name);
+	return 0;
 }
 
 size_t sample_tensor_elem_bytes(const struct sample_tensor *t, enum sample_precision p)
@@ -131,6 +158,29 @@ static void start(struct sample_state *st)
 {
 	st->n = 0;
 	memset(&st->d, 0, sizeof st->d);
+}
+
+int sample_check_columns(const int64_t *shape, int n, const char *const *names,
+			 struct sp_err *why)
+{
+	return check_columns(shape, n, names, why);
+}
+
+int sample_check_divides(int64_t a, const char *an, int64_t b, const char *bn,
+			 struct sp_err *why)
+{
+	return check_divides(a, an, b, bn, why);
+}
+
+void sample_spec_start(struct sample_state *st)
+{
+	start(st);
+}
+
+int sample_spec_add(struct sample_state *st, const char *name, int64_t count,
+		    enum sample_kind kind, enum sample_stage stage)
+{
+	return add(st, name, count, kind, stage);
 }
 
 /* nn.Embedding(vocab partition, dim) on ids (b, l): rows are tokens. */
@@ -377,6 +427,47 @@ static void layout_batched(const int64_t *shape, struct sample_state *st, int sc
 	st->t[MM_A].grad = MM_DA;
 	st->t[MM_B].grad = MM_DB;
 	st->t[MM_C].upstream = MM_DC;
+}
+
+/* flash_attn_func(q, k, v, causal) on (b, l, h/mp, dim/h), as
+ * estimate-train-time's flash_atten calls it; rows are the queries of every
+ * head, (b, h/mp, l), the stats' order. */
+static void layout_attention(const int64_t *shape, struct sample_state *st)
+{
+	int64_t mp = shape[0], b = shape[1], h = shape[2], l = shape[3], dim = shape[4];
+	int64_t hp = h / mp, hd = dim / h, count = b * l * hp * hd;
+	start(st);
+	st->d.batch = b;
+	st->d.heads = hp;
+	st->d.seq = l;
+	st->d.cols = hd;
+	st->d.rows = b * hp * l;
+	add(st, "q", count, SAMPLE_VALUES, SAMPLE_INPUT);
+	add(st, "k", count, SAMPLE_VALUES, SAMPLE_INPUT);
+	add(st, "v", count, SAMPLE_VALUES, SAMPLE_INPUT);
+	add(st, "out", count, SAMPLE_VALUES, SAMPLE_FORWARD);
+	add(st, "logsumexp", st->d.rows, SAMPLE_STATS, SAMPLE_FORWARD);
+	add(st, "dout", count, SAMPLE_VALUES, SAMPLE_INPUT);
+	add(st, "dq", count, SAMPLE_VALUES, SAMPLE_BACKWARD);
+	add(st, "dk", count, SAMPLE_VALUES, SAMPLE_BACKWARD);
+	add(st, "dv", count, SAMPLE_VALUES, SAMPLE_BACKWARD);
+	st->t[ATT_Q].grad = ATT_DQ;
+	st->t[ATT_K].grad = ATT_DK;
+	st->t[ATT_V].grad = ATT_DV;
+	st->t[ATT_O].upstream = ATT_DO;
+}
+
+/* estimate-train-time's flash_atten: flash_attn_func(Q, K, V), not causal. */
+void sample_layout_flash_atten(const int64_t *shape, struct sample_state *st)
+{
+	layout_attention(shape, st);
+}
+
+/* The same with causal=True, as GPT-style training (Megatron-LM,
+ * GPT-NeoX) calls it: query i sees keys 0..i. */
+void sample_layout_flash_atten_causal(const int64_t *shape, struct sample_state *st)
+{
+	layout_attention(shape, st);
 }
 
 /* torch.baddbmm(c, q, k, beta=0): scores (b h/mp, l, l) = q (.., l, dim/h) k (.., dim/h, l). */

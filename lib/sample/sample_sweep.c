@@ -177,7 +177,7 @@ static int sample_shape(struct run *run, void *warm, const int64_t *shape, struc
 	int rc = 0;
 	if (sweep_done(&run->csv, key)) {
 		run->r->resumed++;
-	} else if (job->op->check(shape, &why)) {
+	} else if (sample_job_accepts(job, shape, &why)) {
 		run->r->skipped++;
 		run->since++;
 		sp_report_msg(job->report, 2, "%s %s skipped: %s", run->label, text, why.msg);

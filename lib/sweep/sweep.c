@@ -3,12 +3,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The length of a key value without the ".0" of a whole number written as
+ * a float ("1024.0", as estimate-train-time's NumPy rows hold shapes), so
+ * such a file resumes as if it said "1024"; any other text is kept whole. */
+static size_t whole_number_len(const char *text, size_t len)
+{
+	size_t digits = text && len > 0 && text[0] == '-';
+	size_t i = digits;
+	while (i < len && text[i] >= '0' && text[i] <= '9')
+		i++;
+	if (i == digits || i == len || text[i] != '.')
+		return len;
+	size_t point = i++;
+	while (i < len && text[i] == '0')
+		i++;
+	return i == len && i > point + 1 ? point : len;
+}
+
 /* A key is its values joined by NULs, which no CSV field holds, so
  * distinct keys never join to the same text. Part i of the key in s->key. */
 static int add_key_part(struct sweep *s, size_t i, const char *text, size_t len)
 {
 	if (i == 0)
 		s->key.len = 0;
+	len = whole_number_len(text, len);
 	return !text || buf_add(&s->key, text, len) || buf_addc(&s->key, '\0') ? -1 : 0;
 }
 

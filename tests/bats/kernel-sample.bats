@@ -63,7 +63,7 @@ rows() {
 	for f in "$REPO"/configs/kernel_sampling/test/*.yml; do
 		"$BIN/$K" -q "$f" --device cpu --output-dir "$T/out"
 	done
-	[ "$(ls "$T/out/sampling_data" | wc -l)" -eq 17 ]
+	[ "$(ls "$T/out/sampling_data" | wc -l)" -eq "$(ls "$REPO"/configs/kernel_sampling/test/*.yml | wc -l)" ]
 	for f in "$REPO"/configs/kernel_sampling/collect/*.yml; do
 		name=$(basename "$f")
 		shape=$(grep '"starts"' "$REPO/configs/kernel_sampling/test/$name" | tr -dc '0-9,')
@@ -286,7 +286,7 @@ bad_config() {
 	small
 	sed 's/^kernel_name: layernorm/kernel_name: layernorm\nfunction_name: layernorn/' "$T/ln.yml" >"$T/op.yml"
 	run "$BIN/$K" "$T/op.yml" --device cpu
-	assert_error 1 $K "op.yml: no operator 'layernorn' on the CPU \(kernel-sample has embedding, layernorm, .*, ScaledUpperTriangMaskedSoftmax\)"
+	assert_error 1 $K "op.yml: no operator 'layernorn' on the CPU \(kernel-sample has embedding, layernorm, .*, ScaledUpperTriangMaskedSoftmax, moe, .*\)"
 	echo "run: get_some" >>"$T/ln.yml"
 	run "$BIN/$K" "$T/ln.yml" --device cpu
 	assert_error 1 $K "ln.yml:13: run: unknown mode 'get_some' \(expected get_all, get_one, get_profiler or run_function\)"
@@ -342,6 +342,26 @@ EOF
 	assert_error 1 $K "$csv"
 	[[ $output == *header* ]]
 	cmp foreign.csv "$csv"
+}
+
+@test "a part file the original wrote (shapes as NumPy floats) resumes: its shapes are not timed again" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu
+	csv=$(ls sampling_data/*.csv)
+	# the first 5 shapes as estimate-train-time writes rows: 2.0,4.0,8.0,...
+	{
+		head -n 1 "$csv"
+		rows "$csv" | head -n 5 | awk -F, -v OFS=, '{ $1 = $1 ".0"; $2 = $2 ".0"; $3 = $3 ".0"; print }'
+	} >original.csv
+	cp original.csv "$csv"
+	run "$BIN/$K" ln.yml --device cpu
+	[ "$status" -eq 0 ]
+	[[ $output == *"12 shapes: 7 measured, 0 skipped, 0 failed, 5 done before"* ]]
+	[ "$(rows "$csv" | wc -l)" -eq 12 ]
+	head -n 6 "$csv" | cmp - original.csv
+	"$BIN/$K" merge "$csv" -o merged.csv
+	[ "$(rows merged.csv | cut -d, -f1-3 | sort -u | wc -l)" -eq 12 ]
 }
 
 @test "kill -9 in the middle of a sweep: the rerun completes it, no row lost or repeated" {
@@ -423,4 +443,38 @@ EOF
 	[ ! -e out.csv ]
 	ls | grep -q '\.tmp\.' && return 1
 	true
+}
+
+@test "flash_atten and flash_atten_causal on the CPU: head sizes other than 64 and 128 skipped, fp32 skipped with the reason" {
+	cd "$T"
+	for op in flash_atten flash_atten_causal; do
+		run "$BIN/$K" -v "$REPO/configs/kernel_sampling/test/$op.yml" --device cpu --precision bf16
+		[ "$status" -eq 0 ]
+		[[ $output == *"${op}_bf16 [1, 2, 4, 17, 128] skipped: head size dim/h = 32 is not 64 or 128"* ]]
+		[[ $output == *"16 shapes: 12 measured, 4 skipped, 0 failed"* ]]
+		csv=$(ls sampling_data/*_${op}_bf16_1_1.csv)
+		[ "$(head -1 "$csv")" = "mp,b,h,l,dim,F_dur(us),B_dur(us)" ]
+		rows "$csv" | cut -d, -f6,7 | tr ',' '\n' | grep -qvE '^[0-9]+(\.[0-9]{1,3})?$' && return 1
+		run "$BIN/$K" "$REPO/configs/kernel_sampling/test/$op.yml" --device cpu --precision fp32
+		[ "$status" -eq 0 ]
+		[[ $output == *"16 shapes: 0 measured, 16 skipped, 0 failed"* ]]
+		grep -q "| Skipped: \[1, 2, 2, 17, 128\]: $op runs in fp16 or bf16 only: fused attention is half-precision" sampling_log/*_${op}_fp32_1_1.txt
+		[ "$(rows sampling_data/*_${op}_fp32_1_1.csv | wc -l)" -eq 0 ]
+	done
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/flash_atten.yml" --device cpu --precision fp32 --run get_one
+	assert_error 1 $K "flash_atten.yml: flash_atten \[2, 2, 4, 41, 256\]: flash_atten runs in fp16 or bf16 only"
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/flash_atten.yml" --device cpu --run get_one --shape 1,1,2,8,320
+	assert_error 1 $K "flash_atten \[1, 1, 2, 8, 320\]: head size dim/h = 160 is not 64 or 128"
+}
+
+@test "--attention: own runs the CPU reference; cudnn on the CPU and unknown names are errors, nothing written" {
+	cd "$T"
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/flash_atten_causal.yml" --device cpu --attention own --run get_one
+	[ "$status" -eq 0 ]
+	[[ $output =~ ^flash_atten_causal_fp16:\ input_shape:\ \[2,\ 2,\ 4,\ 41,\ 256\]\ timecost\(us\)\ \[fwd,\ bwd\]:\ \[[0-9.]+,\ [0-9.]+\]$ ]]
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/flash_atten.yml" --device cpu --attention cudnn
+	assert_error 1 $K "^kernel-sample: error: --attention cudnn: the run is on the CPU \(--device cpu, or no usable GPU\), where flash_atten is the CPU reference$"
+	run "$BIN/$K" "$REPO/configs/kernel_sampling/test/flash_atten.yml" --device cpu --attention flash
+	assert_error 2 $K "--attention: 'flash' is not one of cudnn, own"
+	[ ! -e sampling_data ] && [ ! -e sampling_log ]
 }

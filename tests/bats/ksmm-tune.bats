@@ -57,7 +57,7 @@ PY
 tuning_csv() {
 	local f=$1
 	shift
-	echo "batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,thread_batch,vec,stages,tf32,ms,std,rel_err,status" >"$f"
+	echo "batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,thread_batch,vec,stages,tf32,tile_d,ms,std,rel_err,status" >"$f"
 	printf '%s\n' "$@" >>"$f"
 }
 
@@ -207,13 +207,13 @@ tuning_csv() {
 @test "ksmm-tune apply --table: a table row that cannot run its pattern is an error, on the CPU path too" {
 	weights w.npy=2,3,4,2 x.npy=3,16
 	# fp32 loads of 8 elements are 32 bytes: no kernel takes them
-	tuning_csv "$T/stale.csv" "3,2,3,4,2,fp32,bsf,simt,64,16,64,8,8,8,2,0,0.5,0.01,1e-7,ok"
+	tuning_csv "$T/stale.csv" "3,2,3,4,2,fp32,bsf,simt,64,16,64,8,8,8,2,0,1,0.5,0.01,1e-7,ok"
 	run "$BIN/$K" apply --pattern 2,3,4,2 --weights "$T/w.npy" "$T/x.npy" -o "$T/y.npy" \
 		--table "$T/stale.csv" --device cpu
 	assert_error 1 $K "stale.csv:2: the row for pattern 2,3,4,2 at batch 3 cannot run it: vec 8: 32 bytes, over the widest load \(16\)"
 	assert_only_files "$T" w.npy x.npy stale.csv
 	# the same row for another batch is only a candidate, passed over
-	tuning_csv "$T/other.csv" "4,2,3,4,2,fp32,bsf,simt,64,16,64,8,8,8,2,0,0.5,0.01,1e-7,ok"
+	tuning_csv "$T/other.csv" "4,2,3,4,2,fp32,bsf,simt,64,16,64,8,8,8,2,0,1,0.5,0.01,1e-7,ok"
 	run "$BIN/$K" apply --pattern 2,3,4,2 --weights "$T/w.npy" "$T/x.npy" -o "$T/y.npy" \
 		--table "$T/other.csv" --device cpu
 	[ "$status" -eq 0 ]
@@ -242,12 +242,31 @@ EOF
 	[ "$status" -eq 0 ]
 	# 2 x 3 x 2 x 2 configurations, a header
 	[ "${#lines[@]}" -eq 25 ]
-	[ "${lines[0]}" = "batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,thread_batch,vec,stages,tf32,status" ]
-	[ "${lines[1]}" = "1000,4,64,64,16,fp32,bsf,simt,32,8,64,4,4,1,2,0,run" ]
+	[ "${lines[0]}" = "batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,thread_batch,vec,stages,tf32,tile_d,status" ]
+	[ "${lines[1]}" = "1000,4,64,64,16,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,run" ]
 	# fp32 vec 8 is 32 bytes: every such configuration skipped, with the reason
-	[ "$(printf '%s\n' "${lines[@]}" | grep -c ',8,2,0,"skip: vec 8: 32 bytes, over the widest load (16)"$')" -eq 12 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c ',8,2,0,1,"skip: vec 8: 32 bytes, over the widest load (16)"$')" -eq 12 ]
 	[ "$(printf '%s\n' "${lines[@]}" | grep -c ',run$')" -eq 12 ]
 	assert_only_files "$T" s.yaml
+}
+
+@test "ksmm-tune tune --dry-run: a space's points for some dtypes and layouts, the others skipped" {
+	cat >"$T/s.yaml" <<'EOF'
+simt:
+  - {tile_rows: 32, tile_k: 8, tile_batch: 64, thread_rows: 4, thread_batch: 4, vec: 1, stages: 2, tf32: 0, dtypes: [fp32], layouts: [bsl]}
+  - {tile_rows: 32, tile_k: 8, tile_batch: 64, thread_rows: 4, thread_batch: 4, vec: 1, stages: 2, tf32: 0, tile_d: [2, 4], layouts: [bsf]}
+EOF
+	run "$BIN/$K" tune --pattern 4,64,64,16 --batch 1000 --dtype fp32,fp16 --layout bsf,bsl \
+		--space "$T/s.yaml" --dry-run -q
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 13 ] # 4 jobs x 3 points, a header
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c ',run$')" -eq 5 ] # fp32 bsl 1, bsf 2 + 2
+	printf '%s\n' "${lines[@]}" | grep -q '^1000,4,64,64,16,fp16,bsl,simt,32,8,64,4,4,1,2,0,1,skip: the space lists it for other dtypes or layouts than fp16 bsl$'
+	printf '%s\n' "${lines[@]}" | grep -q '^1000,4,64,64,16,fp16,bsf,simt,32,8,64,4,4,1,2,0,4,run$'
+	# a name it does not know is an error naming the file and line
+	printf 'simt: {tile_rows: 32, tile_k: 8, tile_batch: 64, thread_rows: 4, thread_batch: 4, vec: 1, stages: 2, tf32: 0, layouts: [col]}\n' >"$T/bad.yaml"
+	run "$BIN/$K" tune --pattern 4,64,64,16 --space "$T/bad.yaml" --dry-run -q
+	assert_error 1 $K "bad.yaml:1: layouts: unknown 'col'"
 }
 
 @test "ksmm-tune tune --dry-run: batches, dtypes, layouts, a pattern's own batch, parts" {
@@ -282,12 +301,12 @@ EOF
 	cat >"$T/s.yaml" <<'EOF'
 simt: {tile_rows: [32, 64], tile_k: 8, tile_batch: 64, thread_rows: 4, thread_batch: 4, vec: 1, stages: 2, tf32: 0}
 EOF
-	tuning_csv "$T/r.csv" "100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,0.1,0.001,1e-8,ok"
+	tuning_csv "$T/r.csv" "100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,1,0.1,0.001,1e-8,ok"
 	cp "$T/r.csv" "$T/before.csv"
 	run "$BIN/$K" tune --pattern 2,16,16,2 --batch 100 --space "$T/s.yaml" --dry-run -q -o "$T/r.csv"
 	[ "$status" -eq 0 ]
-	[ "${lines[1]}" = "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,run" ]
-	[ "${lines[2]}" = "100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,done" ]
+	[ "${lines[1]}" = "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,run" ]
+	[ "${lines[2]}" = "100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,1,done" ]
 	cmp "$T/r.csv" "$T/before.csv"
 	# a results file of another program is refused, and left alone
 	printf 'm,n,F_dur(us)\n1,2,3\n' >"$T/other.csv"
@@ -300,7 +319,13 @@ EOF
 @test "ksmm-tune tune: the default space and the shipped spaces and pattern lists read" {
 	run "$BIN/$K" tune --pattern 4,64,64,16 --dry-run -q
 	[ "$status" -eq 0 ]
-	[ "${#lines[@]}" -gt 100 ]
+	[ "${#lines[@]}" -gt 20 ]
+	# bsf (the default layout) with d = 16: blocks over 4 de run, over 16 too
+	printf '%s\n' "${lines[@]}" | grep -q ',simt,64,16,32,4,4,4,2,0,4,run$'
+	printf '%s\n' "${lines[@]}" | grep -q ',simt,16,8,32,8,4,4,2,0,16,run$'
+	run "$BIN/$K" tune --pattern 4,64,64,16 --space "$REPO/configs/ksmm/space_full.yaml" --dry-run -q
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -gt 900 ]
 	run "$BIN/$K" tune --pattern 4,64,64,16 --space "$REPO/configs/ksmm/space.yaml" --dry-run -q
 	[ "$status" -eq 0 ]
 	local n=${#lines[@]}
@@ -415,21 +440,21 @@ EOF
 
 @test "ksmm-tune best: the fastest ok row per pattern, batch, dtype, layout, over part files" {
 	tuning_csv "$T/p1.csv" \
-		"100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,0.5,0.01,1e-8,ok" \
-		"100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,0.2,0.01,1e-8,wrong" \
-		"100,2,16,16,2,fp32,bsl,simt,64,8,64,4,4,1,2,0,0.4,0.01,1e-8,ok" \
-		"100,4,8,8,4,fp16,bsf,mma,64,32,128,32,64,8,2,0,nan,nan,nan,compile: error: boom"
+		"100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-8,ok" \
+		"100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,1,0.2,0.01,1e-8,wrong" \
+		"100,2,16,16,2,fp32,bsl,simt,64,8,64,4,4,1,2,0,1,0.4,0.01,1e-8,ok" \
+		"100,4,8,8,4,fp16,bsf,mma,64,32,128,32,64,8,2,0,1,nan,nan,nan,compile: error: boom"
 	tuning_csv "$T/p2.csv" \
-		"100,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,0.3,0.01,1e-8,ok" \
-		"50,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,0.1,0.01,1e-8,ok"
+		"100,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,1,0.3,0.01,1e-8,ok" \
+		"50,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,1,0.1,0.01,1e-8,ok"
 	run "$BIN/$K" best "$T/p1.csv" "$T/p2.csv" -o "$T/best.csv"
 	[ "$status" -eq 0 ]
 	[[ $output == *"3 best configurations; 1 pattern with no ok row left out"* ]]
 	run cat "$T/best.csv"
 	[ "${#lines[@]}" -eq 4 ]
-	[ "${lines[1]}" = "50,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,0.1,0.01,1e-08,ok" ]
-	[ "${lines[2]}" = "100,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,0.3,0.01,1e-08,ok" ]
-	[ "${lines[3]}" = "100,2,16,16,2,fp32,bsl,simt,64,8,64,4,4,1,2,0,0.4,0.01,1e-08,ok" ]
+	[ "${lines[1]}" = "50,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,1,0.1,0.01,1e-08,ok" ]
+	[ "${lines[2]}" = "100,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,1,0.3,0.01,1e-08,ok" ]
+	[ "${lines[3]}" = "100,2,16,16,2,fp32,bsl,simt,64,8,64,4,4,1,2,0,1,0.4,0.01,1e-08,ok" ]
 	# a table reduces to itself
 	run "$BIN/$K" best "$T/best.csv" -o "$T/again.csv" -q
 	[ "$status" -eq 0 ]
@@ -437,13 +462,13 @@ EOF
 }
 
 @test "ksmm-tune best: foreign, corrupt and empty CSVs refused, no table written" {
-	tuning_csv "$T/ok.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,0.5,0.01,1e-8,ok"
+	tuning_csv "$T/ok.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-8,ok"
 	printf 'm,n,F_dur(us)\n1,2,3\n' >"$T/foreign.csv"
-	tuning_csv "$T/ms.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,fast,0.01,1e-8,ok"
-	tuning_csv "$T/dtype.csv" "100,2,16,16,2,fp64,bsf,simt,32,8,64,4,4,1,2,0,0.5,0.01,1e-8,ok"
+	tuning_csv "$T/ms.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,fast,0.01,1e-8,ok"
+	tuning_csv "$T/dtype.csv" "100,2,16,16,2,fp64,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-8,ok"
 	tuning_csv "$T/short.csv" "100,2,16,16,2,fp32,bsf"
-	tuning_csv "$T/neg.csv" "100,2,-16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,0.5,0.01,1e-8,ok"
-	tuning_csv "$T/okms.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,nan,0.01,1e-8,ok"
+	tuning_csv "$T/neg.csv" "100,2,-16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-8,ok"
+	tuning_csv "$T/okms.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,nan,0.01,1e-8,ok"
 	printf 'batch,a\n"unterminated\n' >"$T/quote.csv"
 	tuning_csv "$T/empty.csv"
 	local cases=(
@@ -474,10 +499,10 @@ EOF
 }
 
 @test "ksmm-tune bench: a table with a row that is not ok or twice the same key is refused; no GPU is an error" {
-	tuning_csv "$T/wrong.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,0.5,0.01,1e-3,wrong"
+	tuning_csv "$T/wrong.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-3,wrong"
 	tuning_csv "$T/twice.csv" \
-		"100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,0.5,0.01,1e-8,ok" \
-		"100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,0.4,0.01,1e-8,ok"
+		"100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-8,ok" \
+		"100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,1,0.4,0.01,1e-8,ok"
 	run "$BIN/$K" bench --pattern 2,16,16,2 --table "$T/wrong.csv"
 	assert_error 1 $K "wrong.csv:2: status 'wrong': a best table holds only ok rows"
 	run "$BIN/$K" bench --pattern 2,16,16,2 --table "$T/twice.csv"

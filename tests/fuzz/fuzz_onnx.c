@@ -1,14 +1,16 @@
 /* libFuzzer target for .onnx: the wire-format slimming, the protobuf-c
  * decoder and the conversion to an opgraph on arbitrary bytes (from
- * memory), then graph-partition's whole analysis of what loads (unknown ops
- * allowed, batch 2) and its JSON and DOT reports, which must neither crash
- * nor overflow. */
+ * memory; model-local functions inlined), then graph-partition's whole
+ * analysis of what loads (unknown ops allowed, batch 2), its JSON and DOT
+ * reports and a comparison row (the peak activation memory), which must
+ * neither crash nor overflow. */
 #include "fuzzdir.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "partition/compare.h"
 #include "partition/onnx_model.h"
 #include "partition/partition.h"
 
@@ -26,6 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    partition_analyse(&r, &o, &err) == 0) {
 		partition_write(report, PARTITION_JSON, &r, &err);
 		partition_write(report, PARTITION_DOT, &r, &err);
+		struct compare c = {0};
+		if (compare_add(&c, &r, 0, &err) == 0)
+			compare_write(report, PARTITION_JSON, &c, &err);
+		compare_free(&c);
 	}
 	partition_free(&r);
 	return 0;

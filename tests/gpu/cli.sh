@@ -105,8 +105,8 @@ check "maxk-train --bench-kernels: top-k exact against the CPU, products against
 
 # ksmm-tune: a small space of its own (so the test needs no configs/ folder)
 cat >space.yaml <<'YAML'
-simt: {tile_rows: [32, 64], tile_k: [16, 32], tile_batch: [64, 128], thread_rows: [4, 8], thread_batch: [4, 8], vec: [4], stages: [2], tf32: 0}
-mma: {tile_rows: 64, tile_k: 32, tile_batch: 128, thread_rows: 32, thread_batch: 64, vec: 8, stages: 2, tf32: 0}
+simt: {tile_rows: [32, 64], tile_k: [16, 32], tile_batch: [64, 128], thread_rows: [4, 8], thread_batch: [4, 8], vec: [4], stages: [2], tf32: 0, tile_d: [1, 4]}
+mma: {tile_rows: [32, 64], tile_k: 32, tile_batch: [32, 128], thread_rows: 32, thread_batch: [16, 64], vec: 8, stages: 2, tf32: 0, tile_d: [1, 2]}
 YAML
 export SPKIT_CACHE_DIR=$T/nvrtc-cache
 
@@ -124,7 +124,7 @@ tune_matches_dry_run() {
 	[ "$want" -eq "$have" ] || { echo "$have rows, the dry run says $want"; return 1; }
 	# every job has an ok configuration; no configuration computes wrong
 	awk -F, 'NR > 1 { job = $1 FS $2 FS $3 FS $4 FS $5 FS $6 FS $7; jobs[job] = 1
-		if ($20 == "ok") ok[job] = 1; if ($20 == "wrong") { print "wrong: " $0; bad = 1 } }
+		if ($21 == "ok") ok[job] = 1; if ($21 == "wrong") { print "wrong: " $0; bad = 1 } }
 		END { for (j in jobs) if (!ok[j]) { print "no ok row: " j; bad = 1 }; exit bad }' r.csv
 }
 check "ksmm-tune tune: a row for every configuration the dry run says runs, each checked" \
@@ -146,8 +146,8 @@ resumed_sweep_loses_nothing() {
 	local kept=$(($(wc -l <killed.csv) - 1))
 	"$BIN/ksmm-tune" "${TUNE[@]}" -o killed.csv -q || return 1
 	echo "killed with $kept rows"
-	[ "$(cut -d, -f1-16 killed.csv | sort | uniq -d | wc -l)" -eq 0 ] || { echo "repeated rows"; return 1; }
-	[ "$(cut -d, -f1-16 killed.csv | sort)" = "$(cut -d, -f1-16 whole.csv | sort)" ]
+	[ "$(cut -d, -f1-17 killed.csv | sort | uniq -d | wc -l)" -eq 0 ] || { echo "repeated rows"; return 1; }
+	[ "$(cut -d, -f1-17 killed.csv | sort)" = "$(cut -d, -f1-17 whole.csv | sort)" ]
 }
 check "ksmm-tune tune: killed and rerun, the same rows, none twice" resumed_sweep_loses_nothing
 
@@ -202,7 +202,8 @@ sample_sweeps_every_test_config() {
 	for f in "$SAMPLE_CONFIGS"/test/*.yml; do
 		"$BIN/kernel-sample" -q "$f" --device cuda --output-dir s || return 1
 	done
-	[ "$(ls s/sampling_data | wc -l)" -eq 17 ] || { ls s/sampling_data; return 1; }
+	[ "$(ls s/sampling_data | wc -l)" -eq "$(ls "$SAMPLE_CONFIGS"/test/*.yml | wc -l)" ] ||
+		{ ls s/sampling_data; return 1; }
 	for csv in s/sampling_data/*.csv; do
 		name=$(basename "$csv" _fp16_1_1.csv | cut -d_ -f2-) # DEVICE_OP_fp16_1_1.csv
 		# one row per shape of the config (its log's Start line says how many), each
@@ -236,6 +237,23 @@ sample_single_shape_modes() {
 }
 check "kernel-sample get_one, get_profiler (its ncu command), run_function; a shape out of memory" \
 	sample_single_shape_modes
+
+sample_attention_backends() {
+	local cfg=$SAMPLE_CONFIGS/test/flash_atten_causal.yml out
+	out=$("$BIN/kernel-sample" -v "$cfg" --device cuda --attention own --run get_one 2>&1) ||
+		{ echo "$out"; return 1; }
+	[[ $out == "flash_atten: spkit's own kernel"*"flash_atten_causal_fp16: input_shape: [2, 2, 4, 41, 256] timecost(us)"* ]] ||
+		{ echo "$out"; return 1; }
+	# cuDNN: timed where libcudnn.so.9 loads, else one line and exit 1
+	if out=$("$BIN/kernel-sample" -v "$cfg" --device cuda --attention cudnn --run get_one 2>&1); then
+		[[ $out == "flash_atten: cuDNN's fused attention"*"timecost(us)"* ]] || { echo "$out"; return 1; }
+	else
+		[ $? -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] &&
+			[[ $out == "kernel-sample: error: --attention cudnn: "* ]] || { echo "$out"; return 1; }
+	fi
+}
+check "kernel-sample --attention own and cudnn on flash_atten (cudnn: timed, or why it cannot load)" \
+	sample_attention_backends
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

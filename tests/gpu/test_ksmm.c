@@ -42,17 +42,28 @@ static const struct ksmm_pattern patterns[] = {
 static const int64_t batches[] = {1, 7, 33, 1000, 64, 129, 256, 40, 8, 500, 17};
 #define NBATCHES (sizeof batches / sizeof batches[0])
 
-#define SIMT(tr, tk, tb, wr, wb, v, s) {KSMM_SIMT, tr, tk, tb, wr, wb, v, s, 0}
-#define MMA(tr, tk, tb, wr, wb, v, s, tf) {KSMM_MMA, tr, tk, tb, wr, wb, v, s, tf}
+#define SIMT(tr, tk, tb, wr, wb, v, s) {KSMM_SIMT, tr, tk, tb, wr, wb, v, s, 0, 1}
+#define MMA(tr, tk, tb, wr, wb, v, s, tf) {KSMM_MMA, tr, tk, tb, wr, wb, v, s, tf, 1}
+/* Blocks spanning td values of de (bsf, td dividing d), td up to 16:
+ * SIMT and TF32 (groups of threads a de; one or two buffers, scalar and
+ * vector loads) and 16-bit mma (warps over all td; x by cp.async 4, 8 and
+ * 16 bytes wide, two and three stages). */
+#define SIMT_D(tr, tk, tb, wr, wb, v, s, td) {KSMM_SIMT, tr, tk, tb, wr, wb, v, s, 0, td}
+#define MMA_D(tr, tk, tb, wr, wb, v, s, tf, td) {KSMM_MMA, tr, tk, tb, wr, wb, v, s, tf, td}
 static const struct ksmm_config configs_f32[] = {
 	SIMT(64, 16, 128, 8, 8, 4, 2), SIMT(16, 8, 32, 2, 4, 1, 1), SIMT(32, 32, 64, 4, 4, 2, 2),
 	MMA(64, 32, 128, 32, 64, 4, 2, 1), MMA(32, 16, 64, 16, 32, 1, 1, 1),
+	SIMT_D(32, 16, 64, 8, 4, 4, 2, 2), SIMT_D(16, 8, 32, 4, 4, 1, 1, 4),
+	SIMT_D(32, 32, 32, 4, 4, 2, 2, 16), MMA_D(32, 16, 32, 16, 8, 4, 2, 1, 4),
 };
 static const struct ksmm_config configs_16[] = {
 	MMA(64, 32, 128, 32, 64, 8, 2, 0), MMA(32, 16, 64, 16, 16, 2, 1, 0),
 	MMA(16, 64, 32, 16, 32, 4, 2, 0), SIMT(32, 16, 64, 4, 4, 2, 2),
 	MMA(32, 16, 64, 16, 32, 1, 2, 0), SIMT(16, 8, 32, 2, 4, 1, 1),
 	MMA(64, 32, 128, 32, 64, 8, 3, 0), MMA(32, 64, 64, 32, 32, 4, 4, 0),
+	MMA_D(32, 32, 64, 32, 16, 8, 2, 0, 2), MMA_D(32, 16, 32, 16, 16, 4, 2, 0, 4),
+	MMA_D(32, 64, 32, 32, 16, 8, 3, 0, 16), MMA_D(16, 16, 32, 16, 16, 2, 2, 0, 8),
+	SIMT_D(16, 8, 32, 2, 4, 1, 1, 2),
 };
 
 static char cache_dir[] = "/tmp/spkit-ksmm-cache-XXXXXX";
@@ -151,9 +162,10 @@ static double run_config(struct fixture *f, const struct ksmm_config *cfg)
 
 static const char *config_text(const struct ksmm_config *c, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s tr%d tk%d tb%d wr%d wb%d v%d s%d%s", ksmm_variant_name(c->variant),
-		 c->tile_rows, c->tile_k, c->tile_batch, c->thread_rows, c->thread_batch, c->vec,
-		 c->stages, c->tf32 ? " tf32" : "");
+	snprintf(buf, n, "%s tr%d tk%d tb%d wr%d wb%d v%d s%d td%d%s",
+		 ksmm_variant_name(c->variant), c->tile_rows, c->tile_k, c->tile_batch,
+		 c->thread_rows, c->thread_batch, c->vec, c->stages, c->tile_d,
+		 c->tf32 ? " tf32" : "");
 	return buf;
 }
 

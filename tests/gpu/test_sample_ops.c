@@ -6,7 +6,11 @@
  * backward output. An element passes when |gpu - cpu| <= tol (|cpu| + rms)
  * with rms the tensor's root mean square (a scale for sums that cancel) and
  * tol a few units in the last place of the precision. Also: shapes too
- * large for the device fail in setup with the reason, and the next one runs. */
+ * large for the device fail in setup with the reason, and the next one runs.
+ * Fused attention (fp16 and bf16 only) runs once per backend that loads:
+ * ours always, cuDNN's where libcudnn.so.9 opens; sequences from 3 to past
+ * two tiles, none a multiple of a tile, heads of 64 and 128, one and
+ * several heads a partition. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,7 +32,7 @@
 
 struct op_case {
 	const char *name;
-	int64_t shape[NSHAPES][5]; /* an all-zero shape ends the list */
+	int64_t shape[NSHAPES][7]; /* an all-zero shape ends the list */
 };
 
 static const struct op_case cases[] = {
@@ -49,8 +53,32 @@ static const struct op_case cases[] = {
 	{"baddbmm", {{1, 2, 2, 37, 6}, {2, 2, 8, 64, 256}, {1, 1, 4, 129, 512}}},
 	{"bmm", {{1, 2, 2, 37, 6}, {2, 2, 8, 64, 256}, {1, 1, 4, 129, 512}}},
 	{"ScaledUpperTriangMaskedSoftmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 2, 4, 1030}}},
+	/* moe: rows not a multiple of any vector, mp 2 (F = 15), thousands of
+	 * pairs, and 3 tokens over 16 experts (most get none: their dW are 0). */
+	{"moe",
+	 {{1, 3, 74, 72, 4, 40, 2},
+	  {2, 2, 38, 24, 6, 30, 3},
+	  {1, 4, 256, 256, 8, 512, 2},
+	  {1, 1, 3, 16, 16, 8, 1}}},
+	/* Parameter counts of 3.3 million, odd (2197: the tail), and mp 8. */
+	{"firstStage_optimizer", {{1, 64, 1}, {2, 24, 2}}},
+	{"middleStage_optimizer", {{2, 72, 3}, {1, 13, 1}}},
+	{"lastStage_optimizer", {{8, 24, 2}, {1, 13, 1}}},
+	/* 8- and 16-bit column indices (hidden up to 256, above), k odd, rows
+	 * longer than a work item (degree 40 with sigma-1 log-normal tails). */
+	{"maxk_spmm", {{1000, 8, 64, 7}, {3000, 40, 300, 32}, {50, 3, 5, 5}}},
+	/* one vector, eight (one pass), sixteen (two); odd columns; dense rows */
+	{"macko_spmv", {{1000, 777, 30, 1}, {513, 2048, 50, 8}, {301, 96, 100, 16}}},
+	/* ksmm: a butterfly-like factor, a small odd one, a wide batch */
+	{"ksmm", {{1, 64, 64, 4, 256}, {3, 5, 7, 2, 9}, {4, 32, 16, 2, 1024}}},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
+
+static const struct op_case attention_cases[] = {
+	{"flash_atten", {{1, 2, 2, 37, 128}, {2, 1, 4, 200, 512}, {1, 1, 1, 3, 64}, {1, 1, 2, 300, 256}}},
+	{"flash_atten_causal",
+	 {{1, 2, 2, 37, 128}, {2, 1, 4, 200, 512}, {1, 1, 1, 3, 64}, {1, 1, 2, 300, 256}}},
+};
 
 /* A few units in the last place: fp16 2^-11, bf16 2^-8, fp32 2^-24 (the
  * fp32 bound is looser: the GPU sums in fp32, the reference in double). */
@@ -100,9 +128,8 @@ static void compare_stage(const char *name, const int64_t *shape, int nshape,
 				cpu->t[i].data);
 }
 
-static void test_op(void **state)
+static void check_op(const struct op_case *c)
 {
-	const struct op_case *c = *state;
 	const struct sample_op *cop = sample_cpu_op(c->name), *gop = sample_gpu_op(c->name);
 	struct sp_err e;
 	assert_non_null(cop);
@@ -114,6 +141,8 @@ static void test_op(void **state)
 			const int64_t *shape = c->shape[s];
 			void *cs, *gs;
 			assert_int_equal(gop->check(shape, &e), 0);
+			if (sample_check_precision(c->name, p, &e))
+				continue;
 			assert_int_equal(cop->setup(shape, p, SEED, &cs, &e), 0);
 			if (gop->setup(shape, p, SEED, &gs, &e))
 				fail_msg("%s: GPU setup: %s", c->name, e.msg);
@@ -132,6 +161,35 @@ static void test_op(void **state)
 			cop->teardown(cs);
 			gop->teardown(gs);
 		}
+}
+
+static void test_op(void **state)
+{
+	check_op(*state);
+}
+
+/* Both attention operators on each backend; fp32 refused at setup. */
+static void test_attention(void **unused)
+{
+	static const enum sample_attention backends[] = {SAMPLE_ATTENTION_OWN,
+							 SAMPLE_ATTENTION_CUDNN};
+	struct sp_err e;
+	for (int b = 0; b < 2; b++) {
+		enum sample_attention used;
+		if (sample_gpu_attention_use(backends[b], &used, &e)) {
+			fprintf(stderr, "# cuDNN's attention not tested: %s\n", e.msg);
+			continue;
+		}
+		assert_int_equal(used, backends[b]);
+		for (size_t i = 0; i < 2; i++)
+			check_op(&attention_cases[i]);
+	}
+	void *st = (void *)1;
+	assert_int_equal(sample_gpu_op("flash_atten")->setup((int64_t[]){1, 1, 1, 8, 64},
+							     SAMPLE_FP32, SEED, &st, &e),
+			 -1);
+	assert_null(st);
+	assert_non_null(strstr(e.msg, "fp16 or bf16 only"));
 }
 
 /* 2^40 bytes of input: setup says which tensor did not fit; a row beyond
@@ -169,12 +227,28 @@ static int select_gpu(void **state)
 	return 0;
 }
 
+/* SAMPLE_OPS=a,b,... runs those operators' cases only (and the setup
+ * failures), for a quick check of a few on a shared GPU. */
+static int wanted(const char *name)
+{
+	const char *list = getenv("SAMPLE_OPS");
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return !list || !*list;
+}
+
 int main(void)
 {
-	struct CMUnitTest tests[NCASES + 1];
+	struct CMUnitTest tests[NCASES + 2];
+	size_t n = 0;
 	for (size_t i = 0; i < NCASES; i++)
-		tests[i] = (struct CMUnitTest){cases[i].name, test_op, NULL, NULL,
-					       (void *)&cases[i]};
-	tests[NCASES] = (struct CMUnitTest)cmocka_unit_test(test_setup_failures);
-	return _cmocka_run_group_tests("sample_ops", tests, NCASES + 1, select_gpu, NULL);
+		if (wanted(cases[i].name))
+			tests[n++] = (struct CMUnitTest){cases[i].name, test_op, NULL, NULL,
+							 (void *)&cases[i]};
+	if (wanted("flash_atten") || wanted("flash_atten_causal"))
+		tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_attention);
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test(test_setup_failures);
+	return _cmocka_run_group_tests("sample_ops", tests, n, select_gpu, NULL);
 }

@@ -250,6 +250,57 @@ MODELS = {
 }
 
 
+def attr_ref(name, ref, kind=onnx.AttributeProto.INT):
+    """An attribute of a function's node that takes the caller's ref."""
+    a = onnx.AttributeProto()
+    a.name, a.ref_attr_name, a.type = name, ref, kind
+    return a
+
+
+def local_functions(path, recursive=False):
+    """Model-local functions (ONNX's FunctionProto), nested: Pair calls
+    ConvBlock twice; ConvBlock is a grouped Conv (its group the caller's
+    attribute g) and a Relu. recursive: ConvBlock calls itself."""
+    conv = h.make_node("Conv", ["x", "w"], ["c"], name="conv", kernel_shape=[3, 3],
+                       pads=[1, 1, 1, 1])
+    conv.attribute.append(attr_ref("group", "g"))
+    body = [conv, h.make_node("ConvBlock" if recursive else "Relu", ["c"], ["y"], name="act",
+                              domain="spkit.test" if recursive else "")]
+    block = h.make_function("spkit.test", "ConvBlock", ["x", "w"], ["y"], body,
+                            [h.make_opsetid("", 17)], ["g"])
+    first = h.make_node("ConvBlock", ["x", "w1"], ["h"], name="first", domain="spkit.test")
+    first.attribute.append(attr_ref("g", "groups"))
+    pair = h.make_function("spkit.test", "Pair", ["x", "w1", "w2"], ["y"], [
+        first, h.make_node("ConvBlock", ["h", "w2"], ["y"], name="second",
+                           domain="spkit.test", g=1)],
+        [h.make_opsetid("", 17), h.make_opsetid("spkit.test", 1)], ["groups"])
+    g = h.make_graph([h.make_node("Pair", ["x", "w1", "w2"], ["y"], name="pair",
+                                  domain="spkit.test", groups=4)],
+                     "functions", [f32("x", [1, 8, 16, 16])], [f32("y", None)],
+                     [weight("w1", [8, 2, 3, 3]), weight("w2", [8, 8, 3, 3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("spkit.test", 1)],
+                     functions=[block, pair])
+    onnx.save(m, path)
+
+
+def exploding_functions(path, levels=12, calls=8):
+    """Function f0 calls f1 eight times, f1 calls f2 eight times, ...: 8^12
+    Relus once inlined, from a file of a few kilobytes."""
+    fns = [h.make_function("spkit.test", f"f{levels}", ["x"], ["y"],
+                           [h.make_node("Relu", ["x"], ["y"], name="relu")],
+                           [h.make_opsetid("", 17)], [])]
+    for lv in range(levels - 1, -1, -1):
+        nodes = [h.make_node(f"f{lv + 1}", ["x" if i == 0 else f"t{i - 1}"],
+                             ["y" if i == calls - 1 else f"t{i}"], name=f"c{i}",
+                             domain="spkit.test") for i in range(calls)]
+        fns.append(h.make_function("spkit.test", f"f{lv}", ["x"], ["y"], nodes,
+                                   [h.make_opsetid("", 17), h.make_opsetid("spkit.test", 1)], []))
+    g = h.make_graph([h.make_node("f0", ["x"], ["y"], name="top", domain="spkit.test")],
+                     "explode", [f32("x", [4])], [f32("y", None)])
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17),
+                                             h.make_opsetid("spkit.test", 1)], functions=fns), path)
+
+
 def with_weights(path, megabytes, stripped):
     """A chain of MatMuls whose weights hold data, megabytes of it in all; or,
     stripped, the same graph with dims only."""
@@ -289,6 +340,12 @@ def deep_type(path, levels):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[2] in ("weights", "stripped"):
         with_weights(sys.argv[1], int(sys.argv[3]), sys.argv[2] == "stripped")
+        sys.exit(0)
+    if len(sys.argv) == 3 and sys.argv[2] == "exploding_functions":
+        exploding_functions(sys.argv[1])
+        sys.exit(0)
+    if len(sys.argv) == 3 and sys.argv[2] in ("functions", "recursive_function"):
+        local_functions(sys.argv[1], sys.argv[2] == "recursive_function")
         sys.exit(0)
     if len(sys.argv) == 4 and sys.argv[2] == "deep_type":
         deep_type(sys.argv[1], int(sys.argv[3]))

@@ -19,7 +19,7 @@
 
 #define HEADER                                                                             \
 	"batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,"     \
-	"thread_batch,vec,stages,tf32,ms,std,rel_err,status\n"
+	"thread_batch,vec,stages,tf32,tile_d,ms,std,rel_err,status\n"
 
 static const char *write_csv(const char *name, const char *rows)
 {
@@ -35,13 +35,13 @@ static const char *write_csv(const char *name, const char *rows)
 static void test_best_reduce(void **state)
 {
 	const char *p1 = write_csv("p1.csv",
-				   "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,0.5,0,0,ok\n"
-				   "100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,0.1,0,0.5,wrong\n"
-				   "100,4,8,8,4,fp16,bsl,mma,64,32,128,32,64,8,2,0,nan,nan,nan,"
+				   "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0,0,ok\n"
+				   "100,2,16,16,2,fp32,bsf,simt,64,8,64,4,4,1,2,0,1,0.1,0,0.5,wrong\n"
+				   "100,4,8,8,4,fp16,bsl,mma,64,32,128,32,64,8,2,0,1,nan,nan,nan,"
 				   "launch: boom\n");
 	const char *p2 = write_csv("p2.csv",
-				   "100,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,0.3,0,0,ok\n"
-				   "100,2,16,16,2,fp32,bsl,simt,32,16,64,4,4,1,2,0,0.7,0,0,ok\n");
+				   "100,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,1,0.3,0,0,ok\n"
+				   "100,2,16,16,2,fp32,bsl,simt,32,16,64,4,4,1,2,0,1,0.7,0,0,ok\n");
 	const char *paths[] = {p1, p2};
 	struct ksmm_result *r;
 	size_t n, skipped;
@@ -92,7 +92,7 @@ static struct ksmm_result table_row(struct ksmm_pattern p, int64_t batch, int ti
 				    int vec)
 {
 	struct ksmm_result r = {.batch = batch, .p = p, .line = 2};
-	r.cfg = (struct ksmm_config){KSMM_SIMT, tile_rows, 8, 64, 4, 4, vec, 2, 0};
+	r.cfg = (struct ksmm_config){KSMM_SIMT, tile_rows, 8, 64, 4, 4, vec, 2, 0, 1};
 	r.ms = 1;
 	strcpy(r.status, "ok");
 	return r;
@@ -166,12 +166,20 @@ static void test_table_rules(void **state)
 	assert_string_equal(ksmm_rule_name(KSMM_RULE_NEAREST_BATCH), "nearest batch");
 }
 
-/* The fake runner: records the jobs begun and the configurations run; a
- * configuration with tile_k 16 "fails to compile"; fail_after stops the
- * sweep (as a kill would) after that many runs. */
+/* The fake runner: records the jobs begun, the configurations prepared
+ * and run; a configuration with tile_k 16 "fails to compile"; fail_after
+ * stops the sweep (as a kill would) after that many runs. */
 struct fake {
-	int begun, ran, fail_after;
+	int begun, ran, fail_after, prepared;
 };
+
+static void fake_prepare(void *ctx, const struct ksmm_tune_item *items, size_t n,
+			 const struct sp_report *report)
+{
+	for (size_t i = 0; i < n; i++) /* only what can run: never vec 8 */
+		assert_int_equal(items[i].cfg.vec, 1);
+	((struct fake *)ctx)->prepared += (int)n;
+}
 
 static int fake_begin(void *ctx, const struct ksmm_tune_job *job, struct sp_err *err)
 {
@@ -215,12 +223,13 @@ static void test_tune_sweep(void **state)
 	struct ksmm_tune_opts o = {&pl, batches, 1, dtypes, 2, layouts, 1, &space, 1, 1, 0, NULL};
 	/* per job: 3 x 2 x 2 = 12 configurations, vec 8 never runs (6), and
 	 * tile_rows 128 not for b = 64 (2 more): 4 and 6 runnable */
-	struct fake f = {0, 0, 7};
-	struct ksmm_runner rn = {fake_runnable, fake_begin, fake_run, fake_end, &f};
+	struct fake f = {0, 0, 7, 0};
+	struct ksmm_runner rn = {fake_runnable, fake_begin, fake_run, fake_end, &f, fake_prepare};
 	struct ksmm_tune_stats st;
 	const char *out = test_path("r.csv");
 	assert_int_equal(ksmm_tune_run(&o, &rn, out, &st, &e), -1); /* killed after 7 */
 	assert_string_equal(e.msg, "killed");
+	assert_int_equal(f.prepared, 2 * (4 + 6)); /* all of it, before the first run */
 	struct ksmm_result *r;
 	size_t n;
 	assert_int_equal(ksmm_results_read(out, &r, &n, &e), 0);
@@ -231,6 +240,7 @@ static void test_tune_sweep(void **state)
 	assert_int_equal(ksmm_tune_run(&o, &rn, out, &st, &e), 0);
 	assert_int_equal(st.resumed, 7);
 	assert_int_equal(st.run, 2 * (4 + 6) - 7);
+	assert_int_equal(f.prepared, 2 * (4 + 6) - 7); /* not what the file holds */
 	assert_int_equal(st.skipped, 2 * (8 + 6));
 	assert_int_equal(f.begun, 3); /* jobs 2..4; job 1 was done */
 	assert_int_equal(ksmm_results_read(out, &r, &n, &e), 0);
@@ -255,6 +265,7 @@ static void test_tune_sweep(void **state)
 	assert_int_equal(ksmm_tune_run(&o, &rn, out, &st, &e), 0);
 	assert_int_equal(st.run, 0);
 	assert_int_equal(f.begun, 0);
+	assert_int_equal(f.prepared, 0);
 
 	/* parts: 4 jobs dealt to 3 parts, each job in exactly one */
 	int total = 0;
@@ -273,6 +284,7 @@ static void test_tune_sweep(void **state)
 	f = (struct fake){0};
 	assert_int_equal(ksmm_tune_run(&o, &rn, test_path("ncu.csv"), &st, &e), 0);
 	assert_int_equal(f.ran, 1);
+	assert_int_equal(f.prepared, 1);
 	ksmm_pattern_list_free(&pl);
 	ksmm_space_free(&space);
 }
@@ -292,7 +304,7 @@ static void test_tune_bad_pattern(void **state)
 	const enum ksmm_layout layouts[] = {KSMM_BS_LAST};
 	struct ksmm_tune_opts o = {&pl, batches, 1, dtypes, 1, layouts, 1, &space, 1, 1, 0, NULL};
 	struct fake f = {0};
-	struct ksmm_runner rn = {fake_runnable, fake_begin, fake_run, fake_end, &f};
+	struct ksmm_runner rn = {fake_runnable, fake_begin, fake_run, fake_end, &f, NULL};
 	struct ksmm_tune_stats st;
 	const char *out = test_path("never.csv");
 	assert_int_equal(ksmm_tune_run(&o, &rn, out, &st, &e), -1);

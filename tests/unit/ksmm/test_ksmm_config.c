@@ -18,8 +18,8 @@
 #include "ksmm/ksmm_impl.h"
 #include "testutil.h"
 
-#define SIMT(tr, tk, tb, wr, wb, v, s) {KSMM_SIMT, tr, tk, tb, wr, wb, v, s, 0}
-#define MMA(tr, tk, tb, wr, wb, v, s, tf) {KSMM_MMA, tr, tk, tb, wr, wb, v, s, tf}
+#define SIMT(tr, tk, tb, wr, wb, v, s) {KSMM_SIMT, tr, tk, tb, wr, wb, v, s, 0, 1}
+#define MMA(tr, tk, tb, wr, wb, v, s, tf) {KSMM_MMA, tr, tk, tb, wr, wb, v, s, tf, 1}
 
 struct refusal {
 	int64_t batch;
@@ -66,7 +66,7 @@ static void test_rules_refuse(void **state)
 	}
 	/* tf32 on SIMT, and stages past 8 where cp.async would allow more */
 	char why[200];
-	const struct ksmm_config simt_tf32 = {KSMM_SIMT, 64, 16, 64, 8, 8, 1, 2, 1};
+	const struct ksmm_config simt_tf32 = {KSMM_SIMT, 64, 16, 64, 8, 8, 1, 2, 1, 1};
 	assert_int_equal(ksmm_config_check(&p1, 64, f32, bsl, &simt_tf32, why, sizeof why),
 			 KSMM_UNRUNNABLE);
 	assert_non_null(strstr(why, "tf32 needs the mma variant"));
@@ -84,6 +84,61 @@ static void test_rules_refuse(void **state)
 			 KSMM_UNRUNNABLE);
 	/* without a why buffer */
 	assert_int_equal(ksmm_config_check(&p, 0, f32, bsl, &async3, NULL, 0), KSMM_UNRUNNABLE);
+}
+
+/* cfg refused for p at batch 64 with reason in the message. */
+static void refused(const struct ksmm_pattern *p, enum ksmm_dtype t, enum ksmm_layout l,
+		    const struct ksmm_config *cfg, const char *reason)
+{
+	char why[200] = "";
+	assert_int_equal(ksmm_config_check(p, 64, t, l, cfg, why, sizeof why), KSMM_UNRUNNABLE);
+	if (!strstr(why, reason))
+		fail_msg("expected \"%s\" in \"%s\"", reason, why);
+}
+
+/* Blocks over several de (tile_d): bsf only, a power of two dividing d.
+ * SIMT and TF32: a group of threads a de, shared memory for each and for
+ * the staged output, no cp.async. 16-bit mma: each warp all tile_d de, the
+ * x tile [n][k][de] by cp.async (stages past 2 allowed), tile_d times the
+ * accumulators. */
+static void test_tile_d_rules(void **state)
+{
+	const enum ksmm_dtype f32 = KSMM_F32, f16 = KSMM_F16;
+	const enum ksmm_layout bsf = KSMM_BS_FIRST, bsl = KSMM_BS_LAST;
+	const struct ksmm_pattern p2 = {2, 64, 64, 2}, p16 = {2, 64, 64, 16};
+	char why[200];
+	struct ksmm_config ts = SIMT(32, 16, 32, 4, 4, 4, 2);
+	ts.tile_d = 4;
+	assert_int_equal(ksmm_config_check(&p16, 64, f32, bsf, &ts, why, sizeof why), 0);
+	assert_int_equal(ksmm_config_threads(&ts), 4 * 64);
+	assert_int_equal(ksmm_config_smem_bytes(&ts, f32, bsf), 2 * 4 * 4 * 16 * (36 + 36));
+	assert_int_equal(ksmm_async(&p16, bsf, &ts), 0);
+	struct ksmm_config td = MMA(32, 32, 64, 32, 16, 8, 2, 0);
+	td.tile_d = 4;
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
+	assert_int_equal(ksmm_config_threads(&td), 4 * 32);
+	assert_int_equal(ksmm_config_smem_bytes(&td, f16, bsf),
+			 2 * 2 * (4 * 32 * (32 + 8) + 64 * (32 * 4 + 4)));
+	assert_int_equal(ksmm_grid_blocks(&p16, 64, &td), 2 * 4 * 2 * 1);
+	assert_int_equal(ksmm_xvec(&p16, bsf, &td), 4); /* within the 4 de, not vec 8 */
+	assert_int_equal(ksmm_async(&p16, bsf, &td), 1);
+	td.stages = 3;
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
+	td.stages = 1;
+	refused(&p16, f16, bsf, &td, "needs cp.async");
+	td.stages = 2;
+	refused(&p16, f16, bsl, &td, "tile_d 4: bsf only");
+	refused(&p2, f16, bsf, &td, "tile_d 4 does not divide d = 2");
+	td.tile_d = 3;
+	refused(&p16, f16, bsf, &td, "tile_d 3: not a power of two");
+	td.tile_d = 16; /* 16 x 2 x 2 x 4 accumulators a thread */
+	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
+	td.thread_batch = 64; /* 16 x 2 x 8 x 4 */
+	td.tile_batch = 128;
+	refused(&p16, f16, bsf, &td, "registers: 1024 accumulators");
+	ts.tile_d = 16; /* 16 groups of 64 threads */
+	ts.tile_rows = 64;
+	refused(&p16, f32, bsf, &ts, "threads per block: 2048");
 }
 
 /* The default passes the rules for every shape, dtype, layout and batch,
@@ -253,7 +308,10 @@ static void test_nvrtc_builds(void **state)
 {
 #ifdef SPKIT_CUDA
 	setenv("SPKIT_CACHE_DIR", test_path("nvrtc"), 1);
-	const struct ksmm_pattern d1 = {2, 64, 64, 1}, d2 = {2, 64, 64, 2};
+	const struct ksmm_pattern d1 = {2, 64, 64, 1}, d2 = {2, 64, 64, 2}, d16 = {2, 64, 64, 16};
+	struct ksmm_config dts = SIMT(32, 16, 32, 4, 4, 4, 2), dtm = MMA(64, 16, 64, 32, 16, 8, 3, 0);
+	dts.tile_d = 4;
+	dtm.tile_d = 8;
 	const struct {
 		const struct ksmm_pattern *p;
 		enum ksmm_dtype t;
@@ -269,6 +327,8 @@ static void test_nvrtc_builds(void **state)
 		{&d2, KSMM_F32, KSMM_BS_LAST, MMA(64, 32, 64, 32, 32, 4, 2, 1), 90},
 		{&d2, KSMM_F16, KSMM_BS_LAST, MMA(64, 64, 64, 32, 16, 8, 3, 0), 80},
 		{&d2, KSMM_F32, KSMM_BS_FIRST, SIMT(64, 16, 64, 8, 4, 4, 2), 80},
+		{&d16, KSMM_F32, KSMM_BS_FIRST, dts, 90},
+		{&d16, KSMM_BF16, KSMM_BS_FIRST, dtm, 90},
 	};
 	const size_t n = sizeof builds / sizeof builds[0];
 	struct ksmm_cache_stats s0, s1;
@@ -300,6 +360,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_refuse),
+		cmocka_unit_test(test_tile_d_rules),
 		cmocka_unit_test(test_default_always_runs),
 		cmocka_unit_test(test_block_sizes),
 		cmocka_unit_test(test_names_and_tolerances),

@@ -81,6 +81,13 @@ static void test_patterns_bad(void **state)
 	"  thread_rows: {from: 2, to: 6, step: 2}\n  thread_batch: [4]\n  vec: [1, 2]\n"  \
 	"  stages: 2\n  tf32: 0\n"
 
+/* The same keys, one a line, indented by `in` after the first (for a list
+ * item). */
+#define SIMT_KEYS_AT(in)                                                                 \
+	"tile_rows: [16, 32]\n" in "tile_k: {from: 8, to: 64, times: 2}\n" in             \
+	"tile_batch: 64\n" in "thread_rows: {from: 2, to: 6, step: 2}\n" in               \
+	"thread_batch: [4]\n" in "vec: [1, 2]\n" in "stages: 2\n" in "tf32: 0\n"
+
 static int read_space(const char *text, struct ksmm_space *s, struct sp_err *e)
 {
 	return ksmm_space_read_buffer(text, strlen(text), "s.yaml", s, e);
@@ -109,6 +116,7 @@ static void test_space_enumeration(void **state)
 	assert_int_equal(c.thread_rows, 6);
 	assert_int_equal(c.vec, 2);
 	assert_int_equal(c.stages, 2);
+	assert_int_equal(c.tile_d, 1); /* optional: one de a block when absent */
 	/* every configuration once */
 	int seen[48] = {0};
 	for (uint64_t i = 0; i < s.count; i++) {
@@ -130,6 +138,45 @@ static void test_space_enumeration(void **state)
 	assert_int_equal(c.tile_rows, 16);
 	ksmm_space_free(&s);
 
+	/* tile_d swept like the others, last */
+	assert_int_equal(read_space("simt:\n  " SIMT_KEYS "  tile_d: [1, 4]\n", &s, &e), 0);
+	assert_int_equal(s.count, 96);
+	ksmm_space_at(&s, 1, &c);
+	assert_int_equal(c.tile_d, 4);
+	assert_int_equal(c.vec, 1);
+	ksmm_space_free(&s);
+
+	/* a section as a list of mappings: their union, in order */
+	assert_int_equal(read_space("mma:\n  - " SIMT_KEYS_AT("    ") "  - {tile_rows: 8, tile_k: 16, "
+				    "tile_batch: 32, thread_rows: 16, thread_batch: 16, vec: 8, "
+				    "stages: [2, 3], tf32: 0, tile_d: 4}\n",
+				    &s, &e),
+			 0);
+	assert_int_equal(s.count, 48 + 2);
+	ksmm_space_at(&s, 47, &c);
+	assert_int_equal(c.variant, KSMM_MMA);
+	assert_int_equal(c.tile_rows, 32);
+	ksmm_space_at(&s, 49, &c);
+	assert_int_equal(c.tile_rows, 8);
+	assert_int_equal(c.stages, 3);
+	assert_int_equal(c.tile_d, 4);
+	/* for every dtype and layout when not said */
+	assert_true(ksmm_space_for(&s, 49, KSMM_BF16, KSMM_BS_LAST));
+	ksmm_space_free(&s);
+	/* whom a mapping's points are for */
+	assert_int_equal(read_space("simt:\n  - " SIMT_KEYS_AT("    ") "    dtypes: [fp32]\n"
+				    "    layouts: [bsl]\n  - " SIMT_KEYS_AT("    ")
+				    "    layouts: [bsf]\n",
+				    &s, &e),
+			 0);
+	assert_int_equal(s.count, 96);
+	assert_true(ksmm_space_for(&s, 47, KSMM_F32, KSMM_BS_LAST));
+	assert_false(ksmm_space_for(&s, 47, KSMM_F16, KSMM_BS_LAST));
+	assert_false(ksmm_space_for(&s, 47, KSMM_F32, KSMM_BS_FIRST));
+	assert_true(ksmm_space_for(&s, 48, KSMM_F16, KSMM_BS_FIRST));
+	assert_false(ksmm_space_for(&s, 95, KSMM_F16, KSMM_BS_LAST));
+	ksmm_space_free(&s);
+
 	assert_int_equal(ksmm_space_default(&s, &e), 0);
 	assert_true(s.count > 0);
 	ksmm_space_free(&s);
@@ -142,12 +189,18 @@ static void test_space_bad(void **state)
 	} cases[] = {
 		{"simt:\n  " SIMT_KEYS "  tile_m: 4\n",
 		 "s.yaml:10: unknown key 'tile_m' in section simt (expected tile_rows, tile_k, "
-		 "tile_batch, thread_rows, thread_batch, vec, stages, tf32)"},
+		 "tile_batch, thread_rows, thread_batch, vec, stages, tf32, tile_d, dtypes, layouts)"},
 		{"simd:\n  " SIMT_KEYS, "s.yaml:2: unknown key 'simd' in the space (expected simt, mma)"},
 		{"simt:\n  tile_rows: 16\n", "s.yaml:2: missing key 'tile_k'"},
 		{"simt:\n  " SIMT_KEYS "  vec: 4\n", "s.yaml:"},
 		{"{}\n", "s.yaml:1: no section (expected simt, mma or both)"},
 		{"", "s.yaml: empty document"},
+		{"simt: []\n", "s.yaml:1: section simt: an empty list holds no configuration"},
+		{"simt:\n  " SIMT_KEYS "  dtypes: [fp32, fp8]\n", "s.yaml:10: dtypes: unknown 'fp8'"},
+		{"simt:\n  " SIMT_KEYS "  layouts: []\n", "s.yaml:10: layouts: an empty list"},
+		{"simt: [4]\n", "s.yaml:1: section simt: expected a mapping of parameters or a list"},
+		{"simt:\n  - " SIMT_KEYS_AT("    ") "  - {tile_rows: 16}\n",
+		 "s.yaml:10: missing key 'tile_k'"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		struct ksmm_space s;
@@ -171,6 +224,8 @@ static void test_space_bad(void **state)
 		{"tile_k: {from: 8, to: 64, times: 2}", "tile_k: {from: 8, upto: 64, times: 2}",
 		 "s.yaml:3: unknown key 'upto' in tile_k (expected from, to, times, step)"},
 		{"stages: 2", "stages: 9", "s.yaml:8: stages: 9 is out of range (1 to 8)"},
+		{"stages: 2", "stages: 2\n  tile_d: [4, 0]",
+		 "s.yaml:9: tile_d: 0 is out of range (1 to 4096)"},
 		{"tile_batch: 64", "tile_batch: [64, -1]",
 		 "s.yaml:4: tile_batch: -1 is out of range (1 to 4096)"},
 		{"tile_batch: 64", "tile_batch: []", "s.yaml:4: tile_batch: an empty list holds no value"},
@@ -193,13 +248,13 @@ static void test_space_bad(void **state)
 
 #define HEADER                                                                             \
 	"batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,"     \
-	"thread_batch,vec,stages,tf32,ms,std,rel_err,status\n"
+	"thread_batch,vec,stages,tf32,tile_d,ms,std,rel_err,status\n"
 
 static void test_results_round_trip(void **state)
 {
-	const char *text = HEADER "25088,4,64,64,16,fp16,bsl,mma,64,32,128,32,64,8,2,0,0.25,0.001,"
+	const char *text = HEADER "25088,4,64,64,16,fp16,bsl,mma,64,32,128,32,64,8,2,0,1,0.25,0.001,"
 				  "0.0004,ok\n"
-				  "7,1,2,3,4,fp32,bsf,simt,1,2,3,4,5,1,1,0,nan,nan,nan,"
+				  "7,1,2,3,4,fp32,bsf,simt,1,2,3,4,5,1,1,0,4,nan,nan,nan,"
 				  "\"compile: error, line 3\"\n";
 	struct ksmm_result *r;
 	size_t n;
@@ -218,11 +273,12 @@ static void test_results_round_trip(void **state)
 	assert_int_equal(r[0].line, 2);
 	assert_string_equal(r[1].status, "compile: error, line 3");
 	assert_true(r[1].ms != r[1].ms);
+	assert_int_equal(r[1].cfg.tile_d, 4);
 	/* keys as the writer writes them */
 	struct ksmm_result_key k;
 	ksmm_result_key(&r[0], &k);
 	const char *want[] = {"25088", "4",  "64", "64", "16", "fp16", "bsl", "mma",
-			      "64",    "32", "128", "32", "64", "8",    "2",   "0"};
+			      "64",    "32", "128", "32", "64", "8",    "2",   "0",  "1"};
 	for (int i = 0; i < KSMM_RESULT_KEYS; i++)
 		assert_string_equal(k.v[i], want[i]);
 	free(r);
@@ -234,21 +290,23 @@ static void test_results_bad(void **state)
 		const char *text, *msg;
 	} cases[] = {
 		{"m,n,F_dur(us)\n1,2,3\n", "r.csv: not a ksmm-tune CSV"},
-		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,x,0,0,ok\n",
+		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,1,x,0,0,ok\n",
 		 "r.csv:2: column 'ms': expected a number, found 'x'"},
-		{HEADER "1,1,1,1,1,fp8,bsf,simt,1,1,1,1,1,1,1,0,1,0,0,ok\n",
+		{HEADER "1,1,1,1,1,fp8,bsf,simt,1,1,1,1,1,1,1,0,1,1,0,0,ok\n",
 		 "r.csv:2: column 'dtype': expected fp32, fp16 or bf16, found 'fp8'"},
-		{HEADER "1,1,1,1,1,fp32,col,simt,1,1,1,1,1,1,1,0,1,0,0,ok\n",
+		{HEADER "1,1,1,1,1,fp32,col,simt,1,1,1,1,1,1,1,0,1,1,0,0,ok\n",
 		 "r.csv:2: column 'layout': expected bsf or bsl, found 'col'"},
-		{HEADER "1,1,1,1,1,fp32,bsf,wmma,1,1,1,1,1,1,1,0,1,0,0,ok\n",
+		{HEADER "1,1,1,1,1,fp32,bsf,wmma,1,1,1,1,1,1,1,0,1,1,0,0,ok\n",
 		 "r.csv:2: column 'variant': expected simt or mma, found 'wmma'"},
-		{HEADER "0,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,1,0,0,ok\n",
+		{HEADER "0,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,1,1,0,0,ok\n",
 		 "r.csv:2: column 'batch': 0 is out of range (1 to 2147483647)"},
-		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,2,1,0,0,ok\n",
+		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,2,1,1,0,0,ok\n",
 		 "r.csv:2: column 'tf32': 2 is out of range (0 to 1)"},
-		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,1,0,0,\n",
+		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,0,1,0,0,ok\n",
+		 "r.csv:2: column 'tile_d': 0 is out of range (1 to 4096)"},
+		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,1,1,0,0,\n",
 		 "r.csv:2: column 'status' is empty"},
-		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,-1,0,0,ok\n",
+		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,1,-1,0,0,ok\n",
 		 "r.csv:2: an ok row with ms = -1"},
 		{"", "r.csv: "},
 	};

@@ -120,6 +120,32 @@ static void test_string_keys_and_repeats(void **state)
 	ok(sweep_close(&s, &e), &e);
 }
 
+/* estimate-train-time writes its shapes as NumPy floats ("1024.0"): its
+ * part files resume as kernel-sample's own, and only whole numbers are
+ * read that way ("1.5", "10.", "1e3" and "x.0" stay distinct keys). */
+static void test_float_written_keys(void **state)
+{
+	static const char *const cols[] = {"mp", "b", "F_dur(us)", "B_dur(us)"};
+	const char *path = test_path("original.csv");
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("mp,b,F_dur(us),B_dur(us)\n1.0,4.00,6.0,13.0\n-2.0,1.5,1,1\n10.,1e3,1,1\nx.0,0,1,1\n", f);
+	assert_int_equal(fclose(f), 0);
+	struct sweep s;
+	struct sp_err e;
+	ok(sweep_open(&s, path, cols, 4, cols, 2, &e), &e);
+	assert_int_equal(s.resumed, 4);
+	assert_true(sweep_done(&s, (const char *[]){"1", "4"}));
+	assert_true(sweep_done(&s, (const char *[]){"-2", "1.5"}));
+	assert_false(sweep_done(&s, (const char *[]){"-2", "1"}));
+	assert_false(sweep_done(&s, (const char *[]){"10", "1000"}));
+	assert_true(sweep_done(&s, (const char *[]){"10.", "1e3"}));
+	assert_false(sweep_done(&s, (const char *[]){"x", "0"}));
+	ok(sweep_close(&s, &e), &e);
+	/* the rest of the grid after the original's rows: 4 - 1 done */
+	assert_int_equal(sample(path, 100), 15);
+}
+
 static void test_errors(void **state)
 {
 	static const char *const cols[] = {"a", "b", "ms"};
@@ -191,6 +217,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resume_flow),
 		cmocka_unit_test(test_string_keys_and_repeats),
+		cmocka_unit_test(test_float_written_keys),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_many_keys),
 	};

@@ -1,0 +1,700 @@
+/* Our fused attention (kernels/sample/attention.h): FlashAttention-2's
+ * algorithm (Dao, 2023) with Ampere-style tensor-core instructions that
+ * Hopper runs too: mma.sync m16n8k16 (fp16 or bf16 in, fp32 accumulated),
+ * ldmatrix from shared memory swizzled so that its 8 row reads hit 8
+ * different bank groups, cp.async copies double-buffered so the next tile
+ * loads while this one is multiplied. Head sizes 64 and 128.
+ *
+ * Forward: a block of 4 warps per 128 queries of one (batch, head), two
+ * blocks an SM; each warp owns 32 query rows (two m16 tiles), so that each
+ * K or V fragment read from shared memory feeds 4 mma instead of 2 (8 warps
+ * of 16 rows measured 1.2x slower). Key and value tiles of 64 rows stream through
+ * shared memory; S = Q K^T stays in registers, the online softmax keeps a
+ * running maximum and sum per row and rescales the output accumulator, and
+ * P (rounded to the input type) is fed to the P V product straight from the
+ * registers that held S (the m16n8 accumulator is laid out as the m16k16
+ * operand). Bytes: Q and O once, K and V once per query block; FLOPs
+ * 4 l^2 d per head (half that causal), which bound it.
+ *
+ * Backward: D = rowsum(dO * O) first (with the fp32 dQ accumulator zeroed),
+ * then a block of 8 warps per 128 keys: K and V stay in shared memory, query
+ * tiles of 64 rows (Q, dO, logsumexp, D) stream through double buffers, and
+ * each warp owns 16 keys: S^T = K Q^T, P^T = exp(S^T - lse), dV += P^T dO,
+ * dP^T = V dO^T, dS^T = P^T (dP^T - D), dK += dS^T Q, all in registers;
+ * dS^T goes through shared memory for dQ += dS K, which the 8 warps split
+ * (16 queries x half the head each) and add to the fp32 accumulator with
+ * atomics; a last pass scales dQ into the input type. Five products of
+ * l^2 d per head: 2.5 times the forward's FLOPs.
+ *
+ * Causal: query blocks run heaviest first; key tiles past a block's last
+ * query are never loaded, and only tiles that cross the diagonal or the end
+ * of the sequence are masked. Rows past the end of the sequence load as
+ * zeros and are neither stored nor counted. */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "core/gpu_check.cuh"
+extern "C" {
+#include "sample/attention.h"
+}
+
+#define LOG2E 1.4426950408889634f
+
+/* ---- the instructions ------------------------------------------------- */
+
+static __device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+	return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* 16 bytes global -> shared, zeros when !valid (the source is not read). */
+static __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid)
+{
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
+		     "l"(src), "r"(valid ? 16 : 0));
+}
+static __device__ __forceinline__ void cp_async_commit()
+{
+	asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N> static __device__ __forceinline__ void cp_async_wait()
+{
+	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/* Four 8x8 matrices of 16-bit elements; lanes 8i..8i+7 give matrix i's rows. */
+static __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(smem_addr(p)));
+}
+static __device__ __forceinline__ void ldsm_x4_trans(uint32_t r[4], const void *p)
+{
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(smem_addr(p)));
+}
+
+/* c += a b: a 16x16 (row), b 16x8 (col), c 16x8 fp32; TYPE names T in PTX. */
+template <typename T>
+static __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], uint32_t b0,
+					   uint32_t b1);
+#define MMA_FOR(T, TYPE)                                                                      \
+	template <>                                                                           \
+	__device__ __forceinline__ void mma<T>(float c[4], const uint32_t a[4], uint32_t b0,  \
+					       uint32_t b1)                                   \
+	{                                                                                     \
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE ".f32 "   \
+			     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"       \
+			     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                 \
+			     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1)); \
+	}
+MMA_FOR(__half, "f16")
+MMA_FOR(__nv_bfloat16, "bf16")
+#undef MMA_FOR
+
+/* N m16n8 accumulators set to 0. */
+template <int N> static __device__ __forceinline__ void zero(float (&c)[N][4])
+{
+#pragma unroll
+	for (int i = 0; i < N; i++)
+		c[i][0] = c[i][1] = c[i][2] = c[i][3] = 0;
+}
+
+/* c0 += a b for the n8 tile of b's registers 0-1, c1 += a b for that of
+ * 2-3: an ldmatrix.x4 of B holds two n8 tiles. */
+template <typename T>
+static __device__ __forceinline__ void mma_pair(float c0[4], float c1[4], const uint32_t a[4],
+						const uint32_t b[4])
+{
+	mma<T>(c0, a, b[0], b[1]);
+	mma<T>(c1, a, b[2], b[3]);
+}
+
+/* Two floats as one register of two T (x in the low half). */
+template <typename T> static __device__ __forceinline__ uint32_t pack(float x, float y);
+template <> __device__ __forceinline__ uint32_t pack<__half>(float x, float y)
+{
+	__half2 h = __floats2half2_rn(x, y);
+	return *(uint32_t *)&h;
+}
+template <> __device__ __forceinline__ uint32_t pack<__nv_bfloat16>(float x, float y)
+{
+	__nv_bfloat162 h = __floats2bfloat162_rn(x, y);
+	return *(uint32_t *)&h;
+}
+
+/* The m16k16 operand from two m16n8 accumulators (columns 16k..16k+15):
+ * the layouts agree, so no data moves between threads. */
+template <typename T>
+static __device__ __forceinline__ void acc_to_a(uint32_t a[4], const float lo[4],
+						const float hi[4])
+{
+	a[0] = pack<T>(lo[0], lo[1]);
+	a[1] = pack<T>(lo[2], lo[3]);
+	a[2] = pack<T>(hi[0], hi[1]);
+	a[3] = pack<T>(hi[2], hi[3]);
+}
+
+/* p[0] += x, p[1] += y in global memory: one 8-byte reduction on Hopper
+ * (half the atomic instructions), two 4-byte ones before it. */
+static __device__ __forceinline__ void add2(float *p, float x, float y)
+{
+#if __CUDA_ARCH__ >= 900
+	atomicAdd((float2 *)p, make_float2(x, y));
+#else
+	atomicAdd(p, x);
+	atomicAdd(p + 1, y);
+#endif
+}
+
+/* 2^x by the special-function unit (relative error about 2^-22, -inf -> 0):
+ * what the softmax needs for outputs rounded to 16 bits, in one instruction
+ * where exp2f spends several on subnormal results. */
+static __device__ __forceinline__ float exp2_approx(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+	return y;
+}
+
+/* ---- tiles in shared memory ------------------------------------------- */
+
+/* Element offset of (row, 16-byte chunk) in a tile of rows W elements wide:
+ * the chunk XOR the row's low 3 bits, so that ldmatrix's 8 rows of one
+ * chunk land in 8 different 16-byte bank groups (rows are 128 or 256 bytes,
+ * a multiple of the 128 bytes the banks span). */
+template <int W> static __device__ __forceinline__ int swz(int row, int chunk)
+{
+	return row * W + ((chunk ^ (row & 7)) << 3);
+}
+
+/* ROWS rows of head h from position p0 of a (b, l, heads, D) tensor (`head`
+ * points at position 0 of the batch and head, `stride` elements apart),
+ * into a swizzled tile; rows past `seq` are zeros. */
+template <typename T, int D, int ROWS, int THREADS>
+static __device__ __forceinline__ void load_tile(T *tile, const T *head, int64_t stride, int p0,
+						 int seq)
+{
+	constexpr int CHUNKS = D / 8;
+	for (int i = threadIdx.x; i < ROWS * CHUNKS; i += THREADS) {
+		int r = i / CHUNKS, c = i % CHUNKS, p = p0 + r;
+		bool valid = p < seq;
+		cp_async16(tile + swz<D>(r, c), head + (int64_t)(valid ? p : 0) * stride + c * 8,
+			   valid);
+	}
+}
+
+/* The double buffer's turn: the next step's copies issued (when there is
+ * one) into the buffer the last step read, then this step's awaited; the
+ * barrier makes every thread's copies visible to all. */
+template <typename Issue>
+static __device__ __forceinline__ void next_tiles(bool more, Issue issue)
+{
+	if (more) {
+		issue();
+		cp_async_commit();
+		cp_async_wait<1>();
+	} else {
+		cp_async_wait<0>();
+	}
+	__syncthreads();
+}
+
+/* ---- forward ---------------------------------------------------------- */
+
+#define FWD_BM 128
+#define FWD_BN 64
+#define FWD_THREADS 128
+#define FWD_MT 2 /* m16 tiles a warp: 32 query rows, so each K or V fragment feeds 4 mma */
+
+template <int D> constexpr size_t fwd_smem()
+{
+	return (size_t)(FWD_BM + 4 * FWD_BN) * D * 2;
+}
+
+template <typename T, int D, bool CAUSAL>
+static __global__ void __launch_bounds__(FWD_THREADS, 2)
+	attention_forward(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
+			  T *__restrict__ o, float *__restrict__ lse, int seq, int heads,
+			  float scale)
+{
+	extern __shared__ __align__(128) unsigned char smem[];
+	T *sq = (T *)smem, *sk = sq + FWD_BM * D, *sv = sk + 2 * FWD_BN * D;
+	const int mblk = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+	const int h = blockIdx.y, z = blockIdx.z, m0 = mblk * FWD_BM;
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int64_t stride = (int64_t)heads * D, head = ((int64_t)z * seq * heads + h) * D;
+	const float scale_log2 = scale * LOG2E;
+	int ntiles = (seq + FWD_BN - 1) / FWD_BN;
+	if (CAUSAL)
+		ntiles = min(ntiles, (m0 + FWD_BM + FWD_BN - 1) / FWD_BN);
+
+	load_tile<T, D, FWD_BM, FWD_THREADS>(sq, q + head, stride, m0, seq);
+	cp_async_commit();
+	load_tile<T, D, FWD_BN, FWD_THREADS>(sk, k + head, stride, 0, seq);
+	load_tile<T, D, FWD_BN, FWD_THREADS>(sv, v + head, stride, 0, seq);
+	cp_async_commit();
+
+	float acc[FWD_MT][D / 8][4];
+	float row_max[FWD_MT][2], row_sum[FWD_MT][2];
+#pragma unroll
+	for (int mt = 0; mt < FWD_MT; mt++) {
+		zero(acc[mt]);
+		row_max[mt][0] = row_max[mt][1] = -INFINITY;
+		row_sum[mt][0] = row_sum[mt][1] = 0;
+	}
+	const int wrow = warp * 16 * FWD_MT; /* the warp's first row in the block */
+
+	for (int j = 0; j < ntiles; j++) {
+		const int buf = j & 1;
+		next_tiles(j + 1 < ntiles, [&] {
+			load_tile<T, D, FWD_BN, FWD_THREADS>(sk + (buf ^ 1) * FWD_BN * D, k + head,
+							     stride, (j + 1) * FWD_BN, seq);
+			load_tile<T, D, FWD_BN, FWD_THREADS>(sv + (buf ^ 1) * FWD_BN * D, v + head,
+							     stride, (j + 1) * FWD_BN, seq);
+		});
+		const T *ck = sk + buf * FWD_BN * D, *cv = sv + buf * FWD_BN * D;
+
+		/* S = Q K^T, 32 rows x 64 keys a warp. */
+		float s[FWD_MT][FWD_BN / 8][4];
+#pragma unroll
+		for (int mt = 0; mt < FWD_MT; mt++)
+			zero(s[mt]);
+#pragma unroll
+		for (int kc = 0; kc < D / 16; kc++) {
+			uint32_t a[FWD_MT][4];
+#pragma unroll
+			for (int mt = 0; mt < FWD_MT; mt++)
+				ldsm_x4(a[mt], sq + swz<D>(wrow + mt * 16 + (lane & 15),
+							   kc * 2 + (lane >> 4)));
+#pragma unroll
+			for (int np = 0; np < FWD_BN / 16; np++) {
+				uint32_t b[4];
+				ldsm_x4(b, ck + swz<D>(np * 16 + (lane & 7) + ((lane >> 4) << 3),
+						       kc * 2 + ((lane >> 3) & 1)));
+#pragma unroll
+				for (int mt = 0; mt < FWD_MT; mt++) {
+					mma_pair<T>(s[mt][2 * np], s[mt][2 * np + 1], a[mt], b);
+				}
+			}
+		}
+
+		/* Keys past the end, and (causal) keys after the query. */
+		const int n0 = j * FWD_BN;
+		if (n0 + FWD_BN > seq || (CAUSAL && n0 + FWD_BN - 1 > m0 + wrow)) {
+#pragma unroll
+			for (int mt = 0; mt < FWD_MT; mt++)
+#pragma unroll
+				for (int nt = 0; nt < FWD_BN / 8; nt++)
+#pragma unroll
+					for (int e = 0; e < 4; e++) {
+						int col = n0 + nt * 8 + 2 * (lane & 3) + (e & 1);
+						int row = m0 + wrow + mt * 16 + (lane >> 2) + (e >> 1) * 8;
+						if (col >= seq || (CAUSAL && col > row))
+							s[mt][nt][e] = -INFINITY;
+					}
+		}
+
+		/* Online softmax: each row lives in a quad of lanes. */
+#pragma unroll
+		for (int mt = 0; mt < FWD_MT; mt++)
+#pragma unroll
+			for (int r = 0; r < 2; r++) {
+				float mx = row_max[mt][r];
+#pragma unroll
+				for (int nt = 0; nt < FWD_BN / 8; nt++)
+					mx = fmaxf(mx, fmaxf(s[mt][nt][2 * r], s[mt][nt][2 * r + 1]));
+				mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+				mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+				const float base = mx == -INFINITY ? 0.0f : mx * scale_log2;
+				const float alpha = exp2_approx(row_max[mt][r] * scale_log2 - base);
+				float sum = 0;
+#pragma unroll
+				for (int nt = 0; nt < FWD_BN / 8; nt++)
+#pragma unroll
+					for (int e = 2 * r; e < 2 * r + 2; e++) {
+						s[mt][nt][e] = exp2_approx(s[mt][nt][e] * scale_log2 - base);
+						sum += s[mt][nt][e];
+					}
+				row_sum[mt][r] = row_sum[mt][r] * alpha + sum;
+				row_max[mt][r] = mx;
+#pragma unroll
+				for (int dt = 0; dt < D / 8; dt++) {
+					acc[mt][dt][2 * r] *= alpha;
+					acc[mt][dt][2 * r + 1] *= alpha;
+				}
+			}
+
+		/* O += P V. */
+#pragma unroll
+		for (int kc = 0; kc < FWD_BN / 16; kc++) {
+			uint32_t a[FWD_MT][4];
+#pragma unroll
+			for (int mt = 0; mt < FWD_MT; mt++)
+				acc_to_a<T>(a[mt], s[mt][2 * kc], s[mt][2 * kc + 1]);
+#pragma unroll
+			for (int dp = 0; dp < D / 16; dp++) {
+				uint32_t b[4];
+				ldsm_x4_trans(b, cv + swz<D>(kc * 16 + (lane & 7) +
+								 (((lane >> 3) & 1) << 3),
+							 dp * 2 + (lane >> 4)));
+#pragma unroll
+				for (int mt = 0; mt < FWD_MT; mt++) {
+					mma_pair<T>(acc[mt][2 * dp], acc[mt][2 * dp + 1], a[mt], b);
+				}
+			}
+		}
+		__syncthreads();
+	}
+
+#pragma unroll
+	for (int mt = 0; mt < FWD_MT; mt++)
+#pragma unroll
+		for (int r = 0; r < 2; r++) {
+			float sum = row_sum[mt][r];
+			sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+			sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+			const int row = m0 + wrow + mt * 16 + (lane >> 2) + r * 8;
+			if (row >= seq)
+				continue;
+			const float inv = 1.0f / sum;
+			T *out = o + head + (int64_t)row * stride + 2 * (lane & 3);
+#pragma unroll
+			for (int dt = 0; dt < D / 8; dt++)
+				*(uint32_t *)(out + dt * 8) = pack<T>(acc[mt][dt][2 * r] * inv,
+								      acc[mt][dt][2 * r + 1] * inv);
+			if ((lane & 3) == 0)
+				lse[((int64_t)z * heads + h) * seq + row] =
+					row_max[mt][r] * scale + logf(sum);
+		}
+}
+
+/* ---- backward --------------------------------------------------------- */
+
+#define BWD_BN 128 /* keys a block */
+#define BWD_BM 64  /* queries a step */
+#define BWD_THREADS 256
+
+template <int D> constexpr size_t bwd_smem()
+{
+	return (size_t)(2 * BWD_BN + 4 * BWD_BM) * D * 2 + (size_t)BWD_BN * BWD_BM * 2 +
+	       4 * BWD_BM * sizeof(float);
+}
+
+/* dsum[b][h][i] = sum_c dO[b][i][h][c] O[b][i][h][c]; the row's dQ
+ * accumulator set to 0. A warp a row. */
+template <typename T, int D>
+static __global__ void attention_backward_prep(const T *__restrict__ o, const T *__restrict__ dout,
+					       float *__restrict__ dsum, float *__restrict__ dq_acc,
+					       int64_t rows, int seq, int heads)
+{
+	const int64_t row = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	const int lane = threadIdx.x & 31;
+	if (row >= rows)
+		return;
+	float acc = 0;
+#pragma unroll
+	for (int c = lane; c < D; c += 32) {
+		acc += (float)o[row * D + c] * (float)dout[row * D + c];
+		dq_acc[row * D + c] = 0;
+	}
+	for (int off = 16; off; off >>= 1)
+		acc += __shfl_xor_sync(0xffffffffu, acc, off);
+	if (lane == 0) {
+		int64_t pos = row / heads, h = row % heads, z = pos / seq, i = pos % seq;
+		dsum[(z * heads + h) * seq + i] = acc;
+	}
+}
+
+/* dq = scale dq_acc in the input type, 4 elements a thread. */
+template <typename T>
+static __global__ void attention_backward_dq(const float4 *__restrict__ acc, T *__restrict__ dq,
+					     int64_t n4, float scale)
+{
+	for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4;
+	     i += (int64_t)gridDim.x * blockDim.x) {
+		float4 a = acc[i];
+		uint2 out = {pack<T>(a.x * scale, a.y * scale), pack<T>(a.z * scale, a.w * scale)};
+		*(uint2 *)(dq + 4 * i) = out;
+	}
+}
+
+template <typename T, int D, bool CAUSAL>
+static __global__ void __launch_bounds__(BWD_THREADS, 1)
+	attention_backward(const T *__restrict__ q, const T *__restrict__ k, const T *__restrict__ v,
+			   const T *__restrict__ dout, const float *__restrict__ lse,
+			   const float *__restrict__ dsum, float *__restrict__ dq_acc,
+			   T *__restrict__ dk, T *__restrict__ dv, int seq, int heads, float scale)
+{
+	extern __shared__ __align__(128) unsigned char smem[];
+	T *sk = (T *)smem, *sv = sk + BWD_BN * D, *sq = sv + BWD_BN * D, *sdo = sq + 2 * BWD_BM * D;
+	T *sds = sdo + 2 * BWD_BM * D; /* dS^T, [key][query] */
+	float *sl = (float *)(sds + BWD_BN * BWD_BM), *sd = sl + 2 * BWD_BM;
+	const int h = blockIdx.y, z = blockIdx.z, n0 = blockIdx.x * BWD_BN;
+	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+	const int64_t stride = (int64_t)heads * D, head = ((int64_t)z * seq * heads + h) * D;
+	const int64_t stat = ((int64_t)z * heads + h) * seq;
+	const float scale_log2 = scale * LOG2E;
+	const int first = CAUSAL ? n0 / BWD_BM : 0, last = (seq + BWD_BM - 1) / BWD_BM;
+	const int kw = warp * 16; /* the warp's first key in the block */
+
+	/* A query step's inputs: Q, dO by cp.async; lse (log2 units, +inf past
+	 * the end so P = 0 there) and D by plain stores. */
+	auto load_step = [&](int step, int buf) {
+		const int m0 = step * BWD_BM;
+		load_tile<T, D, BWD_BM, BWD_THREADS>(sq + buf * BWD_BM * D, q + head, stride, m0, seq);
+		load_tile<T, D, BWD_BM, BWD_THREADS>(sdo + buf * BWD_BM * D, dout + head, stride, m0,
+						     seq);
+		for (int r = threadIdx.x; r < BWD_BM; r += BWD_THREADS) {
+			bool valid = m0 + r < seq;
+			sl[buf * BWD_BM + r] = valid ? lse[stat + m0 + r] * LOG2E : INFINITY;
+			sd[buf * BWD_BM + r] = valid ? dsum[stat + m0 + r] : 0.0f;
+		}
+	};
+
+	load_tile<T, D, BWD_BN, BWD_THREADS>(sk, k + head, stride, n0, seq);
+	load_tile<T, D, BWD_BN, BWD_THREADS>(sv, v + head, stride, n0, seq);
+	load_step(first, 0);
+	cp_async_commit();
+
+	float acc_dk[D / 8][4], acc_dv[D / 8][4];
+	zero(acc_dk);
+	zero(acc_dv);
+
+	for (int step = first; step < last; step++) {
+		const int buf = (step - first) & 1, m0 = step * BWD_BM;
+		next_tiles(step + 1 < last, [&] { load_step(step + 1, buf ^ 1); });
+		const T *cq = sq + buf * BWD_BM * D, *cdo = sdo + buf * BWD_BM * D;
+		const float *cl = sl + buf * BWD_BM, *cd = sd + buf * BWD_BM;
+
+		/* S^T = K Q^T: the warp's 16 keys x 64 queries. */
+		float s[BWD_BM / 8][4], dp[BWD_BM / 8][4];
+		zero(s);
+		zero(dp);
+#pragma unroll
+		for (int kc = 0; kc < D / 16; kc++) {
+			uint32_t a[4], c[4];
+			ldsm_x4(a, sk + swz<D>(kw + (lane & 15), kc * 2 + (lane >> 4)));
+			ldsm_x4(c, sv + swz<D>(kw + (lane & 15), kc * 2 + (lane >> 4)));
+#pragma unroll
+			for (int np = 0; np < BWD_BM / 16; np++) {
+				uint32_t b[4], g[4];
+				const int row = np * 16 + (lane & 7) + ((lane >> 4) << 3);
+				const int chunk = kc * 2 + ((lane >> 3) & 1);
+				ldsm_x4(b, cq + swz<D>(row, chunk));
+				ldsm_x4(g, cdo + swz<D>(row, chunk));
+				mma_pair<T>(s[2 * np], s[2 * np + 1], a, b);
+				/* dP^T = V dO^T */
+				mma_pair<T>(dp[2 * np], dp[2 * np + 1], c, g);
+			}
+		}
+
+		/* P^T and dS^T = P^T (dP^T - D), masked past the end and (causal)
+		 * where the query comes before the key. */
+		const bool edge = n0 + kw + 15 >= seq || (CAUSAL && m0 < n0 + kw + 16);
+#pragma unroll
+		for (int nt = 0; nt < BWD_BM / 8; nt++)
+#pragma unroll
+			for (int e = 0; e < 4; e++) {
+				const int qi = nt * 8 + 2 * (lane & 3) + (e & 1);
+				const int key = n0 + kw + (lane >> 2) + (e >> 1) * 8;
+				float p = exp2_approx(s[nt][e] * scale_log2 - cl[qi]);
+				if (edge && (key >= seq || (CAUSAL && m0 + qi < key)))
+					p = 0;
+				s[nt][e] = p;
+				dp[nt][e] = p * (dp[nt][e] - cd[qi]);
+			}
+
+		/* dV += P^T dO, dK += dS^T Q; dS^T to shared memory for dQ. */
+#pragma unroll
+		for (int kc = 0; kc < BWD_BM / 16; kc++) {
+			uint32_t a[4], c[4];
+			acc_to_a<T>(a, s[2 * kc], s[2 * kc + 1]);
+			acc_to_a<T>(c, dp[2 * kc], dp[2 * kc + 1]);
+			const int r0 = kw + (lane >> 2), col = kc * 16 + 2 * (lane & 3);
+			*(uint32_t *)(sds + swz<BWD_BM>(r0, col >> 3) + (col & 7)) = c[0];
+			*(uint32_t *)(sds + swz<BWD_BM>(r0 + 8, col >> 3) + (col & 7)) = c[1];
+			*(uint32_t *)(sds + swz<BWD_BM>(r0, (col >> 3) + 1) + (col & 7)) = c[2];
+			*(uint32_t *)(sds + swz<BWD_BM>(r0 + 8, (col >> 3) + 1) + (col & 7)) = c[3];
+#pragma unroll
+			for (int dq = 0; dq < D / 16; dq++) {
+				uint32_t b[4], g[4];
+				const int row = kc * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+				const int chunk = dq * 2 + (lane >> 4);
+				ldsm_x4_trans(g, cdo + swz<D>(row, chunk));
+				ldsm_x4_trans(b, cq + swz<D>(row, chunk));
+				mma_pair<T>(acc_dv[2 * dq], acc_dv[2 * dq + 1], a, g);
+				mma_pair<T>(acc_dk[2 * dq], acc_dk[2 * dq + 1], c, b);
+			}
+		}
+		__syncthreads();
+
+		/* dQ += dS K: warp w takes queries 16 (w % 4).., half w / 4 of the head. */
+		{
+			const int qw = (warp & 3) * 16, dh = (warp >> 2) * (D / 2);
+			float acc[D / 16][4];
+			zero(acc);
+#pragma unroll
+			for (int kc = 0; kc < BWD_BN / 16; kc++) {
+				uint32_t a[4];
+				ldsm_x4_trans(a, sds + swz<BWD_BM>(kc * 16 + (lane & 7) +
+									   ((lane >> 4) << 3),
+								   (qw >> 3) + ((lane >> 3) & 1)));
+#pragma unroll
+				for (int dq = 0; dq < D / 32; dq++) {
+					uint32_t b[4];
+					ldsm_x4_trans(b, sk + swz<D>(kc * 16 + (lane & 7) +
+									     (((lane >> 3) & 1) << 3),
+								     (dh >> 3) + dq * 2 + (lane >> 4)));
+					mma_pair<T>(acc[2 * dq], acc[2 * dq + 1], a, b);
+				}
+			}
+#pragma unroll
+			for (int r = 0; r < 2; r++) {
+				const int row = m0 + qw + (lane >> 2) + r * 8;
+				if (row >= seq)
+					continue;
+				float *out = dq_acc + head + (int64_t)row * stride + dh + 2 * (lane & 3);
+#pragma unroll
+				for (int nt = 0; nt < D / 16; nt++)
+					add2(out + nt * 8, acc[nt][2 * r], acc[nt][2 * r + 1]);
+			}
+		}
+		__syncthreads();
+	}
+
+#pragma unroll
+	for (int r = 0; r < 2; r++) {
+		const int key = n0 + kw + (lane >> 2) + r * 8;
+		if (key >= seq)
+			continue;
+		T *ok = dk + head + (int64_t)key * stride + 2 * (lane & 3);
+		T *ov = dv + head + (int64_t)key * stride + 2 * (lane & 3);
+#pragma unroll
+		for (int dt = 0; dt < D / 8; dt++) {
+			*(uint32_t *)(ok + dt * 8) =
+				pack<T>(acc_dk[dt][2 * r] * scale, acc_dk[dt][2 * r + 1] * scale);
+			*(uint32_t *)(ov + dt * 8) = pack<T>(acc_dv[dt][2 * r], acc_dv[dt][2 * r + 1]);
+		}
+	}
+}
+
+/* ---- the C interface -------------------------------------------------- */
+
+/* The problem fits our kernels' launch: head size 64 or 128, the grid's y
+ * and z (heads, batch) under 65536, positions under 2^31. */
+static int check_dims(const struct attention_dims *d, struct sp_err *err)
+{
+	if (d->head_dim != 64 && d->head_dim != 128)
+		return sp_fail(err, "attention: head size %lld: our kernel has tiles for 64 and 128",
+			       (long long)d->head_dim);
+	if (d->batch < 1 || d->seq < 1 || d->heads < 1 || d->batch > 65535 || d->heads > 65535 ||
+	    d->seq > INT32_MAX / 2)
+		return sp_fail(err, "attention: batch %lld, seq %lld, heads %lld: outside what our "
+				    "kernel launches (1..65535 batches and heads, seq < 2^30)",
+			       (long long)d->batch, (long long)d->seq, (long long)d->heads);
+	return 0;
+}
+
+template <typename T, int D, bool CAUSAL>
+static int forward_launch(const struct attention_dims *d, const void *q, const void *k,
+			  const void *v, void *o, float *stats, struct sp_err *err)
+{
+	auto kernel = attention_forward<T, D, CAUSAL>;
+	GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    (int)fwd_smem<D>()));
+	dim3 grid((unsigned)((d->seq + FWD_BM - 1) / FWD_BM), (unsigned)d->heads,
+		  (unsigned)d->batch);
+	kernel<<<grid, FWD_THREADS, fwd_smem<D>()>>>((const T *)q, (const T *)k, (const T *)v,
+						     (T *)o, stats, (int)d->seq, (int)d->heads,
+						     d->scale);
+	GPU_CHECK_LAUNCH(err, "attention_forward");
+	return 0;
+}
+
+/* The backward's workspace: D and the fp32 dQ accumulator, kept between
+ * calls (grown, never shrunk) as cuDNN's and FlashAttention's callers keep
+ * theirs, so a timed call allocates nothing. */
+static void *workspace;
+static size_t workspace_bytes;
+
+static int workspace_get(size_t bytes, void **out, struct sp_err *err)
+{
+	if (bytes > workspace_bytes) {
+		gpu_free(workspace);
+		workspace = NULL;
+		workspace_bytes = 0;
+		if (gpu_malloc(&workspace, bytes, "attention's backward workspace", err))
+			return -1;
+		workspace_bytes = bytes;
+	}
+	*out = workspace;
+	return 0;
+}
+
+template <typename T, int D, bool CAUSAL>
+static int backward_launch(const struct attention_dims *d, const void *q, const void *k,
+			   const void *v, const void *o, const void *dout, const float *stats,
+			   void *dq, void *dk, void *dv, struct sp_err *err)
+{
+	const int64_t rows = d->batch * d->seq * d->heads, count = rows * D;
+	void *ws;
+	if (workspace_get((size_t)(count + rows) * sizeof(float), &ws, err))
+		return -1;
+	float *dq_acc = (float *)ws, *dsum = dq_acc + count;
+	attention_backward_prep<T, D><<<(unsigned)((rows + 7) / 8), 256>>>(
+		(const T *)o, (const T *)dout, dsum, dq_acc, rows, (int)d->seq, (int)d->heads);
+	GPU_CHECK_LAUNCH(err, "attention_backward_prep");
+	auto kernel = attention_backward<T, D, CAUSAL>;
+	GPU_CHECK(err, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+					    (int)bwd_smem<D>()));
+	dim3 grid((unsigned)((d->seq + BWD_BN - 1) / BWD_BN), (unsigned)d->heads,
+		  (unsigned)d->batch);
+	kernel<<<grid, BWD_THREADS, bwd_smem<D>()>>>((const T *)q, (const T *)k, (const T *)v,
+						     (const T *)dout, stats, dsum, dq_acc, (T *)dk,
+						     (T *)dv, (int)d->seq, (int)d->heads, d->scale);
+	GPU_CHECK_LAUNCH(err, "attention_backward");
+	const int64_t n4 = count / 4, blocks = (n4 + 255) / 256;
+	attention_backward_dq<T><<<(unsigned)(blocks < 65536 ? blocks : 65536), 256>>>(
+		(const float4 *)dq_acc, (T *)dq, n4, d->scale);
+	GPU_CHECK_LAUNCH(err, "attention_backward_dq");
+	return 0;
+}
+
+/* Run F<T, D, CAUSAL>(args...) for the problem's element type, head size
+ * and mask. */
+#define ATTENTION_DISPATCH(d, F, ...)                                                     \
+	do {                                                                              \
+		const bool c = (d)->causal != 0, w = (d)->head_dim == 128;                \
+		if ((d)->bf16)                                                            \
+			return w ? (c ? F<__nv_bfloat16, 128, true>(__VA_ARGS__)          \
+				      : F<__nv_bfloat16, 128, false>(__VA_ARGS__))        \
+				 : (c ? F<__nv_bfloat16, 64, true>(__VA_ARGS__)           \
+				      : F<__nv_bfloat16, 64, false>(__VA_ARGS__));        \
+		return w ? (c ? F<__half, 128, true>(__VA_ARGS__)                         \
+			      : F<__half, 128, false>(__VA_ARGS__))                       \
+			 : (c ? F<__half, 64, true>(__VA_ARGS__)                          \
+			      : F<__half, 64, false>(__VA_ARGS__));                       \
+	} while (0)
+
+extern "C" int attention_own_forward(const struct attention_dims *d, const void *q, const void *k,
+				     const void *v, void *o, float *stats, struct sp_err *err)
+{
+	if (check_dims(d, err))
+		return -1;
+	ATTENTION_DISPATCH(d, forward_launch, d, q, k, v, o, stats, err);
+}
+
+extern "C" int attention_own_backward(const struct attention_dims *d, const void *q,
+				      const void *k, const void *v, const void *o,
+				      const void *dout, const float *stats, void *dq, void *dk,
+				      void *dv, struct sp_err *err)
+{
+	if (check_dims(d, err))
+		return -1;
+	ATTENTION_DISPATCH(d, backward_launch, d, q, k, v, o, dout, stats, dq, dk, dv, err);
+}
