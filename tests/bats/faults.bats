@@ -94,11 +94,11 @@ PY
 
 @test "faults: ksmm-tune best over two result files" {
 	local header=batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows
-	header=$header,thread_batch,vec,stages,tf32,ms,std,rel_err,status
-	printf '%s\n' "$header" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,0.5,0.01,1e-8,ok" \
-		"100,2,16,16,2,fp32,bsl,simt,64,8,64,4,4,1,2,0,0.4,0.01,1e-8,ok" >"$T/in/r1.csv"
-	printf '%s\n' "$header" "100,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,0.3,0.01,1e-8,ok" \
-		"50,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,0.1,0.01,1e-8,ok" >"$T/in/r2.csv"
+	header=$header,thread_batch,vec,stages,tf32,tile_d,ms,std,rel_err,status
+	printf '%s\n' "$header" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-8,ok" \
+		"100,2,16,16,2,fp32,bsl,simt,64,8,64,4,4,1,2,0,1,0.4,0.01,1e-8,ok" >"$T/in/r1.csv"
+	printf '%s\n' "$header" "100,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,1,0.3,0.01,1e-8,ok" \
+		"50,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,1,0.1,0.01,1e-8,ok" >"$T/in/r2.csv"
 	walk_both ksmm-tune "best.csv" "$BIN/ksmm-tune" best "$T/in/r1.csv" "$T/in/r2.csv" -o best.csv
 }
 
