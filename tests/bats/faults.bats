@@ -110,6 +110,23 @@ PY
 		-o m.csv
 }
 
+@test "faults: kernel-sample fit of timing models, and predict from them" {
+	local csv=$T/in/CPU_layernorm_fp32_1_1.csv
+	{
+		echo "b,l,dim,F_dur(us),B_dur(us)"
+		for b in 1 2 3; do for l in 8 16 24 32; do for d in 16 32; do
+			echo "$b,$l,$d,$((b * l * d / 64 + 1)).5,$((b * l * d / 32 + 2)).25"
+		done; done; done
+	} >"$csv"
+	walk_both kernel-sample "CPU_layernorm_fp32_fwd.model CPU_layernorm_fp32_bwd.model" \
+		"$BIN/kernel-sample" fit "$csv" --output-dir . --trees 20 --folds 0
+	"$BIN/kernel-sample" fit -q "$csv" --output-dir "$T/in" --trees 20 --folds 0 >/dev/null
+	printf '%s\n' b,l,dim 2,16,32 3,20,24 >"$T/in/shapes.csv"
+	walk_both kernel-sample "p.csv" "$BIN/kernel-sample" predict \
+		-m "$T/in/CPU_layernorm_fp32_fwd.model" -m "$T/in/CPU_layernorm_fp32_bwd.model" \
+		--shapes "$T/in/shapes.csv" -o p.csv
+}
+
 @test "faults: kernel-sample's CPU sweep, resumed after each failure" {
 	# The sweep keeps the rows it flushed, and a rerun resumes: the shapes
 	# must end the same, the times and the log differ from run to run.
