@@ -87,6 +87,11 @@ PY
 		"$BIN/graph-partition" "$REPO/configs/models/mlp.yaml" --batch 4 --format csv -o r.csv
 }
 
+@test "faults: graph-partition comparing two models" {
+	walk_both graph-partition "c.csv" "$BIN/graph-partition" "$REPO/data/vit_block.onnx" \
+		"$REPO/configs/models/mlp.yaml" --batch 2 --compare -f csv -o c.csv
+}
+
 @test "faults: ksmm-tune apply on the CPU" {
 	walk_both ksmm-tune "y.npy" "$BIN/ksmm-tune" apply --pattern 2,4,4,2 \
 		--weights "$T/in/w.npy" "$T/in/xk.npy" -o y.npy --device cpu
@@ -125,6 +130,12 @@ PY
 	walk_both kernel-sample "p.csv" "$BIN/kernel-sample" predict \
 		-m "$T/in/CPU_layernorm_fp32_fwd.model" -m "$T/in/CPU_layernorm_fp32_bwd.model" \
 		--shapes "$T/in/shapes.csv" -o p.csv
+}
+
+@test "faults: kernel-sample layer, each operator of a layer timed on the CPU" {
+	fault_digest() { cut -d, -f1 "$1" | md5sum; } # the operators, not their times
+	walk_both kernel-sample "l.csv" "$BIN/kernel-sample" layer --layer 1,2,2,16,32 \
+		--device cpu --precision fp32 -o l.csv
 }
 
 @test "faults: kernel-sample's CPU sweep, resumed after each failure" {
