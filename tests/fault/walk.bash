@@ -14,8 +14,8 @@
 # fault_inject.c, built by `make test`). SPKIT_THREADS=1 makes the count
 # the same from run to run.
 FAULT_LIB=${SPKIT_FAULT_LIB-${SPKIT_BUILD:-$REPO/build}/tests/libfault_inject.so}
-FAULT_DENSE=${FAULT_DENSE:-100}
-FAULT_DENSE_END=${FAULT_DENSE_END:-40}
+FAULT_DENSE=${FAULT_DENSE:-80}
+FAULT_DENSE_END=${FAULT_DENSE_END:-30}
 
 # fault_run DIR KIND N COMMAND...: run COMMAND -q in DIR with the Nth call
 # of KIND (MALLOC or WRITE; 0: none) failing (and every later one with
