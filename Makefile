@@ -8,7 +8,7 @@
 #   make demo            generate a graph into data/generated and run the programs on it
 #   make fuzz            libFuzzer targets, FUZZ_SECONDS each (needs clang)
 #   make dev             the measurement probes dev/cuda/*.cu, into build/dev/ (needs nvcc)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (DESTDIR= for staging); make uninstall
 #
 # Sources are found by wildcard, so a new lib/DOMAIN/*.c, kernels/DOMAIN/*.{cu,c},
 # cmd/*.c or tests/unit/DOMAIN/test_*.c is built without editing this file.
@@ -114,7 +114,7 @@ endif
 ALL_LIBS := $(LIBCLI) $(LIBGPU) $(LIBSPKIT)
 LINK_LIBS := $(ALL_LIBS)
 
-.PHONY: all test test-gpu gpu-tests demo bench dev fuzz install clean deps
+.PHONY: all test test-gpu gpu-tests demo bench dev fuzz install uninstall clean deps
 .DELETE_ON_ERROR:
 # Keep objects of chained rules (tests), so nothing is rebuilt needlessly and
 # `make test` ends with the test tally, not with make removing intermediates.
@@ -256,19 +256,46 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC) $(GEN_C)
 fuzz: $(FUZZ_BIN)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BIN)
 
+# Installed: the programs; their man pages; under share/spkit the configs
+# (hardware/ for graph-partition --hardware NAME, models/, kernel_sampling/,
+# ksmm/) and the scripts (slurm/, plot/, long_run.sh and short_run.sh, their
+# bin/ and configs/ pointed at the installed ones); under share/doc/spkit the
+# README, the LICENSE and the measured results. `make uninstall` removes
+# exactly that (with the same PREFIX and DESTDIR).
+DATADIR := $(PREFIX)/share/spkit
+DOCDIR  := $(PREFIX)/share/doc/spkit
+MAN1DIR := $(PREFIX)/share/man/man1
+INSTALL_SCRIPTS := $(wildcard scripts/slurm/*.sbatch scripts/plot/*) scripts/long_run.sh \
+		   scripts/short_run.sh
+INSTALL_DOCS := README.md LICENSE NOTICE bench/RESULTS.md
+# graph-partition looks for --hardware NAME in the installed tree and, from a
+# build, in this source tree (lib/partition/hardware.h).
+$(BUILD)/lib/partition/hardware.o: CPPFLAGS += -DSPKIT_DATADIR='"$(DATADIR)"' \
+	-DSPKIT_SOURCE_DIR='"$(CURDIR)"'
+
 install: $(PROGRAMS)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(DOCDIR)
 	install -m 755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -d $(DESTDIR)$(PREFIX)/share/spkit/hardware $(DESTDIR)$(PREFIX)/share/spkit/models
-	install -m 644 $(wildcard configs/hardware/*.yaml) $(DESTDIR)$(PREFIX)/share/spkit/hardware/
-	install -m 644 $(wildcard configs/models/*.yaml) $(DESTDIR)$(PREFIX)/share/spkit/models/
-	install -d $(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/collect \
-		$(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/test
-	install -m 644 $(wildcard configs/kernel_sampling/collect/*.yml) \
-		$(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/collect/
-	install -m 644 $(wildcard configs/kernel_sampling/test/*.yml) \
-		$(DESTDIR)$(PREFIX)/share/spkit/kernel_sampling/test/
+	install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(MAN1DIR)/
+	for d in hardware models ksmm kernel_sampling/collect kernel_sampling/test; do \
+		install -d $(DESTDIR)$(DATADIR)/$$d && \
+		install -m 644 $$(ls configs/$$d/*.yaml configs/$$d/*.yml configs/$$d/*.in \
+			2>/dev/null) $(DESTDIR)$(DATADIR)/$$d/ || exit 1; \
+	done
+	for f in $(INSTALL_SCRIPTS); do \
+		install -d $(DESTDIR)$(DATADIR)/$$(dirname $$f) && \
+		sed -e 's|$${SPKIT_BIN:-bin}|$${SPKIT_BIN:-$(PREFIX)/bin}|' \
+		    -e 's|$${SPKIT_BIN:-$$here/bin}|$${SPKIT_BIN:-$(PREFIX)/bin}|' \
+		    -e 's|$$here/configs/|$(DATADIR)/|g' -e 's|\([ (]\)configs/|\1$(DATADIR)/|g' \
+		    $$f > $(DESTDIR)$(DATADIR)/$$f && \
+		chmod $$(test -x $$f && echo 755 || echo 644) $(DESTDIR)$(DATADIR)/$$f || exit 1; \
+	done
+	install -m 644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(notdir $(PROGRAMS))) \
+	      $(addprefix $(DESTDIR)$(MAN1DIR)/,$(notdir $(wildcard man/man1/*.1)))
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 
 clean:
 	rm -rf build bin

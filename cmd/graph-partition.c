@@ -42,8 +42,10 @@ static const char usage[] =
 	"      --dtype TYPE         fp32 (default), tf32 (fp32 data, TF32 matrix\n"
 	"                           units), fp16, bf16 or int8: the bytes per element\n"
 	"                           and the matrix peak the roofline takes\n"
-	"      --hardware FILE      the GPU, a YAML file like configs/hardware/h200.yaml\n"
-	"                           (default: a built-in H200 with that file's numbers)\n"
+	"      --hardware FILE|NAME the GPU, a YAML file like configs/hardware/h200.yaml,\n"
+	"                           or the NAME of one installed or shipped (h200, h100,\n"
+	"                           a100; see the man page for where NAME is looked for;\n"
+	"                           default: a built-in H200 with h200.yaml's numbers)\n"
 	"      --thresholds KIND    ridge (default: compute_bound, memory_bound or\n"
 	"                           latency_bound against the GPU's ridge point) or\n"
 	"                           fixed (the fixed intensity cut-offs of the graphs\n"
@@ -59,7 +61,7 @@ static const char usage[] =
 	"\n"
 	"Example:\n"
 	"  graph-partition resnet18.onnx --batch 8 --format json -o resnet18.json\n"
-	"  graph-partition configs/models/mlp.yaml --hardware configs/hardware/a100.yaml\n"
+	"  graph-partition configs/models/mlp.yaml --hardware a100\n"
 	"  graph-partition resnet18.onnx mobilenet_v2.onnx efficientnet_b0.onnx -f csv\n";
 
 struct options {
@@ -195,9 +197,11 @@ int main(int argc, char **argv)
 	cli_init(argv[0]);
 	struct options o = parse_options(argc, argv);
 	struct sp_err err;
-	if (o.hardware ? hardware_load(o.hardware, &o.analysis.hw, &err)
+	const char *hardware_file = "built in";
+	if (o.hardware ? hardware_load_found(o.hardware, &o.analysis.hw, &hardware_file, &err)
 		       : (hardware_default(&o.analysis.hw), 0))
 		cli_fatal(&err);
+	cli_log(2, "hardware file: %s", hardware_file);
 	if (o.compare) {
 		compare_models(&o);
 	} else {

@@ -103,9 +103,14 @@ static const char usage[] =
 	"prints each one's times, their sum and the layer's, with --layer, --device,\n"
 	"--precision, --norm, --layer-attention, --attention, --seed and -o as above\n"
 	"  -q, --quiet            no messages\n"
-	"  -v, --verbose          also the shapes skipped, and flash_atten's backend\n"
+	"  -v, --verbose          also each shape's times, the shapes skipped, and\n"
+	"                         flash_atten's backend\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Profiling: each shape's timed runs are an NVTX range; get_profiler prints the\n"
+	"ncu command for one (man page, PROFILING):\n"
+	"  nsys profile --trace cuda,nvtx -o sample kernel-sample CONFIG.yml\n"
 	"\n"
 	"Example:\n"
 	"  kernel-sample configs/kernel_sampling/test/layernorm.yml --device cpu --precision fp32\n"
@@ -114,6 +119,14 @@ static const char usage[] =
 	"  kernel-sample fit linear1_fp16.csv --output-dir models\n"
 	"  kernel-sample predict -m models/X_linear1_fp16_fwd.model --shape 1,4,2048,4096\n"
 	"  kernel-sample predict --layer 1,4,32,2048,4096 --models models\n";
+
+/* --output-dir: a folder, so never "-" (standard output). */
+static const char *output_dir(const char *value, const char *what)
+{
+	if (!strcmp(value, "-"))
+		cli_usage_error("--output-dir -: a folder for %s, not standard output", what);
+	return value;
+}
 
 /* The whole command line, for the ncu command get_profiler prints. */
 static int full_argc;
@@ -186,7 +199,9 @@ static struct run_options parse_run(int argc, char **argv)
 		case OPT_DEVICE: parse_device(optarg, &o); break;
 		case OPT_PARTS: parts = optarg; break;
 		case OPT_PART: part = optarg; break;
-		case OPT_OUTPUT_DIR: o.output_dir = optarg; break;
+		case OPT_OUTPUT_DIR:
+			o.output_dir = output_dir(optarg, "sampling_data/ and sampling_log/");
+			break;
 		case OPT_SHAPE: o.shape = optarg; break;
 		case OPT_SEED: o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_ATTENTION:
@@ -337,6 +352,8 @@ static int run_main(int argc, char **argv)
 		cli_fatal(&err);
 	enum sample_mode mode = o.mode >= 0 ? (enum sample_mode)o.mode : cfg.run;
 	int gpu = cli_use_gpu(o.device);
+	if (!gpu)
+		cli_log_threads();
 	struct sample_clock clock;
 	const struct sample_op *op = gpu ? sample_gpu_op(cfg.function_name)
 					 : sample_cpu_op(cfg.function_name);
@@ -387,6 +404,10 @@ static int merge_main(int argc, char **argv)
 	}
 	if (optind == argc)
 		cli_usage_error("merge: no PART.csv given");
+	for (int i = optind; i < argc; i++)
+		if (!strcmp(argv[i], "-"))
+			cli_usage_error("merge: a PART.csv's name says its device, operator and "
+					"precision, so not standard input (-)");
 	struct sample_merge_result r;
 	struct sp_err err;
 	if (sample_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &r,
@@ -424,7 +445,7 @@ static int fit_main(int argc, char **argv)
 	opterr = 0;
 	while ((c = cli_getopt(argc, argv, ":" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
 		switch (c) {
-		case OPT_OUTPUT_DIR: dir = optarg; break;
+		case OPT_OUTPUT_DIR: dir = output_dir(optarg, "the models"); break;
 		case OPT_FOLDS:
 			folds = (int)cli_int("--folds", optarg, 0, 100);
 			if (folds == 1)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/cli.h"
+#include "core/timer.h"
 #include "common/progress.h"
 #include "core/gpu.h"
 #include "ksmm/ksmm_bench_csv.h"
@@ -69,9 +70,13 @@ static const char usage[] =
 	"      --device D             apply: cpu, cuda or auto (default auto)\n"
 	"  -q, --quiet                no progress or messages\n"
 	"  -v, --verbose              more detail (each failed configuration, the rule\n"
-	"                             that chose each configuration)\n"
+	"                             that chose each configuration, apply's timings)\n"
 	"  -h, --help                 show this help and exit\n"
 	"  -V, --version              show the version and exit\n"
+	"\n"
+	"Profiling (man page, PROFILING):\n"
+	"  nsys profile --trace cuda,nvtx -o bench ksmm-tune bench --pattern 6,64,64,1\n"
+	"  ncu --nvtx --nvtx-include 'ksmm */' --set full ksmm-tune tune --pattern 6,64,64,1 --ncu\n"
 	"\n"
 	"Example:\n"
 	"  ksmm-tune tune --patterns configs/ksmm/patterns_short.in --dtype fp16 -o r.csv\n"
@@ -380,15 +385,20 @@ static int run_apply(int argc, char **argv)
 		weights[nw++] = t;
 	}
 	int use_gpu = cli_use_gpu(o.device);
+	if (!use_gpu)
+		cli_log_threads();
 	struct sp_err err;
 	struct ksmm_chain chain;
 	struct ksmm_table table = {0};
 	int64_t batch;
 	void *x, *y;
+	double t0 = timer_now();
 	if (ksmm_chain_load(&o.patterns, weights, nw, o.dtypes[0], &chain, &err) ||
 	    (o.table && ksmm_table_read(o.table, &table, &err)) ||
 	    ksmm_chain_input_read(o.args[0], &chain, o.layouts[0], &batch, &x, &err))
 		cli_fatal(&err);
+	cli_log(2, "read %zu factors and a batch of %lld: %.3f s; applying on the %s", chain.n,
+		(long long)batch, timer_now() - t0, use_gpu ? "GPU" : "CPU");
 	y = malloc((size_t)(ksmm_chain_rows(&chain) * batch) * ksmm_dtype_size(chain.dtype));
 	if (!y)
 		cli_die("%s: out of memory for the output", o.output);
@@ -402,9 +412,11 @@ static int run_apply(int argc, char **argv)
 	for (size_t i = 0; use_gpu && i < chain.n; i++)
 		cli_log(2, "ksmm-tune: factor %zu (%s): configuration by rule '%s'", i + 1,
 			o.patterns.v[i].where, ksmm_rule_name(rules[i]));
+	t0 = timer_now();
 	if (use_gpu ? ksmm_chain_apply_gpu(&chain, o.layouts[0], batch, cfgs, x, y, &err)
 		    : ksmm_chain_apply_cpu(&chain, o.layouts[0], batch, x, y, &err))
 		cli_fatal(&err);
+	cli_log(2, "apply: %.3f s", timer_now() - t0);
 	if (ksmm_chain_output_write(o.output, &chain, o.layouts[0], batch, y, &err))
 		cli_fatal(&err);
 	free(cfgs), free(rules), free(x), free(y), free(wtext);

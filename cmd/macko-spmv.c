@@ -1,4 +1,4 @@
-/* macko-spmv: y = alpha A x + beta y for a MACKO matrix and 1..16 vectors,
+/* macko-spmv: y = alpha A x + beta y for a MACKO matrix and N vectors,
  * and `macko-spmv bench`, MACKO against cuBLAS and cuSPARSE. Options are
  * parsed here; the work is lib/macko/ (the operands read and checked, the
  * random matrix) and kernels/macko/ (the product and the benchmark). */
@@ -22,9 +22,10 @@ static const char usage[] =
 	"       macko-spmv bench [BENCH OPTION]...\n"
 	"Multiply a MACKO matrix (from macko-compress) by one vector or a few:\n"
 	"y = alpha A x + beta y_in, fp16 values and x, fp32 accumulation. X holds C\n"
-	"values (one vector) or N x C (N <= 16 vectors; on the GPU up to 8 in one\n"
-	"pass over the matrix where their x fits in shared memory, more in several:\n"
-	"see the man page); f2, f4 or f8, rounded to fp16. Y has R values or N x R.\n"
+	"values (one vector) or N x C (N vectors; on the GPU up to 8 in one pass over\n"
+	"the matrix where their x fits in shared memory, more in several, and more\n"
+	"than 16 as several products: see the man page); f2, f4 or f8, rounded to\n"
+	"fp16. Y has R values or N x R.\n"
 	"\n"
 	"  -o, --output FILE      write y to FILE (.npy)\n"
 	"      --alpha A          scale of A x (default 1)\n"
@@ -52,6 +53,11 @@ static const char usage[] =
 	"      --no-flush         do not\n"
 	"      --seed K           seed of the matrix and x (default 1)\n"
 	"      --append           append rows to the -o file (header once), for sweeps\n"
+	"\n"
+	"Profiling: the product and each benchmarked kernel are NVTX ranges (man\n"
+	"page, PROFILING):\n"
+	"  nsys profile --trace cuda,nvtx -o spmv macko-spmv bench --vectors 8\n"
+	"  ncu --nvtx --nvtx-include macko/ --launch-count 1 --set full macko-spmv bench\n"
 	"\n"
 	"Example:\n"
 	"  macko-compress w.npy --density 0.5 -o w.npz\n"
@@ -223,8 +229,8 @@ static struct bench_options parse_bench(int argc, char **argv)
 				multiply_option);
 	if (optind < argc)
 		cli_usage_error("unexpected argument '%s'", argv[optind]);
-	if (o.append && !o.output)
-		cli_usage_error("--append needs -o FILE");
+	if (o.append && (!o.output || !strcmp(o.output, "-")))
+		cli_usage_error("--append needs -o FILE (a file, not standard output)");
 	if (o.matrix && random_shape)
 		cli_usage_error("--%s shapes the random matrix; --matrix gives one", random_shape);
 	return o;
@@ -241,6 +247,8 @@ static int multiply(int argc, char **argv)
 	if (o.check_finite && macko_operands_check_finite(&op, &err))
 		cli_die("%s (--check-finite)", err.msg);
 	int use_gpu = cli_use_gpu(o.device);
+	if (!use_gpu)
+		cli_log_threads();
 	cli_log(2, "read inputs: %.3f s; computing on the %s", timer_now() - t0,
 		use_gpu ? "GPU" : "CPU");
 	struct npy_array y;

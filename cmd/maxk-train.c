@@ -18,6 +18,7 @@
 #include "gnn/gnn_train.h"
 #include "core/outfile.h"
 #include "core/gpu.h"
+#include "core/outfile.h"
 #include "sparse/graph_gen.h"
 #include "sparse/graph_load.h"
 #include "maxk/maxk_dispatch.h"
@@ -35,9 +36,11 @@ static const char usage[] =
 	"and LayerNorm (--norm), then lin_out. MaxK's output is aggregated by the MaxK\n"
 	"SpGEMM kernels (on the GPU; the same sums on the CPU).\n"
 	"\n"
-	"DATASET is a folder with graph.npz, features.npy, labels.npy, train_mask.npy,\n"
-	"val_mask.npy and test_mask.npy, or an OGB node-property folder (raw/*.csv.gz,\n"
-	"split/NAME/*.csv.gz).\n"
+	"DATASET is a folder with graph.npz (or MaxK-GNN's graph.indptr and\n"
+	"graph.indices), features.npy, labels.npy and per split a bool mask or int\n"
+	"node ids (train_mask.npy or train_idx.npy, val_..., test_...), or an OGB\n"
+	"node-property folder (raw/*.csv.gz, split/NAME/*.csv.gz). The man page has a\n"
+	"recipe that writes a PyG or DGL dataset as such a folder.\n"
 	"      --synthetic SPEC     a generated dataset: csbm[:nodes=N,classes=C,feat=F,\n"
 	"                           deg=D,p_in=P,snr=S,seed=K] (a stochastic block model\n"
 	"                           where the graph matters), or random features and\n"
@@ -79,15 +82,19 @@ static const char usage[] =
 	"      --fallback-threshold T  that threshold (default 0.001; negative: always\n"
 	"                           fall back)\n"
 	"      --profile-kernels    print mean forward and backward times every 10 epochs\n"
-	"Outputs (written whole or not at all):\n"
+	"Outputs (FILE '-' is standard output; but for --log written whole or not at\n"
+	"all):\n"
 	"      --log FILE           per-epoch CSV: epoch, loss, train, val, test scores,\n"
-	"                           forward_ms, backward_ms, epoch_ms (a comparison: one\n"
-	"                           per configuration, log-maxk16.csv, log-relu.csv)\n"
+	"                           forward_ms, backward_ms, epoch_ms; a row appended and\n"
+	"                           flushed as each epoch ends (tail -f; a killed run\n"
+	"                           keeps its rows); a comparison: one per configuration,\n"
+	"                           log-maxk16.csv, log-relu.csv\n"
 	"      --save-model FILE    the final weights (.npz, PyTorch's parameter names)\n"
 	"      --predict FILE       the final model's logits, nodes x classes float32 (.npy)\n"
 	"      --checkpoint FILE    write a checkpoint (.npz) every --checkpoint-every N\n"
 	"                           epochs (default 10), after the last, and on SIGTERM,\n"
-	"                           SIGINT or SIGUSR1 (then stop after the current epoch)\n"
+	"                           SIGINT or SIGUSR1 (then stop after the current epoch\n"
+	"                           and exit with status 75, for a job script to requeue)\n"
 	"      --resume FILE        continue from a checkpoint of the same settings\n"
 	"  -q, --quiet              no messages\n"
 	"  -v, --verbose            every epoch's scores on stderr\n"
@@ -98,7 +105,8 @@ static const char usage[] =
 	"each k, time cuSPARSE SpMM on the dense MaxK features, the MaxK forward SpGEMM,\n"
 	"the MaxK backward SSpMM (gathered, and scattered with atomics) and top-k side by\n"
 	"side on the GPU, check each against cuSPARSE (top-k against the CPU), and write\n"
-	"one CSV row each. GRAPH is a SciPy .npz, a Matrix Market .mtx or an edge list;\n"
+	"one CSV row each. GRAPH is a SciPy .npz, a Matrix Market .mtx, an edge list\n"
+	"or MaxK-GNN's NAME.indptr (with NAME.indices);\n"
 	"--synthetic takes reddit_like, products_like, flickr_like or\n"
 	"powerlaw:nodes=N,edges=E[,sigma=S]; --hidden and --maxk take lists (defaults\n"
 	"256 and 16,32,64; H up to 1024); --seed seeds the features.\n"
@@ -107,6 +115,11 @@ static const char usage[] =
 	"      --no-flush           do not flush the L2 cache between repetitions\n"
 	"  -o, --output FILE        write the CSV to FILE (default: standard output)\n"
 	"      --append             append rows to the -o file (header once)\n"
+	"\n"
+	"Profiling: each epoch is an NVTX range 'epoch' around 'forward', 'backward',\n"
+	"'step' and 'evaluate' (man page, PROFILING):\n"
+	"  nsys profile --trace cuda,nvtx -o train maxk-train --synthetic reddit_like --epochs 5\n"
+	"  ncu --nvtx --nvtx-include forward/ --launch-count 20 maxk-train ... --epochs 2\n"
 	"\n"
 	"Example:\n"
 	"  maxk-train --synthetic csbm --model sage --layers 2 --epochs 200 --log log.csv\n"
@@ -265,7 +278,29 @@ static const char *other_form_option(int c, char **argv, const struct option *ot
 	return NULL;
 }
 
-/* Training's single --hidden and --maxk, and the checks between options. */
+/* An output's folder must exist and be writable before hours of training,
+ * not after. "-" is standard output: fine for a stream (npz 0), a usage
+ * error for an .npz, which is written with seeks. */
+static void check_output_folder(const char *option, const char *path, int npz)
+{
+	if (!path)
+		return;
+	if (outfile_is_stdout(path)) {
+		if (npz)
+			cli_usage_error("%s -: an .npz is written with seeks, so not to standard "
+					"output (give a file name)", option);
+		return;
+	}
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+	if (access(dir, W_OK))
+		cli_die("%s %s: cannot write in folder '%s'", option, path, dir);
+}
+
 /* The configurations --nonlinear and --maxk list, in their order: relu
  * once, maxk at each k. */
 static void list_configs(struct train_options *o)
@@ -294,6 +329,7 @@ static int uses(const struct train_options *o, enum gnn_nonlinear nonlinear)
 	return 0;
 }
 
+/* Training's --hidden, its configurations, and the checks between options. */
 static void check_training(struct train_options *o)
 {
 	struct gnn_model_config *m = &o->model;
@@ -332,6 +368,10 @@ static void check_training(struct train_options *o)
 	if (!o->train.checkpoint_every)
 		o->train.checkpoint_every = 10;
 	m->dense_agg = o->kernel_mode == KM_CUSPARSE;
+	check_output_folder("--log", o->train.log, 0);
+	check_output_folder("--save-model", o->save_model, 1);
+	check_output_folder("--predict", o->predict, 0);
+	check_output_folder("--checkpoint", o->train.checkpoint, 1);
 	struct sp_err err;
 	if (o->src.synthetic && gnn_data_synthetic_check(o->src.synthetic, &err))
 		cli_usage_error("%s", err.msg);
@@ -417,8 +457,8 @@ static void check_bench(struct bench_options *o)
 						       MAX_LIST, 1, MAXK_GPU_MAX_WIDTH) : 1;
 	o->nmaxk = o->src.maxk_text ? cli_int_list("--maxk", o->src.maxk_text, o->maxk, MAX_LIST,
 						   1, MAXK_GPU_MAX_WIDTH) : 3;
-	if (o->append && !o->output)
-		cli_usage_error("--append needs -o FILE");
+	if (o->append && (!o->output || !strcmp(o->output, "-")))
+		cli_usage_error("--append needs -o FILE (a file, not standard output)");
 	for (int i = 0; i < o->nhidden; i++)
 		for (int j = 0; j < o->nmaxk; j++)
 			if (o->maxk[j] > o->hidden[i])
@@ -529,22 +569,6 @@ static void bench(const struct bench_options *o)
 	csr_free(&g);
 }
 
-/* An output's folder must exist and be writable before hours of training,
- * not after. */
-static void check_output_folder(const char *option, const char *path)
-{
-	if (!path)
-		return;
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, sizeof dir, ".");
-	else
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
-	if (access(dir, W_OK))
-		cli_die("%s %s: cannot write in folder '%s'", option, path, dir);
-}
-
 static int stop_requested(void *ctx)
 {
 	return cli_stop_signal() != 0;
@@ -611,6 +635,8 @@ static struct gnn_backend *open_backend(const struct train_options *o)
 	struct gnn_backend *b;
 	if (use_gpu ? gnn_cuda_backend(&b, &err) : gnn_cpu_backend(&b, &err))
 		cli_fatal(&err);
+	if (!use_gpu)
+		cli_log_threads();
 	b->tf32 = o->tf32;
 	return b;
 }
@@ -715,9 +741,9 @@ static void run_config(const struct train_options *o, struct gnn_dataset *d, str
 	if (rc < 0)
 		cli_fatal(&err);
 	if (rc > 0)
-		cli_die("stopped by signal %d after epoch %lld; checkpoint %s written (continue "
-			"with --resume %s)", cli_stop_signal(), (long long)t.epoch,
-			o->train.checkpoint, o->train.checkpoint);
+		cli_stopped("by signal %d after epoch %lld; checkpoint %s written (continue with "
+			    "--resume %s)", cli_stop_signal(), (long long)t.epoch,
+			    o->train.checkpoint, o->train.checkpoint);
 	if (row) {
 		*row = (struct result){.best_epoch = t.best_epoch, .best_val = t.best_val,
 				       .best_test = t.best_test,
@@ -805,10 +831,6 @@ static void train(struct train_options *o)
 				gnn_metric_name(o->train.metric),
 				d.multilabel ? "class-id" : "multi-label", d.name,
 				d.multilabel ? "multi-label ones" : "class ids");
-	check_output_folder("--log", o->train.log);
-	check_output_folder("--save-model", o->save_model);
-	check_output_folder("--predict", o->predict);
-	check_output_folder("--checkpoint", o->train.checkpoint);
 	if (o->nconfigs == 1) {
 		run_config(o, &d, NULL);
 		gnn_data_free(&d);

@@ -1,5 +1,4 @@
 #include "common/cli.h"
-
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -12,6 +11,7 @@
 
 #include "core/memory.h"
 #include "core/outfile.h"
+#include "core/parallel.h"
 
 int cli_verbosity = 1;
 static const char *program = "spkit";
@@ -137,6 +137,15 @@ void cli_die(const char *fmt, ...)
 	exit(EXIT_FAILURE);
 }
 
+void cli_stopped(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport("stopped", NULL, fmt, ap);
+	va_end(ap);
+	exit(EXIT_STOPPED);
+}
+
 void cli_fatal(const struct sp_err *err)
 {
 	cli_die("%s", err->msg[0] ? err->msg : "unknown error");
@@ -144,6 +153,8 @@ void cli_fatal(const struct sp_err *err)
 
 void cli_warn(const char *fmt, ...)
 {
+	if (cli_verbosity == 0) /* -q: errors and requested results only */
+		return;
 	va_list ap;
 	va_start(ap, fmt);
 	vreport("warning", NULL, fmt, ap);
@@ -159,6 +170,13 @@ void cli_log(int level, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cli_log_threads(void)
+{
+	const char *source = "";
+	int n = parallel_threads_from(&source);
+	cli_log(2, "CPU threads: %d (from %s)", n, source);
 }
 
 void cli_help(const char *text)

@@ -14,7 +14,11 @@
 #include "core/err.h"
 #include "core/gpu.h"
 
-enum { EXIT_USAGE = 2 };
+/* Exit statuses beyond 0 and 1 (an error): 2 for a usage error; 75 for a
+ * run stopped by a signal at a safe point after writing its checkpoint, so
+ * a job script can requeue it (sysexits.h's EX_TEMPFAIL, "try again
+ * later"; distinct from errors and from 128 + N, a death by signal N). */
+enum { EXIT_USAGE = 2, EXIT_STOPPED = 75 };
 
 /* 0 = quiet (-q), 1 = normal, 2 = verbose (-v), 3 = more (-vv). */
 extern int cli_verbosity;
@@ -31,6 +35,8 @@ const char *cli_name(void);
 void cli_catch_stop_signals(void);
 /* The recorded signal, or 0. */
 int cli_stop_signal(void);
+/* "PROGRAM: stopped: MESSAGE" on stderr (also under -q), exit EXIT_STOPPED. */
+noreturn void cli_stopped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 noreturn void cli_fatal(const struct sp_err *err);
@@ -38,6 +44,9 @@ noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A message on stderr when cli_verbosity >= level. */
 void cli_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* At -v, "CPU threads: N (from SOURCE)" (core/parallel.h), for the
+ * programs whose CPU paths run threads. */
+void cli_log_threads(void);
 
 /* The options every program takes, closing its getopt_long table and
  * short-option string, and their handling: a program's option switch ends

@@ -26,6 +26,7 @@
  * operation needs more. */
 #include <stdlib.h>
 
+#include "core/gpu.h"
 #include "gnn/gnn_gpu.cuh"
 
 /* NVIDIA's recommended cuBLAS workspace on Hopper. */
@@ -212,6 +213,8 @@ extern "C" int gnn_cuda_backend(struct gnn_backend **out, struct sp_err *err)
 		.bce = gnn_gpu_bce,
 		.adam = gnn_gpu_adam,
 		.tf32 = 0,
+		.range_push = gpu_range_push,
+		.range_pop = gpu_range_pop,
 	};
 	if (setup(c, err)) {
 		gnn_gpu_destroy(&c->table);

@@ -31,34 +31,43 @@ static int multiply_cpu(const struct macko *m, const uint16_t *x, int nvec, doub
 }
 
 #if SPKIT_CUDA
+/* More than MACKO_MAX_VECTORS vectors run as several products of at most
+ * that many, over one upload of the matrix: x, y_in and y are row-major
+ * (vector-major), so batch b is a contiguous slice of each, and the cost is
+ * one more pass over the matrix per batch. */
 static int multiply_gpu(const struct macko *m, const uint16_t *x, int nvec, double alpha,
 			double beta, const float *y_in, void *y, enum macko_out out, struct sp_err *err)
 {
-	size_t nx = (size_t)nvec * m->cols, ny = (size_t)nvec * m->rows;
+	const int batch = nvec < MACKO_MAX_VECTORS ? nvec : MACKO_MAX_VECTORS;
+	size_t nx = (size_t)batch * m->cols, ny = (size_t)batch * m->rows;
 	size_t ysize = out == MACKO_OUT_F16 ? 2 : 4;
 	struct macko_dev d;
 	void *x_dev = NULL, *y_dev = NULL;
-	if (macko_dev_upload(m, nvec, &d, err))
+	if (macko_dev_upload(m, batch, &d, err))
 		return -1;
 	int rc = -1;
-	if (gpu_malloc(&x_dev, nx * 2, "x", err) || gpu_malloc(&y_dev, ny * ysize, "y", err) ||
-	    gpu_upload(x_dev, x, nx * 2, err))
+	if (gpu_malloc(&x_dev, nx * 2, "x", err) || gpu_malloc(&y_dev, ny * ysize, "y", err))
 		goto out;
 	if (beta != 0) {
 		/* y_in goes up in the output's type; the kernel reads and writes y in place. */
-		for (size_t i = 0; i < ny; i++) {
+		for (size_t i = 0; i < (size_t)nvec * m->rows; i++) {
 			if (out == MACKO_OUT_F16)
 				((uint16_t *)y)[i] = half_from_float(y_in[i]);
 			else
 				((float *)y)[i] = y_in[i];
 		}
-		if (gpu_upload(y_dev, y, ny * ysize, err))
+	}
+	for (int first = 0; first < nvec; first += batch) {
+		int n = nvec - first < batch ? nvec - first : batch;
+		size_t xo = (size_t)first * m->cols, yo = (size_t)first * m->rows * ysize;
+		size_t yb = (size_t)n * m->rows * ysize;
+		if (gpu_upload(x_dev, x + xo, (size_t)n * m->cols * 2, err) ||
+		    (beta != 0 && gpu_upload(y_dev, (char *)y + yo, yb, err)) ||
+		    macko_dev_spmv(&d, x_dev, n, (float)alpha, (float)beta, beta != 0 ? y_dev : NULL,
+				   y_dev, out, err) ||
+		    gpu_download((char *)y + yo, y_dev, yb, err))
 			goto out;
 	}
-	if (macko_dev_spmv(&d, x_dev, nvec, (float)alpha, (float)beta, beta != 0 ? y_dev : NULL,
-			   y_dev, out, err) ||
-	    gpu_download(y, y_dev, ny * ysize, err))
-		goto out;
 	rc = 0;
 out:
 	gpu_free(x_dev);

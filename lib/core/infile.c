@@ -1,6 +1,7 @@
 #include "core/infile.h"
 
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,9 +14,18 @@ static const char *kind_of(mode_t m)
 int infile_open_fd(const char *path, enum infile_kind kind, int *fd, uint64_t *size,
 		   struct sp_err *err)
 {
-	/* O_NONBLOCK: a FIFO with no writer opens at once (and then reads as
-	 * empty) instead of blocking in open() forever. */
-	*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	const int from_stdin = infile_is_stdin(path);
+	if (from_stdin) {
+		/* A copy of descriptor 0, closed like any other; whether a
+		 * reader that seeks may have it is decided below, as for a
+		 * file: `< file` yes, a pipe no. */
+		path = INFILE_STDIN_NAME;
+		*fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0);
+	} else {
+		/* O_NONBLOCK: a FIFO with no writer opens at once (and then
+		 * reads as empty) instead of blocking in open() forever. */
+		*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	}
 	if (*fd < 0)
 		return sp_fail_errno(err, "%s: cannot open", path);
 	struct stat st;
@@ -26,8 +36,9 @@ int infile_open_fd(const char *path, enum infile_kind kind, int *fd, uint64_t *s
 		rc = sp_fail(err, "%s: is a directory", path);
 	else if (!S_ISREG(st.st_mode) &&
 		 (kind == INFILE_REGULAR || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))))
-		rc = sp_fail(err, "%s: is %s; this input must be a regular file", path,
-			     kind_of(st.st_mode));
+		rc = sp_fail(err, "%s: is %s; this input must be a regular file%s", path,
+			     kind_of(st.st_mode),
+			     from_stdin ? " (give its name, or '< FILE')" : "");
 	if (rc) {
 		close(*fd);
 		*fd = -1;
@@ -41,8 +52,15 @@ int infile_open_fd(const char *path, enum infile_kind kind, int *fd, uint64_t *s
 	return 0;
 }
 
+int infile_is_stdin(const char *path)
+{
+	return path[0] == '-' && path[1] == '\0';
+}
+
 int infile_check(const char *path, struct sp_err *err)
 {
+	if (infile_is_stdin(path))
+		return 0;
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return sp_fail_errno(err, "%s: cannot open", path);

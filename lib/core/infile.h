@@ -8,7 +8,13 @@
  * .warp4, Matrix Market and edge lists) take regular files only, and refuse
  * a FIFO or a device with a one-line error; those that read straight
  * through (gzip text, CSV, YAML) also take FIFOs and character devices,
- * and bound what they read themselves (a line cap, NUL bytes refused). */
+ * and bound what they read themselves (a line cap, NUL bytes refused).
+ *
+ * The path "-" is standard input, for both kinds: a reader that streams
+ * takes whatever it is; one that seeks takes it when it is a regular file
+ * (`< x.npy`) and refuses a pipe or a terminal with the same one-line
+ * error as a FIFO, naming "standard input". No file named "-" is ever
+ * opened (./- reaches one). */
 #ifndef SPKIT_INFILE_H
 #define SPKIT_INFILE_H
 
@@ -18,6 +24,11 @@
 #include "core/err.h"
 
 enum infile_kind { INFILE_REGULAR, INFILE_STREAM };
+
+/* Messages name standard input so. */
+#define INFILE_STDIN_NAME "standard input"
+/* Whether path is "-", standard input. */
+int infile_is_stdin(const char *path);
 
 /* Open path for reading; *size (if size is not NULL) gets the length of a
  * regular file, 0 for a stream. */

@@ -1,6 +1,7 @@
 #include "core/num.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,8 +119,10 @@ const char *num_format_double(char buf[NUM_DOUBLE_MAX], double v, int digits)
 	}
 	/* If any N < 15 digits read back exactly, %.15g prints those same
 	 * digits (and %g drops the trailing zeros), so trying 15, 16, 17 finds
-	 * the shortest. */
-	for (int n = 15; n <= 17; n++) {
+	 * the shortest. Not for a subnormal: with fewer significant bits, two
+	 * 15-digit texts can read back as it (5e-324 and 4.94065645841247e-324),
+	 * so there the search starts at one digit. */
+	for (int n = fabs(v) < DBL_MIN ? 1 : 15; n <= 17; n++) {
 		snprintf(buf, NUM_DOUBLE_MAX, "%.*g", n, v);
 		if (n == 17 || strtod(buf, NULL) == v)
 			break;

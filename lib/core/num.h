@@ -30,11 +30,11 @@ enum num_status num_parse_double(const char *s, int allow_nonfinite, double *out
 /* digits 0: the shortest "%.Ng" text (N <= 17) that reads back as exactly
  * v; digits 1..17: "%.{digits}g". NaN is "nan", infinities "inf"/"-inf".
  * Returns buf. */
+const char *num_format_double(char buf[NUM_DOUBLE_MAX], double v, int digits);
+
 /* Timings and the like: sort ascending; the median of a sorted array (the
  * mean of the middle two for an even count; n >= 1). */
 void num_sort(double *v, size_t n);
 double num_median_sorted(const double *v, size_t n);
-
-const char *num_format_double(char buf[NUM_DOUBLE_MAX], double v, int digits);
 
 #endif

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -164,11 +165,42 @@ static char *link_target(const char *path)
 	return out;
 }
 
+/* "-": a copy of descriptor 1, written in place as any stream is. What
+ * the program printed before is flushed first, so the two keep their
+ * order. */
+static int open_stdout(struct outfile *f, struct sp_err *err)
+{
+	f->direct = 1;
+	f->path = strdup(OUTFILE_STDOUT_NAME);
+	f->target = strdup("-");
+	if (!f->path || !f->target) {
+		release(f);
+		return sp_fail(err, "standard output: out of memory");
+	}
+	fflush(stdout);
+	int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0 || !(f->fp = fdopen(fd, "wb"))) {
+		sp_fail_errno(err, "%s: cannot write", f->path);
+		if (fd >= 0)
+			close(fd);
+		release(f);
+		return -1;
+	}
+	return 0;
+}
+
+int outfile_is_stdout(const char *path)
+{
+	return path[0] == '-' && path[1] == '\0';
+}
+
 int outfile_open(struct outfile *f, const char *path, struct sp_err *err)
 {
 	memset(f, 0, sizeof *f);
 	if (!*path)
 		return sp_fail(err, "an output file name is empty");
+	if (outfile_is_stdout(path))
+		return open_stdout(f, err);
 	struct stat st, lst;
 	int exists = stat(path, &st) == 0;
 	if (exists && S_ISDIR(st.st_mode))

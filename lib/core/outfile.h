@@ -13,7 +13,11 @@
  * /dev/null, a FIFO, /dev/stdout or a link to a descriptor) is written
  * directly: replacing it with a regular file would be wrong, and no
  * temporary can make a stream atomic. A FIFO with no reader is an error,
- * not a wait. */
+ * not a wait.
+ *
+ * The path "-" is standard output, written in place like /dev/stdout (its
+ * messages say "standard output"); no file named "-" is ever made (./-
+ * makes one). A writer that must seek (an .npz) refuses it. */
 #ifndef SPKIT_OUTFILE_H
 #define SPKIT_OUTFILE_H
 
@@ -30,6 +34,11 @@ struct outfile {
 	int finished; /* the stream is closed, every write checked, and then */
 	int fd;       /* the unnamed temporary's descriptor until linked, or -1 */
 };
+
+/* Messages name standard output so. */
+#define OUTFILE_STDOUT_NAME "standard output"
+/* Whether path is "-", standard output. */
+int outfile_is_stdout(const char *path);
 
 int outfile_open(struct outfile *f, const char *path, struct sp_err *err);
 /* Flush, close (every write known to have succeeded) and put into place.

@@ -1,17 +1,47 @@
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "core/parallel.h"
 
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-int parallel_threads(void)
+/* A positive count at the start of an environment variable ("8", or
+ * OpenMP's list "8,4", whose first level is ours); 0 when unset or not a
+ * count, so the next source is asked. */
+static long env_count(const char *name)
 {
-	const char *env = getenv("SPKIT_THREADS");
-	long n = env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	const char *text = getenv(name);
+	if (!text)
+		return 0;
+	char *end;
+	long n = strtol(text, &end, 10);
+	return end != text && (*end == '\0' || *end == ',') && n > 0 ? n : 0;
+}
+
+int parallel_threads_from(const char **source)
+{
+	static const char *const vars[] = {"SPKIT_THREADS", "OMP_NUM_THREADS",
+					   "SLURM_CPUS_PER_TASK"};
+	long n = 0;
+	for (size_t i = 0; !n && i < sizeof vars / sizeof *vars; i++)
+		if ((n = env_count(vars[i])) && source)
+			*source = vars[i];
+	cpu_set_t set;
+	if (!n && sched_getaffinity(0, sizeof set, &set) == 0 && (n = CPU_COUNT(&set)) > 0 &&
+	    source)
+		*source = "the CPU affinity mask";
+	if (!n && (n = sysconf(_SC_NPROCESSORS_ONLN)) > 0 && source)
+		*source = "the online CPUs";
 	if (n < 1)
 		n = 1;
-	return n > 256 ? 256 : (int)n;
+	return n > PARALLEL_MAX_THREADS ? PARALLEL_MAX_THREADS : (int)n;
+}
+
+int parallel_threads(void)
+{
+	return parallel_threads_from(NULL);
 }
 
 struct job {
@@ -38,7 +68,7 @@ void parallel_for(int64_t chunks, parallel_fn fn, void *ctx)
 	int n = parallel_threads();
 	if (n > chunks)
 		n = (int)(chunks > 0 ? chunks : 1);
-	pthread_t tid[256];
+	pthread_t tid[PARALLEL_MAX_THREADS];
 	int started = 0;
 	for (int i = 1; i < n; i++)
 		if (pthread_create(&tid[started], NULL, worker, &j) == 0)

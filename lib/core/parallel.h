@@ -1,7 +1,14 @@
 /* A minimal parallel-for over pthreads for the CPU paths. Work is cut into
  * `chunks` pieces numbered 0..chunks-1 that threads take in turn; results
  * must depend only on the chunk number (not the thread), so output is the
- * same for any thread count. SPKIT_THREADS overrides the thread count. */
+ * same for any thread count.
+ *
+ * The thread count, the first of: SPKIT_THREADS; OMP_NUM_THREADS (its
+ * first number, as an OpenMP program reads it); SLURM_CPUS_PER_TASK (the
+ * CPUs a SLURM job step was given); the CPUs of the process's affinity
+ * mask (taskset, numactl, a cgroup cpuset, srun --cpu-bind); the online
+ * CPUs. A variable that is unset, empty or not a positive count is passed
+ * over. At most PARALLEL_MAX_THREADS. */
 #ifndef SPKIT_PARALLEL_H
 #define SPKIT_PARALLEL_H
 
@@ -9,7 +16,11 @@
 
 typedef void (*parallel_fn)(void *ctx, int64_t chunk);
 
+#define PARALLEL_MAX_THREADS 256
+
 int parallel_threads(void);
+/* The same, and (source not NULL) which of the above decided it, for -v. */
+int parallel_threads_from(const char **source);
 void parallel_for(int64_t chunks, parallel_fn fn, void *ctx);
 
 #endif

@@ -12,7 +12,9 @@
 
 #include "core/num.h"
 
-enum { MODE_FILE, MODE_STDOUT, MODE_APPEND };
+/* MODE_STREAM: a new file (or standard output) whose rows go out as they
+ * end, each in one write(2); MODE_APPEND: the same onto an existing file. */
+enum { MODE_FILE, MODE_STDOUT, MODE_APPEND, MODE_STREAM };
 
 static int start(struct csv_writer *w, const char *path, size_t ncols, int mode, struct sp_err *err)
 {
@@ -22,7 +24,9 @@ static int start(struct csv_writer *w, const char *path, size_t ncols, int mode,
 	w->ncols = ncols;
 	if (ncols == 0)
 		return sp_fail(err, "%s: no columns to write", path);
-	const char *name = mode == MODE_STDOUT ? "stdout" : path; /* in messages */
+	/* the name in messages */
+	const char *name = mode == MODE_STDOUT ? "stdout"
+			   : outfile_is_stdout(path) ? OUTFILE_STDOUT_NAME : path;
 	w->path = strdup(name);
 	w->starts = calloc(ncols, sizeof *w->starts);
 	if (!w->path || !w->starts) {
@@ -137,6 +141,8 @@ static int emit(struct csv_writer *w, const char *p, size_t n, struct sp_err *er
 			return sp_fail_errno(err, "stdout: write failed");
 		return 0;
 	default:
+		if (w->mode == MODE_STREAM)
+			fflush(stdout); /* what was printed first comes first */
 		if (write_all(w->fd, p, n))
 			return sp_fail_errno(err, "%s: write failed", w->path);
 		if (w->fsync_rows && fsync(w->fd))
@@ -168,13 +174,13 @@ static int write_header(struct csv_writer *w, const char *const *columns, struct
 	return csv_writer_end_row(w, err);
 }
 
-int csv_writer_open(struct csv_writer *w, const char *path, const char *const *columns, size_t ncols,
-	      struct sp_err *err)
+/* The end of a whole or streamed open: the output could not be opened
+ * (failed: w is released), or its header goes out (a failure there drops
+ * what was made). */
+static int finish_open(struct csv_writer *w, int failed, const char *const *columns,
+		       struct sp_err *err)
 {
-	int to_stdout = !strcmp(path, "-");
-	if (start(w, path, ncols, to_stdout ? MODE_STDOUT : MODE_FILE, err))
-		return -1;
-	if (!to_stdout && outfile_open(&w->af, path, err)) {
+	if (failed) {
 		release(w);
 		return -1;
 	}
@@ -183,6 +189,28 @@ int csv_writer_open(struct csv_writer *w, const char *path, const char *const *c
 		return -1;
 	}
 	return 0;
+}
+
+int csv_writer_open(struct csv_writer *w, const char *path, const char *const *columns, size_t ncols,
+	      struct sp_err *err)
+{
+	int to_stdout = !strcmp(path, "-");
+	if (start(w, path, ncols, to_stdout ? MODE_STDOUT : MODE_FILE, err))
+		return -1;
+	return finish_open(w, !to_stdout && outfile_open(&w->af, path, err), columns, err);
+}
+
+int csv_writer_open_stream(struct csv_writer *w, const char *path, const char *const *columns,
+			   size_t ncols, struct sp_err *err)
+{
+	if (start(w, path, ncols, MODE_STREAM, err))
+		return -1;
+	w->fd = outfile_is_stdout(path)
+			? fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0)
+			: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (w->fd < 0)
+		sp_fail_errno(err, "%s: cannot open for writing", w->path);
+	return finish_open(w, w->fd < 0, columns, err);
 }
 
 /* What the append scan needs to see each record of the existing file. */
@@ -316,7 +344,7 @@ void csv_writer_abort(struct csv_writer *w)
 {
 	if (w->mode == MODE_FILE)
 		outfile_abort(&w->af);
-	else if (w->mode == MODE_APPEND && w->fd >= 0)
+	else if ((w->mode == MODE_APPEND || w->mode == MODE_STREAM) && w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
 	release(w);

@@ -9,10 +9,14 @@
  * functions cannot fail visibly: an allocation failure or a wrong field
  * count is reported by csv_writer_end_row, which keeps call sites short.
  *
- * Two ways to open:
+ * Three ways to open:
  * - csv_writer_open: a whole file, written to a temporary and renamed into place
  *   by csv_writer_commit (outfile.h), so a failed run leaves no file; path "-"
  *   writes to standard output.
+ * - csv_writer_open_stream: a log followed as it grows (tail -f): the file
+ *   is made anew (or path "-" is standard output) and each row goes out in
+ *   one write(2) as it ends, so a kill keeps every row but the one being
+ *   written. Not atomic, on purpose.
  * - csv_writer_open_append: for sweeps. The file is created with its header if it
  *   is absent or empty; otherwise its header must be exactly these columns.
  *   A last line without its newline (a run killed mid-row) is cut off
@@ -47,6 +51,8 @@ struct csv_writer {
 
 int csv_writer_open(struct csv_writer *w, const char *path, const char *const *columns, size_t ncols,
 	      struct sp_err *err);
+int csv_writer_open_stream(struct csv_writer *w, const char *path, const char *const *columns,
+			   size_t ncols, struct sp_err *err);
 int csv_writer_open_append(struct csv_writer *w, const char *path, const char *const *columns, size_t ncols,
 		     struct sp_err *err);
 /* As csv_writer_open_append, calling fn for each complete data row already in

@@ -1,5 +1,8 @@
 #include "formats/json_writer.h"
 
+#include <math.h>
+#include <string.h>
+
 void json_writer_string(FILE *fp, const char *s)
 {
 	fputc('"', fp);
@@ -18,4 +21,17 @@ void json_writer_string(FILE *fp, const char *s)
 		}
 	}
 	fputc('"', fp);
+}
+
+const char *json_writer_number_text(char buf[NUM_DOUBLE_MAX], double v)
+{
+	if (!isfinite(v))
+		return strcpy(buf, "null");
+	return num_format_double(buf, v, 0);
+}
+
+void json_writer_number(FILE *fp, double v)
+{
+	char buf[NUM_DOUBLE_MAX];
+	fputs(json_writer_number_text(buf, v), fp);
 }

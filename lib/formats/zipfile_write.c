@@ -38,6 +38,9 @@ int zip_writer_open(struct zip_writer *w, const char *path, struct sp_err *err)
 	memset(w, 0, sizeof *w);
 	w->limit32 = 0xffffffff;
 	w->limit16 = 0xffff;
+	if (outfile_is_stdout(path))
+		return sp_fail(err, "-: an .npz is written with seeks, so not to standard output "
+				    "(give a file name)");
 	if (outfile_open(&w->out, path, err))
 		return -1;
 	/* Each member's sizes are written back into its header once known. */

@@ -160,6 +160,10 @@ struct gnn_backend {
 		    int64_t t, struct sp_err *err);
 
 	int tf32;
+	/* NVTX ranges around a phase of the training (gpu_range_push/pop on
+	 * the GPU, for nsys and ncu --nvtx-include); NULL on the CPU. */
+	void (*range_push)(const char *name);
+	void (*range_pop)(void);
 };
 
 /* The host backend; threads as lib/core/parallel.h. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/infile.h"
 #include "sparse/edgelist.h"
 #include "sparse/graph_load.h"
 #include "formats/gztext.h"
@@ -141,8 +142,13 @@ static int check_nonempty(const struct gnn_dataset *d, enum gnn_split s, const c
 
 /* ---- the dataset folder ---- */
 
+/* The graph is graph.npz or MaxK-GNN's graph.indptr + graph.indices; each
+ * split a boolean mask, SPLIT_mask.npy, or an index array, SPLIT_idx.npy
+ * (the int node ids OGB's get_idx_split and DGL's samplers give). */
 static const char *const folder_files[] = {"graph.npz",	     "features.npy",  "labels.npy",
 					   "train_mask.npy", "val_mask.npy", "test_mask.npy"};
+static const char *const graph_files[] = {"graph.npz", "graph.indptr"};
+static const char *const index_files[] = {"", "train_idx.npy", "val_idx.npy", "test_idx.npy"};
 
 static int is_float_dtype(enum npy_dtype t)
 {
@@ -195,47 +201,93 @@ static int npy_labels(const char *path, struct gnn_dataset *d, struct sp_err *er
 	return rc;
 }
 
-static int npy_mask(const char *dir, enum gnn_split s, struct gnn_dataset *d, struct sp_err *err)
+/* A mask (bool or u1, one per node) or an index array (i4 or i8 node
+ * ids, each once) puts its nodes into split s; files[] names the splits'
+ * files, for the message of a node in two. */
+static int npy_split(const char *path, int is_index, enum gnn_split s, const char *const *files,
+		     struct gnn_dataset *d, struct sp_err *err)
 {
-	char path[PATH_LEN];
 	struct npy_array a;
-	if (path_join(path, dir, folder_files[2 + s], err) || npy_read(path, &a, err))
+	if (npy_read(path, &a, err))
 		return -1;
 	int rc = -1;
 	if (a.ndim != 1)
-		sp_fail(err, "%s: expected a 1-D mask, found %d-D", path, a.ndim);
-	else if (a.dtype != NPY_BOOL && a.dtype != NPY_U1)
+		sp_fail(err, "%s: expected a 1-D %s, found %d-D", path, is_index ? "index array" : "mask",
+			a.ndim);
+	else if (!is_index && a.dtype != NPY_BOOL && a.dtype != NPY_U1)
 		sp_fail(err, "%s: dtype %s: expected a bool (or u1) mask", path,
 			npy_dtype_name(a.dtype));
-	else if (!check_rows(a.shape[0], d, path, err))
+	else if (is_index && a.dtype != NPY_I4 && a.dtype != NPY_I8)
+		sp_fail(err, "%s: dtype %s: expected int node ids (i4 or i8)", path,
+			npy_dtype_name(a.dtype));
+	else if (is_index || !check_rows(a.shape[0], d, path, err))
 		rc = 0;
-	const uint8_t *m = a.data;
-	for (int64_t i = 0; !rc && i < d->n; i++) {
-		enum gnn_split was = m[i] ? split_put(d, i, s) : GNN_NONE;
-		if (m[i] > 1)
-			rc = sp_fail(err, "%s: value %d at row %lld: a mask holds 0 or 1", path, m[i],
-				     (long long)i);
+	for (int64_t i = 0; !rc && i < a.shape[0]; i++) {
+		int64_t node = i;
+		if (is_index) {
+			node = a.dtype == NPY_I4 ? ((const int32_t *)a.data)[i]
+						 : ((const int64_t *)a.data)[i];
+			if (node < 0 || node >= d->n) {
+				rc = sp_fail(err, "%s: node %lld at position %lld, out of range for %lld "
+						  "nodes", path, (long long)node, (long long)i,
+					     (long long)d->n);
+				break;
+			}
+		} else if (((const uint8_t *)a.data)[i] > 1) {
+			rc = sp_fail(err, "%s: value %d at row %lld: a mask holds 0 or 1", path,
+				     ((const uint8_t *)a.data)[i], (long long)i);
+			break;
+		} else if (!((const uint8_t *)a.data)[i]) {
+			continue;
+		}
+		enum gnn_split was = split_put(d, node, s);
+		if (was == s)
+			rc = sp_fail(err, "%s: node %lld listed twice", path, (long long)node);
 		else if (was != GNN_NONE)
-			rc = sp_fail(err, "%s: node %lld is also in %s", path, (long long)i,
-				     folder_files[2 + was]);
+			rc = sp_fail(err, "%s: node %lld is also in %s", path, (long long)node,
+				     files[was]);
 	}
 	npy_free(&a);
 	return rc ? -1 : check_nonempty(d, s, path, err);
 }
 
+/* DIR/name, when it is a file. */
+static int folder_has(const char *dir, const char *name, char *path, struct sp_err *err)
+{
+	return !path_join(path, dir, name, err) && is_kind(path, S_IFREG);
+}
+
 static int load_folder(const char *dir, struct gnn_dataset *d, struct sp_err *err)
 {
 	char path[PATH_LEN];
-	if (path_join(path, dir, "graph.npz", err) || graph_load(path, NULL, &d->graph, err) ||
+	int npz = folder_has(dir, graph_files[0], path, err);
+	if (!npz && !folder_has(dir, graph_files[1], path, err))
+		return sp_fail(err, "%s: no graph: expected graph.npz, or graph.indptr and "
+				  "graph.indices as MaxK-GNN writes them", dir);
+	if (npz && folder_has(dir, graph_files[1], path, err))
+		return sp_fail(err, "%s: both graph.npz and graph.indptr: keep one", dir);
+	if (path_join(path, dir, graph_files[!npz], err) || graph_load(path, NULL, &d->graph, err) ||
 	    graph_finish(d, path, err))
 		return -1;
 	if (path_join(path, dir, "features.npy", err) || npy_features(path, d, err))
 		return -1;
 	if (path_join(path, dir, "labels.npy", err) || npy_labels(path, d, err))
 		return -1;
-	for (int s = GNN_TRAIN; s <= GNN_TEST; s++)
-		if (npy_mask(dir, (enum gnn_split)s, d, err))
+	const char *files[4] = {""};
+	for (int s = GNN_TRAIN; s <= GNN_TEST; s++) {
+		char mask[PATH_LEN];
+		int has_mask = folder_has(dir, folder_files[2 + s], mask, err);
+		int has_index = folder_has(dir, index_files[s], path, err);
+		if (has_mask && has_index)
+			return sp_fail(err, "%s: both %s and %s: keep one", dir, folder_files[2 + s],
+				       index_files[s]);
+		if (!has_mask && !has_index)
+			return sp_fail(err, "%s: no %s split: expected %s (bool) or %s (node ids)", dir,
+				       split_noun[s], folder_files[2 + s], index_files[s]);
+		files[s] = has_index ? index_files[s] : folder_files[2 + s];
+		if (npy_split(has_mask ? mask : path, has_index, (enum gnn_split)s, files, d, err))
 			return -1;
+	}
 	return 0;
 }
 
@@ -462,6 +514,8 @@ int gnn_data_load(const char *dir, struct gnn_dataset *d, struct sp_err *err)
 {
 	memset(d, 0, sizeof *d);
 	struct stat st;
+	if (infile_is_stdin(dir))
+		return sp_fail(err, "-: a dataset is a folder, not standard input");
 	if (stat(dir, &st) != 0)
 		return sp_fail_errno(err, "%s: cannot open the dataset folder", dir);
 	if (!S_ISDIR(st.st_mode))
@@ -475,9 +529,12 @@ int gnn_data_load(const char *dir, struct gnn_dataset *d, struct sp_err *err)
 	snprintf(d->name, sizeof d->name, "%.*s", (int)(dir + len - base), base);
 
 	char path[PATH_LEN];
-	int folder = 0, ogb = 0;
+	int folder = folder_has(dir, graph_files[1], path, err);
 	for (size_t i = 0; i < sizeof folder_files / sizeof *folder_files; i++)
-		folder |= !path_join(path, dir, folder_files[i], err) && is_kind(path, S_IFREG);
+		folder |= folder_has(dir, folder_files[i], path, err);
+	for (int s = GNN_TRAIN; s <= GNN_TEST; s++)
+		folder |= folder_has(dir, index_files[s], path, err);
+	int ogb;
 	ogb = (!path_join(path, dir, "raw", err) && is_kind(path, S_IFDIR)) ||
 	      (!path_join(path, dir, "split", err) && is_kind(path, S_IFDIR));
 	int rc;
@@ -486,9 +543,9 @@ int gnn_data_load(const char *dir, struct gnn_dataset *d, struct sp_err *err)
 	else if (ogb)
 		rc = load_ogb(dir, d, err);
 	else
-		rc = sp_fail(err, "%s: not a dataset: expected graph.npz, features.npy, labels.npy, "
-				  "train_mask.npy, val_mask.npy and test_mask.npy, or %s", dir,
-			     ogb_expected);
+		rc = sp_fail(err, "%s: not a dataset: expected graph.npz (or graph.indptr), "
+				  "features.npy, labels.npy, train_mask.npy, val_mask.npy and "
+				  "test_mask.npy (or *_idx.npy), or %s", dir, ogb_expected);
 	if (rc)
 		gnn_data_free(d);
 	return rc;

@@ -72,7 +72,25 @@ static int log_reserve(struct gnn_trainer *t, size_t rows, struct sp_err *err)
 	return 0;
 }
 
-int gnn_trainer_epoch(struct gnn_trainer *t, struct sp_err *err)
+/* NVTX ranges (the backend's; none on the CPU) named after the phase:
+ * `nsys profile` shows each epoch's forward (with the loss), backward,
+ * step and evaluation inside the epoch's range, and `ncu --nvtx
+ * --nvtx-include forward/` profiles one phase's kernels. range_pop passes
+ * the phase's result through, so a failed phase pops its range too. */
+static void range_push(struct gnn_backend *b, const char *name)
+{
+	if (b->range_push)
+		b->range_push(name);
+}
+
+static int range_pop(struct gnn_backend *b, int rc)
+{
+	if (b->range_pop)
+		b->range_pop();
+	return rc;
+}
+
+static int epoch_body(struct gnn_trainer *t, struct sp_err *err)
 {
 	struct gnn_model *m = t->m;
 	struct gnn_backend *b = m->b;
@@ -81,24 +99,28 @@ int gnn_trainer_epoch(struct gnn_trainer *t, struct sp_err *err)
 	if (log_reserve(t, (size_t)e, err) || b->sync(b, err))
 		return -1;
 	double t0 = timer_now();
-	if (gnn_model_forward(m, 1, (uint64_t)e, err) || gnn_model_loss(m, err) ||
-	    b->to_host(b, &loss, m->loss, sizeof loss, err))
+	range_push(b, "forward");
+	if (range_pop(b, gnn_model_forward(m, 1, (uint64_t)e, err) || gnn_model_loss(m, err) ||
+				 b->to_host(b, &loss, m->loss, sizeof loss, err)))
 		return -1;
 	double t1 = timer_now();
 	if (!isfinite(loss))
 		return sp_fail(err, "epoch %lld: the training loss is %g: training diverged (a "
 			       "smaller learning rate may help)", (long long)e, loss);
-	if (gnn_model_backward(m, err) || b->sync(b, err))
+	range_push(b, "backward");
+	if (range_pop(b, gnn_model_backward(m, err) || b->sync(b, err)))
 		return -1;
 	double t2 = timer_now();
-	if (gnn_model_adam(m, t->o.lr, t->o.weight_decay, e, err) || b->sync(b, err))
+	range_push(b, "step");
+	if (range_pop(b, gnn_model_adam(m, t->o.lr, t->o.weight_decay, e, err) || b->sync(b, err)))
 		return -1;
 	double t3 = timer_now();
 	struct gnn_epoch row = {e, loss, NAN, NAN, NAN, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
 				(t3 - t0) * 1e3};
 	if (e % t->o.eval_every == 0 || e == t->o.epochs) {
 		double s[3];
-		if (evaluate_at(t, e, s, err))
+		range_push(b, "evaluate");
+		if (range_pop(b, evaluate_at(t, e, s, err)))
 			return -1;
 		row.train = s[0];
 		row.val = s[1];
@@ -113,6 +135,12 @@ int gnn_trainer_epoch(struct gnn_trainer *t, struct sp_err *err)
 	}
 	t->log[t->epoch++] = row;
 	return 0;
+}
+
+int gnn_trainer_epoch(struct gnn_trainer *t, struct sp_err *err)
+{
+	range_push(t->m->b, "epoch");
+	return range_pop(t->m->b, epoch_body(t, err));
 }
 
 void gnn_trainer_mean_times(const struct gnn_trainer *t, double *forward, double *backward,
@@ -135,28 +163,44 @@ static void csv_score(struct csv_writer *w, double v)
 		csv_writer_double(w, v, 0);
 }
 
+static const char *const log_columns[LOG_COLS] = {"epoch", "loss", "train", "val", "test",
+						 "forward_ms", "backward_ms", "epoch_ms"};
+
+static int log_row(struct csv_writer *w, const struct gnn_epoch *r, struct sp_err *err)
+{
+	csv_writer_int(w, r->epoch);
+	csv_writer_double(w, r->loss, 0);
+	csv_score(w, r->train);
+	csv_score(w, r->val);
+	csv_score(w, r->test);
+	csv_writer_double(w, r->forward_ms, 6);
+	csv_writer_double(w, r->backward_ms, 6);
+	csv_writer_double(w, r->epoch_ms, 6);
+	return csv_writer_end_row(w, err);
+}
+
+int gnn_trainer_log_open(const struct gnn_trainer *t, struct csv_writer *w, struct sp_err *err)
+{
+	if (csv_writer_open_stream(w, t->o.log, log_columns, LOG_COLS, err))
+		return -1;
+	for (int64_t i = 0; i < t->epoch; i++)
+		if (log_row(w, &t->log[i], err)) {
+			csv_writer_abort(w);
+			return -1;
+		}
+	return 0;
+}
+
 int gnn_trainer_write_log(const struct gnn_trainer *t, const char *path, struct sp_err *err)
 {
-	static const char *const columns[LOG_COLS] = {"epoch", "loss", "train", "val", "test",
-						      "forward_ms", "backward_ms", "epoch_ms"};
 	struct csv_writer w;
-	if (csv_writer_open(&w, path, columns, LOG_COLS, err))
+	if (csv_writer_open(&w, path, log_columns, LOG_COLS, err))
 		return -1;
-	for (int64_t i = 0; i < t->epoch; i++) {
-		const struct gnn_epoch *r = &t->log[i];
-		csv_writer_int(&w, r->epoch);
-		csv_writer_double(&w, r->loss, 0);
-		csv_score(&w, r->train);
-		csv_score(&w, r->val);
-		csv_score(&w, r->test);
-		csv_writer_double(&w, r->forward_ms, 6);
-		csv_writer_double(&w, r->backward_ms, 6);
-		csv_writer_double(&w, r->epoch_ms, 6);
-		if (csv_writer_end_row(&w, err)) {
+	for (int64_t i = 0; i < t->epoch; i++)
+		if (log_row(&w, &t->log[i], err)) {
 			csv_writer_abort(&w);
 			return -1;
 		}
-	}
 	return csv_writer_commit(&w, err);
 }
 
@@ -415,27 +459,38 @@ int gnn_trainer_resume(struct gnn_trainer *t, const char *path, struct sp_err *e
 	return rc ? -1 : 0;
 }
 
-static int save_progress(const struct gnn_trainer *t, struct sp_err *err)
-{
-	return (t->o.checkpoint && gnn_trainer_checkpoint(t, t->o.checkpoint, err)) ||
-	       (t->o.log && gnn_trainer_write_log(t, t->o.log, err));
-}
-
 int gnn_train_run(struct gnn_trainer *t, const struct gnn_train_hooks *hooks,
 		  struct sp_err *err)
 {
+	/* The log is made anew with the rows so far (those of a checkpoint
+	 * resumed from), then a row is appended as each epoch ends. */
+	struct csv_writer log;
+	if (t->o.log && gnn_trainer_log_open(t, &log, err))
+		return -1;
+	int rc = 0;
 	while (t->epoch < t->o.epochs) {
-		if (gnn_trainer_epoch(t, err))
-			return -1;
+		if (gnn_trainer_epoch(t, err) ||
+		    (t->o.log && log_row(&log, &t->log[t->epoch - 1], err))) {
+			rc = -1;
+			break;
+		}
 		if (hooks && hooks->epoch_done)
 			hooks->epoch_done(hooks->ctx, t, &t->log[t->epoch - 1]);
 		int last = t->epoch == t->o.epochs;
 		int stop = !last && hooks && hooks->stop && hooks->stop(hooks->ctx);
-		if (t->o.checkpoint && !last && (stop || t->epoch % t->o.checkpoint_every == 0) &&
-		    save_progress(t, err))
-			return -1;
-		if (stop)
-			return 1;
+		if (t->o.checkpoint && (last || stop || t->epoch % t->o.checkpoint_every == 0) &&
+		    gnn_trainer_checkpoint(t, t->o.checkpoint, err)) {
+			rc = -1;
+			break;
+		}
+		if (stop) {
+			rc = 1;
+			break;
+		}
 	}
-	return save_progress(t, err) ? -1 : 0;
+	if (t->o.log && rc < 0)
+		csv_writer_abort(&log); /* the rows written stay */
+	else if (t->o.log && csv_writer_commit(&log, err))
+		rc = -1;
+	return rc;
 }

@@ -71,8 +71,12 @@ int gnn_trainer_epoch(struct gnn_trainer *t, struct sp_err *err);
 int gnn_trainer_evaluate(struct gnn_trainer *t, double *train, double *val, double *test,
 			 struct sp_err *err);
 /* The log as CSV: epoch,loss,train,val,test,forward_ms,backward_ms,epoch_ms
- * (empty scores in epochs without evaluation). */
+ * (empty scores in epochs without evaluation), written whole to path. */
 int gnn_trainer_write_log(const struct gnn_trainer *t, const char *path, struct sp_err *err);
+/* The same to o.log ("-": standard output) as a stream (csv_writer.h): the
+ * rows so far now, each later one as it is logged. */
+struct csv_writer;
+int gnn_trainer_log_open(const struct gnn_trainer *t, struct csv_writer *w, struct sp_err *err);
 /* Mean forward, backward and whole-epoch times in ms over the logged
  * epochs, the first left out when there are others (it pays for warm-up). */
 void gnn_trainer_mean_times(const struct gnn_trainer *t, double *forward, double *backward,
@@ -87,9 +91,10 @@ struct gnn_train_hooks {
 };
 
 /* Epochs until o->epochs, writing the checkpoint every checkpoint_every
- * epochs, after the last and when stopped, the log with each checkpoint and
- * at the end. Returns 0 when done, 1 when stopped early (the checkpoint,
- * if any, written), -1 on error. hooks may be NULL. */
+ * epochs, after the last and when stopped, and the log (o.log) a row as
+ * each epoch ends, so it can be followed (tail -f) and a killed run keeps
+ * its rows. Returns 0 when done, 1 when stopped early (the checkpoint, if
+ * any, written), -1 on error. hooks may be NULL. */
 int gnn_train_run(struct gnn_trainer *t, const struct gnn_train_hooks *hooks,
 		  struct sp_err *err);
 

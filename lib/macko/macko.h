@@ -26,7 +26,8 @@
 
 #define MACKO_MAX_DELTA 15
 #define MACKO_PAD 8
-/* The most vectors one product takes (an x of N x cols, N <= this). */
+/* The most vectors one product takes (an x of N x cols, N <= this); more
+ * run as several products (macko_multiply). */
 #define MACKO_MAX_VECTORS 16
 
 struct macko {

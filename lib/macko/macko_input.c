@@ -8,6 +8,7 @@
 #include "core/timer.h"
 #include "formats/npy.h"
 #include "formats/npy_float.h"
+#include "formats/npz.h"
 #include "macko/macko_npz.h"
 #include "macko/randmat.h"
 #include "sparse/csr.h"
@@ -34,12 +35,40 @@ static int make_random(const struct macko_input *in, uint16_t **dense, struct sp
 	return 0;
 }
 
-/* A dense 2-d float .npy, as fp16 bits (rounded), pruned as asked. */
+/* in->member of the .npz in->path, read alone (npz.h); a missing one is
+ * named with the members there are. */
+static int read_member(const struct macko_input *in, struct npy_array *a, struct sp_err *err)
+{
+	struct npz z;
+	if (npz_open(&z, in->path, err))
+		return -1;
+	int rc = 0;
+	if (!npz_has(&z, in->member)) {
+		char have[SP_ERR_MAX] = "";
+		size_t len = 0;
+		for (size_t i = 0; i < z.zip.count && len < sizeof have; i++) {
+			const char *name = z.zip.entries[i].name;
+			size_t n = strlen(name);
+			if (n > 4 && !strcmp(name + n - 4, ".npy"))
+				len += (size_t)snprintf(have + len, sizeof have - len, "%s%.*s",
+							len ? ", " : "", (int)(n - 4), name);
+		}
+		rc = sp_fail(err, "%s: no member '%s' (it holds %s)", in->path, in->member,
+			     have[0] ? have : "no arrays");
+	} else {
+		rc = npz_read(&z, in->member, a, err);
+	}
+	npz_close(&z);
+	return rc;
+}
+
+/* A dense 2-d float .npy (or .npz member), as fp16 bits (rounded), pruned
+ * as asked. */
 static int read_dense(const struct macko_input *in, uint16_t **dense, int64_t *rows,
 		      int64_t *cols, struct sp_err *err)
 {
 	struct npy_array a;
-	if (npy_read(in->path, &a, err))
+	if (in->member ? read_member(in, &a, err) : npy_read(in->path, &a, err))
 		return -1;
 	if (a.ndim != 2) {
 		npy_free(&a);
@@ -141,7 +170,7 @@ static int compress_sparse(const struct macko_input *in, struct macko *m,
 int macko_input_compress(const struct macko_input *in, struct macko *m, const struct sp_report *r,
 			 struct sp_err *err)
 {
-	if (!in->path || has_suffix(in->path, ".npy"))
+	if (!in->path || in->member || has_suffix(in->path, ".npy"))
 		return compress_dense(in, m, r, err);
 	if (!graph_load_knows(in->path))
 		return sp_fail(err, "%s: unknown matrix format (expected .npy, " GRAPH_LOAD_SUFFIXES ")",

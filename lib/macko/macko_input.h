@@ -2,7 +2,8 @@
  * f8, rounded to fp16), a sparse matrix (a SciPy .npz, CSR or COO, a
  * Matrix Market .mtx, whose pattern matrices have values 1 as SciPy reads
  * them, or an edge list, edgelist.h), or a seeded random matrix
- * (randmat.h); a file's matrix first pruned by magnitude when asked. The
+ * (randmat.h), or one member of a multi-array .npz (np.savez of a model's
+ * layers) taken as a dense matrix; a file's matrix first pruned by magnitude when asked. The
  * format is told by the name: .npy is dense, the suffixes graph_load knows
  * are sparse, any other is an error. A MACKO .npz is no input here
  * (macko_input_is_macko): it is loaded as it is (macko_load). */
@@ -23,6 +24,9 @@ enum macko_prune {
 
 struct macko_input {
 	const char *path; /* the file, or NULL for a random matrix */
+	/* an array of the .npz path, read alone (a checkpoint's layer), as a
+	 * dense .npy would be; or NULL */
+	const char *member;
 	const char *name; /* the matrix in messages: path, or what asked for the random one */
 	/* a random matrix: its shape, the chance that an entry is nonzero, and
 	 * the seed of its stream */

@@ -1,5 +1,6 @@
 #include "macko/macko_operands.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "formats/npy_float.h"
@@ -19,9 +20,9 @@ int macko_vectors_read(const char *path, int64_t len, const char *what, enum npy
 			path, (long long)len, what, (long long)len, a->ndim, (long long)last);
 		goto fail;
 	}
-	if (a->ndim == 2 && (a->shape[0] < 1 || a->shape[0] > MACKO_MAX_VECTORS)) {
+	if (a->ndim == 2 && (a->shape[0] < 1 || a->shape[0] > INT_MAX)) {
 		sp_fail(err, "%s: %lld vectors, expected 1 to %d", path, (long long)a->shape[0],
-			MACKO_MAX_VECTORS);
+			INT_MAX);
 		goto fail;
 	}
 	if (npy_cast(a, to, path, err))

@@ -18,8 +18,8 @@ struct macko_operands {
 	int nvec;
 };
 
-/* A 1-d array of len values or a 2-d one of N x len (N in 1 to
- * MACKO_MAX_VECTORS), of f2, f4 or f8, converted to `to`. what names len
+/* A 1-d array of len values or a 2-d one of N x len (N >= 1; more than
+ * MACKO_MAX_VECTORS run as several products), of f2, f4 or f8, converted to `to`. what names len
  * in messages ("columns", "rows"). */
 int macko_vectors_read(const char *path, int64_t len, const char *what, enum npy_dtype to,
 		       struct npy_array *a, struct sp_err *err);

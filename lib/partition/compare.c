@@ -135,8 +135,10 @@ static int json_body(FILE *fp, const void *ctx)
 		json_writer_string(fp, c->rows[m].model);
 		for (size_t col = 0; col < c->ncols; col++) {
 			char buf[NUM_DOUBLE_MAX];
+			const struct compare_cell *v = &c->rows[m].cells[col];
 			fprintf(fp, ", \"%s\": %s", c->cols[col],
-				cell_text(c, &c->rows[m].cells[col], col, 0, "null", buf));
+				v->none || c->is_int[col] ? cell_text(c, v, col, 0, "null", buf)
+							  : json_writer_number_text(buf, v->d));
 		}
 		fputc('}', fp);
 	}

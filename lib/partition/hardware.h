@@ -48,7 +48,19 @@ struct hardware_spec {
 
 /* The built-in H200. */
 void hardware_default(struct hardware_spec *hw);
+/* A hardware file by path, or by NAME (no '/', no .yaml/.yml suffix): the
+ * first NAME.yaml of hardware_dirs. *found (when not NULL) gets the file
+ * read, in a static buffer. A NAME found nowhere is an error that lists
+ * the names there are. */
 int hardware_load(const char *path, struct hardware_spec *hw, struct sp_err *err);
+int hardware_load_found(const char *path, struct hardware_spec *hw, const char **found,
+			struct sp_err *err);
+/* Where a NAME is looked for, in order (n of them, at most 4, into dirs,
+ * each in a static buffer): $SPKIT_DATA_DIR/hardware; beside the program,
+ * ../share/spkit/hardware (an installed tree, wherever it was moved);
+ * SPKIT_DATADIR/hardware (where `make install` put it, PREFIX/share/spkit);
+ * the source tree's configs/hardware (a program run from its build). */
+int hardware_dirs(const char *dirs[4]);
 /* "fp32", "tf32", "fp16", "bf16", "int8" (as --dtype and the files' peak_tflops
  * name them), indexed by the data types, ending with NULL. */
 extern const char *const hardware_dtype_names[HARDWARE_NDTYPES + 1];

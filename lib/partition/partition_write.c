@@ -315,7 +315,7 @@ static int table_body(FILE *fp, const void *ctx)
 static void json_double(FILE *fp, const char *key, double v)
 {
 	char num[NUM_DOUBLE_MAX];
-	fprintf(fp, "\"%s\": %s", key, num_format_double(num, v, 6));
+	fprintf(fp, "\"%s\": %s", key, json_writer_number_text(num, v));
 }
 
 static void json_summary(FILE *fp, const struct partition_report *r)
@@ -340,9 +340,9 @@ static void json_summary(FILE *fp, const struct partition_report *r)
 			first = 0;
 		}
 	fprintf(fp, "],\n  ");
-	json_double(fp, "roofline_time_s", r->roofline_time_s);
+	json_double(fp, "roofline_time_us", r->roofline_time_s * 1e6);
 	fprintf(fp, ", ");
-	json_double(fp, "critical_path_time_s", r->critical_path_time_s);
+	json_double(fp, "critical_path_time_us", r->critical_path_time_s * 1e6);
 	fprintf(fp, ", \"depthwise_ops\": %lld, \"grouped_ops\": %lld, ",
 		(long long)r->depthwise_ops, (long long)r->grouped_ops);
 	json_double(fp, "avg_threads", r->avg_threads);
@@ -355,58 +355,10 @@ static void json_summary(FILE *fp, const struct partition_report *r)
 	fprintf(fp, "}, \"fusion_candidates\": %zu},\n", r->nfusions);
 }
 
-/* v to 6 significant digits, as "%.6g" would, without printf's cost (the
- * last digit may differ from printf's where v is within an ulp of a tie). */
 static void l_json_double(struct line *l, double v)
 {
 	char num[NUM_DOUBLE_MAX];
-	if (!(fabs(v) >= 1e-300 && fabs(v) < 1e300)) { /* 0, NaN, the extremes */
-		l_str(l, v == 0 ? "0" : num_format_double(num, v, 6));
-		return;
-	}
-	int e = (int)floor(log10(fabs(v)));
-	int64_t m = llround(fabs(v) * pow(10, 5 - e)); /* 100000 to 999999 */
-	if (m >= 1000000) {
-		m /= 10;
-		e++;
-	} else if (m < 100000) {
-		m *= 10;
-		e--;
-	}
-	char digits[8];
-	i64_text(digits, m);
-	size_t nd = 6;
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	size_t len = 0;
-	if (v < 0)
-		num[len++] = '-';
-	if (e >= -4 && e < 6) { /* fixed notation, as %g chooses */
-		if (e < 0) {
-			num[len++] = '0';
-			num[len++] = '.';
-			for (int z = -1; z > e; z--)
-				num[len++] = '0';
-			memcpy(num + len, digits, nd);
-			len += nd;
-		} else {
-			for (size_t i = 0; i < nd || (int)i <= e; i++) {
-				if ((int)i == e + 1)
-					num[len++] = '.';
-				num[len++] = i < nd ? digits[i] : '0';
-			}
-		}
-	} else {
-		num[len++] = digits[0];
-		if (nd > 1) {
-			num[len++] = '.';
-			memcpy(num + len, digits + 1, nd - 1);
-			len += nd - 1;
-		}
-		len += (size_t)snprintf(num + len, sizeof num - len, "e%c%02d", e < 0 ? '-' : '+',
-					e < 0 ? -e : e);
-	}
-	l_add(l, num, len);
+	l_str(l, json_writer_number_text(num, v));
 }
 
 static void json_op(struct line *l, const struct partition_report *r, size_t k)
@@ -445,8 +397,8 @@ static void json_op(struct line *l, const struct partition_report *r, size_t k)
 	l_str(l, c->groups > 1 && !c->depthwise ? ", \"grouped\": true" : ", \"grouped\": false");
 	l_str(l, ", \"bottleneck\": \"");
 	l_str(l, roofline_class_name(op->roof.cls));
-	l_str(l, "\", \"time_s\": ");
-	l_json_double(l, op->roof.time_s);
+	l_str(l, "\", \"time_us\": ");
+	l_json_double(l, op->roof.time_s * 1e6);
 	l_str(l, op->critical ? ", \"critical\": true" : ", \"critical\": false");
 	for (int side = 0; side < 2; side++) { /* the tensors it reads and writes */
 		const size_t *v = side ? n->out : n->in, count = side ? n->nout : n->nin;
@@ -479,7 +431,7 @@ static int json_body(FILE *fp, const void *ctx)
 	fprintf(fp, ", ");
 	json_double(fp, "l2_bytes", hw->l2_bytes);
 	fprintf(fp, ", \"sms\": %lld, ", (long long)hw->sms);
-	json_double(fp, "launch_overhead_s", hw->launch_s);
+	json_double(fp, "launch_overhead_us", hw->launch_s * 1e6);
 	fprintf(fp, ", ");
 	json_double(fp, "ridge_point", ridge_point(r));
 	fprintf(fp, "},\n");
@@ -517,7 +469,7 @@ static int write_csv(const char *path, const struct partition_report *r, struct 
 	static const char *const cols[] = {
 		"name", "op_type", "class", "stage", "output_shape", "flops", "macs",
 		"input_bytes", "output_bytes", "weight_bytes", "intensity", "threads", "groups",
-		"depthwise", "bottleneck", "time_s", "critical"};
+		"depthwise", "bottleneck", "time_us", "critical"};
 	struct csv_writer w;
 	if (csv_writer_open(&w, path, cols, sizeof cols / sizeof cols[0], err))
 		return -1;
@@ -538,12 +490,12 @@ static int write_csv(const char *path, const struct partition_report *r, struct 
 		csv_writer_int(&w, c->input_bytes);
 		csv_writer_int(&w, c->output_bytes);
 		csv_writer_int(&w, c->weight_bytes);
-		csv_writer_double(&w, c->intensity, 6);
+		csv_writer_double(&w, c->intensity, 0);
 		csv_writer_int(&w, c->threads);
 		csv_writer_int(&w, c->groups);
 		csv_writer_int(&w, c->depthwise);
 		csv_writer_str(&w, roofline_class_name(op->roof.cls));
-		csv_writer_double(&w, op->roof.time_s, 6);
+		csv_writer_double(&w, op->roof.time_s * 1e6, 0);
 		csv_writer_int(&w, op->critical);
 		if (csv_writer_end_row(&w, err)) {
 			csv_writer_abort(&w);

@@ -190,6 +190,8 @@ static int sample_shape(struct run *run, void *warm, const int64_t *shape, struc
 	} else {
 		run->r->measured++;
 		run->since++;
+		sp_report_msg(job->report, 2, "%s %s: forward %.3f us, backward %.3f us", run->label,
+			      text, t.fwd_us, t.bwd_us);
 		rc = write_row(run, shape, &t, err);
 	}
 	if (rc == 0 && run->since > 0 &&

@@ -4,13 +4,16 @@
 #include <strings.h>
 
 #include "sparse/csr_npz.h"
+#include "sparse/csr_raw.h"
 #include "core/infile.h"
 #include "sparse/mtx.h"
 
-enum graph_format { FORMAT_UNKNOWN, FORMAT_NPZ, FORMAT_MTX, FORMAT_EDGELIST };
+enum graph_format { FORMAT_UNKNOWN, FORMAT_NPZ, FORMAT_MTX, FORMAT_EDGELIST, FORMAT_RAW };
 
 static enum graph_format format_of(const char *path)
 {
+	if (infile_is_stdin(path)) /* the one graph format that streams */
+		return FORMAT_EDGELIST;
 	const char *dot = strrchr(path, '.');
 	const char *slash = strrchr(path, '/');
 	if (!dot || (slash && dot < slash))
@@ -19,6 +22,8 @@ static enum graph_format format_of(const char *path)
 		return FORMAT_NPZ;
 	if (!strcasecmp(dot, ".mtx"))
 		return FORMAT_MTX;
+	if (!strcmp(dot, CSR_RAW_SUFFIX))
+		return FORMAT_RAW;
 	static const char *const edge_lists[] = {".csv", ".tsv", ".txt", ".el", ".edges"};
 	for (size_t i = 0; i < sizeof edge_lists / sizeof *edge_lists; i++)
 		if (!strcasecmp(dot, edge_lists[i]))
@@ -43,6 +48,8 @@ int graph_load(const char *path, const struct graph_load_opts *opts, struct csr 
 		return mtx_read(path, g, err);
 	case FORMAT_EDGELIST:
 		return edgelist_read(path, opts ? &opts->edgelist : NULL, g, err);
+	case FORMAT_RAW:
+		return csr_raw_load(path, g, err);
 	default:
 		return sp_fail(err, "%s: unknown graph format (expected " GRAPH_LOAD_SUFFIXES ")",
 			       path);
@@ -58,6 +65,8 @@ int graph_load_indptr(const char *path, const struct graph_load_opts *opts, int6
 		int64_t ncols, nnz;
 		return csr_npz_load_indptr(path, indptr, nrows, &ncols, &nnz, err);
 	}
+	if (format_of(path) == FORMAT_RAW)
+		return csr_raw_load_indptr(path, indptr, nrows, err);
 	struct csr g;
 	if (graph_load(path, opts, &g, err))
 		return -1;

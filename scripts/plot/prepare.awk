@@ -116,7 +116,7 @@ kind ~ /^macko/ {
 
 kind == "roofline" {
 	split_csv($0, f)
-	t = f[need("time_s")] + 0; fl = f[need("flops")] + 0; x = f[need("intensity")] + 0
+	t = f[need("time_us")] * 1e-6; fl = f[need("flops")] + 0; x = f[need("intensity")] + 0
 	if (t <= 0 || fl <= 0 || x <= 0) { skipped++; next }
 	y = fl / t
 	if (!points || x < xlo) xlo = x

@@ -25,8 +25,20 @@ G=maxk-genmeta
 	printf '0,1\n1,2\n2,0\n' > "$T/g.csv"
 	"$BIN/$G" -q "$T/g.csv" -o "$T/want.warp4"
 	mkfifo "$T/f.csv"
-	timeout 60 cat "$T/g.csv" > "$T/f.csv" &
-	"$BIN/$G" -q "$T/f.csv" -o "$T/got.warp4"
+	# The test holds the FIFO open (both ends) until the program has opened
+	# it, so the program never finds it without a writer, whichever of the
+	# two starts first: a FIFO with no writer reads as empty (above).
+	exec 7<>"$T/f.csv"
+	timeout 60 "$BIN/$G" -q "$T/f.csv" -o "$T/got.warp4" 7<&- &
+	reader=$!
+	for _ in $(seq 600); do
+		# the program is timeout's child
+		ls -l /proc/$(pgrep -P $reader)/fd 2>/dev/null | grep -q 'f\.csv$' && break
+		sleep 0.05
+	done
+	cat "$T/g.csv" > "$T/f.csv"
+	exec 7<&-
+	wait $reader
 	cmp "$T/got.warp4" "$T/want.warp4"
 }
 

@@ -278,6 +278,57 @@ PY
 	[[ $output =~ bytes_dense_fp16\ +[0-9]+\ +\(macko\ is\ [0-9.]+x\) ]]
 }
 
+@test "--stats --json: the same numbers as the table, every digit, the ratios too" {
+	random_npy "$T/a.npy" 37 301 0.3
+	table=$("$BIN/$C" "$T/a.npy" --stats)
+	run "$BIN/$C" -q "$T/a.npy" --stats --json
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	$PY - "$output" "$table" <<'PY'
+import json, sys
+j = json.loads(sys.argv[1])
+t = {l.split()[0]: l.split()[1] for l in sys.argv[2].splitlines()}
+assert list(j)[:10] == list(t), (list(j), list(t))
+for k, v in t.items():
+    if '.' in v:  # the table's fractions to 6 places, JSON's exact
+        assert abs(j[k] - float(v)) <= 5e-7 and j[k] != float(v), (k, j[k], v)
+    else:
+        assert j[k] == int(v), (k, j[k], v)
+assert j['density'] == j['nonzeros'] / (j['rows'] * j['cols'])
+assert j['macko_over_csr32'] == j['bytes_macko'] / j['bytes_csr32']
+PY
+	run "$BIN/$C" "$T/a.npy" --json -o "$T/a.npz"
+	assert_error 2 $C "--json goes with --stats"
+	assert_only_files "$T" a.npy
+}
+
+@test "--member NAME compresses one array of a multi-array .npz, as the same .npy would" {
+	$PY -c "
+import numpy as np
+rng = np.random.default_rng(4)
+np.savez('$T/model.npz', fc1=rng.standard_normal((40, 70)), fc2=rng.standard_normal((20, 40)).astype(np.float32), bias=np.zeros(5))
+np.savez_compressed('$T/packed.npz', fc2=np.load('$T/model.npz')['fc2'])
+np.save('$T/fc2.npy', np.load('$T/model.npz')['fc2'])"
+	"$BIN/$C" -q "$T/model.npz" --member fc2 --density 0.3 -o "$T/m.npz"
+	"$BIN/$C" -q "$T/packed.npz" --member fc2 --density 0.3 -o "$T/p.npz"
+	"$BIN/$C" -q "$T/fc2.npy" --density 0.3 -o "$T/want.npz"
+	cmp "$T/m.npz" "$T/want.npz"
+	cmp "$T/p.npz" "$T/want.npz"
+	# --stats of a member, without -o
+	run "$BIN/$C" "$T/model.npz" --member fc1 --stats
+	[[ ${lines[0]} == "rows               40" ]]
+	# errors: a missing member names those there are; a 1-d one; usage
+	run "$BIN/$C" "$T/model.npz" --member fc3 -o "$T/x.npz"
+	assert_error 1 $C "model.npz: no member 'fc3' \(it holds fc1, fc2, bias\)$"
+	run "$BIN/$C" "$T/model.npz" --member bias -o "$T/x.npz"
+	assert_error 1 $C "model.npz: member 'bias': expected a 2-d matrix, found 1 dimensions$"
+	run "$BIN/$C" "$T/fc2.npy" --member fc2 -o "$T/x.npz"
+	assert_error 2 $C "--member takes an array of an .npz, not of '.*fc2.npy'"
+	run "$BIN/$C" --random 8x8 --member fc2 -o "$T/x.npz"
+	assert_error 2 $C "--member names an array of INPUT: no --random or --decompress"
+	assert_only_files "$T" model.npz packed.npz fc2.npy m.npz p.npz want.npz
+}
+
 @test "--stats on a MACKO file describes it; with -o it is re-written unchanged" {
 	random_npy "$T/a.npy" 30 100 0.4
 	"$BIN/$C" -q "$T/a.npy" -o "$T/a.npz"
@@ -308,11 +359,15 @@ for f in ('deflated', 'again'):
 	same_as_npy "$T/deflated.npz" "$T/a.npy"
 }
 
-@test "-q prints nothing, -v adds timings of each step" {
+@test "-q prints nothing but the requested --stats, -v adds timings of each step" {
 	random_npy "$T/a.npy" 10 10 0.5
-	run "$BIN/$C" -q "$T/a.npy" --stats -o "$T/a.npz"
+	run "$BIN/$C" -q "$T/a.npy" -o "$T/a.npz"
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
+	run "$BIN/$C" -q "$T/a.npy" --stats -o "$T/a.npz"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 10 ]
+	[[ ${lines[0]} == "rows               10" ]]
 	run "$BIN/$C" "$T/a.npy" -o "$T/a.npz"
 	[ -z "$output" ]
 	run "$BIN/$C" -v "$T/a.npy" -o "$T/a.npz"
@@ -405,7 +460,7 @@ sp.save_npz('dup.npz', sp.coo_matrix(([1., 2.], ([0, 0], [1, 1])), shape=(2, 2))
 	check dup.npz "dup.npz: row 0 repeats column 1"
 	check range.mtx "range.mtx:3"
 	# the suffix says the format; the message lists every one macko-compress reads
-	check w.dat "^macko-compress: error: w.dat: unknown matrix format \(expected .npy, .npz, .mtx, .csv, .tsv, .txt, .el or .edges\)$"
+	check w.dat "^macko-compress: error: w.dat: unknown matrix format \(expected .npy, .npz, .mtx, .csv, .tsv, .txt, .el, .edges or .indptr\)$"
 	assert_only_files "$T/out"
 }
 

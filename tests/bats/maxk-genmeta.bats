@@ -224,8 +224,9 @@ r.tofile('$T/fourth.warp4')"
 	cd "$T/in"
 	run "$BIN/$G" missing.npz -o "$T/out/x.warp4"
 	assert_error 1 $G "missing.npz"
+	# a folder is a folder of MaxK-GNN graphs (none here)
 	run "$BIN/$G" "$T/in" -o "$T/out/x.warp4"
-	assert_error 1 $G "is a directory"
+	assert_error 1 $G "in: no MaxK-GNN graph \(NAME.indptr\) in the folder"
 	printf 'not a zip' > notzip.npz
 	run "$BIN/$G" notzip.npz -o "$T/out/x.warp4"
 	assert_error 1 $G "notzip.npz"
@@ -316,4 +317,75 @@ killed_while_writing() {
 
 @test "killed by SIGKILL while writing: the unnamed temporary leaves nothing behind" {
 	killed_while_writing KILL 137
+}
+
+# raw_graph NPZ STEM: the graph as MaxK-GNN stores it, STEM.indptr and
+# STEM.indices (int32, ndarray.tofile), as its scripts write graphs/.
+raw_graph() {
+	$PY -c "
+import numpy as np, scipy.sparse as sp
+g = sp.load_npz('$1').tocsr()
+g.indptr.astype(np.int32).tofile('$2.indptr')
+g.indices.astype(np.int32).tofile('$2.indices')"
+}
+
+@test "MaxK-GNN's NAME.indptr + NAME.indices: the same records as the .npz; --graph-out reads the indices" {
+	small_graph
+	raw_graph "$T/g.npz" "$T/g"
+	"$BIN/$G" -q "$T/g.npz" -o "$T/want.warp4"
+	"$BIN/$G" -q "$T/g.indptr" -o "$T/got.warp4"
+	cmp "$T/got.warp4" "$T/want.warp4"
+	"$BIN/$G" -q "$T/g.indptr" --graph-out "$T/back.npz"
+	$PY -c "
+import scipy.sparse as sp
+a, b = sp.load_npz('$T/g.npz'), sp.load_npz('$T/back.npz')
+assert (a != b).nnz == 0 and a.shape == b.shape"
+}
+
+@test "a folder of MaxK-GNN graphs, as generate_meta.py does graphs/: OUTDIR/NAME.warp4 each, stats a line each" {
+	mkdir "$T/graphs"
+	for s in 1 2 3; do
+		"$BIN/$G" -q --synthetic powerlaw:nodes=$((s * 200)),edges=$((s * 3000)),seed=$s --graph-out "$T/g$s.npz"
+		raw_graph "$T/g$s.npz" "$T/graphs/g$s"
+		$PY "$REPO/tests/bats/ref/generate_meta.py" "$T/g$s.npz" "$T/ref$s.warp4" 32
+	done
+	echo "not a graph" > "$T/graphs/README"
+	run "$BIN/$G" "$T/graphs" -o "$T/w12_nz32_warp_4" -w 32 --json
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 3 ]
+	for s in 1 2 3; do
+		cmp "$T/w12_nz32_warp_4/g$s.warp4" "$T/ref$s.warp4"
+		[[ ${lines[s - 1]} == "{\"graph\": \"$T/graphs/g$s.indptr\", \"rows\": $((s * 200)),"* ]]
+	done
+	assert_only_files "$T/w12_nz32_warp_4" g1.warp4 g2.warp4 g3.warp4
+	# -q: nothing; the folder exists already: written into
+	run "$BIN/$G" -q "$T/graphs" -o "$T/w12_nz32_warp_4"
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+}
+
+@test "folder and raw-graph errors: one line, exit 1 or 2, nothing written" {
+	mkdir "$T/empty" "$T/graphs"
+	run "$BIN/$G" "$T/empty" -o "$T/out"
+	assert_error 1 $G "empty: no MaxK-GNN graph \(NAME.indptr\) in the folder"
+	run "$BIN/$G" "$T/graphs"
+	assert_error 2 $G "graphs is a folder: give -o OUTDIR for its .warp4 files"
+	run "$BIN/$G" "$T/graphs" -o "$T/out" --graph-out "$T/x.npz"
+	assert_error 2 $G "--check and --graph-out take one GRAPH, not a folder"
+	printf '\0\0\0\0\2\0\0\0\3\0' > "$T/graphs/odd.indptr"
+	run "$BIN/$G" "$T/graphs/odd.indptr" -o "$T/x.warp4"
+	assert_error 1 $G "odd.indptr: 10 bytes, not a whole number of int32 values"
+	printf '\0\0\0\0\3\0\0\0\2\0\0\0' > "$T/graphs/down.indptr"
+	run "$BIN/$G" "$T/graphs/down.indptr" -o "$T/x.warp4"
+	assert_error 1 $G "down.indptr: indptr decreases at row 1 \(2 after 3\)"
+	printf '\0\0\0\0\2\0\0\0' > "$T/graphs/g.indptr"
+	printf '\0\0\0\0' > "$T/graphs/g.indices"
+	run "$BIN/$G" "$T/graphs/g.indptr" --graph-out "$T/x.npz"
+	assert_error 1 $G "g.indices: 1 column indices, but .*g.indptr ends at 2"
+	printf '\0\0\0\0\7\0\0\0' > "$T/graphs/g.indices"
+	run "$BIN/$G" "$T/graphs/g.indptr" --graph-out "$T/x.npz"
+	assert_error 1 $G "g.indices: .*7"
+	rm "$T/graphs/g.indices"
+	run "$BIN/$G" "$T/graphs/g.indptr" --graph-out "$T/x.npz"
+	assert_error 1 $G "g.indices: .*(No such file|does not exist)"
+	assert_only_files "$T" empty graphs
 }

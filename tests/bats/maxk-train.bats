@@ -181,6 +181,28 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	assert_error 2 $G "--metric accuracy needs class-id labels"
 }
 
+@test "MaxK-GNN's graph.indptr/graph.indices and index-array splits train as graph.npz and masks do" {
+	dataset "$T/ds"
+	cp -r "$T/ds" "$T/raw"
+	"$PY" - "$T/raw" <<-'EOF'
+	import os, sys
+	import numpy as np, scipy.sparse as sp
+	d = sys.argv[1]
+	g = sp.load_npz(f"{d}/graph.npz").tocsr()
+	g.indptr.astype(np.int32).tofile(f"{d}/graph.indptr")
+	g.indices.astype(np.int32).tofile(f"{d}/graph.indices")
+	os.remove(f"{d}/graph.npz")
+	for s, t in (("train", np.int64), ("val", np.int32), ("test", np.int64)):
+	    m = np.load(f"{d}/{s}_mask.npy")
+	    np.save(f"{d}/{s}_idx.npy", np.flatnonzero(m)[::-1].astype(t))
+	    os.remove(f"{d}/{s}_mask.npy")
+	EOF
+	"$BIN/$G" -q "$T/ds" "${SMALL[@]}" --epochs 4 --save-model "$T/a.npz" > "$T/a.out"
+	"$BIN/$G" -q "$T/raw" "${SMALL[@]}" --epochs 4 --save-model "$T/b.npz" > "$T/b.out"
+	cmp "$T/a.npz" "$T/b.npz"
+	diff <(grep -v Peak "$T/a.out") <(grep -v Peak "$T/b.out")
+}
+
 @test "training writes the log, the model and the predictions" {
 	dataset "$T/ds"
 	run "$BIN/$G" "$T/ds" "${SMALL[@]}" --epochs 6 --eval-every 4 --log "$T/log.csv" \
@@ -248,16 +270,23 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	local opts=(--synthetic csbm:nodes=1000,feat=16 --hidden 32 --maxk 8 --kernel-mode cpu
 		--epochs 150 --eval-every 50)
 	"$BIN/$G" "${opts[@]}" --save-model "$T/whole.npz" >/dev/null 2>&1
-	"$BIN/$G" "${opts[@]}" --checkpoint "$T/ck.npz" --checkpoint-every 1 \
-		--save-model "$T/never.npz" > /dev/null 2> "$T/err" &
+	"$BIN/$G" "${opts[@]}" --checkpoint "$T/ck.npz" --checkpoint-every 1 -q \
+		--save-model "$T/never.npz" --log "$T/log.csv" > /dev/null 2> "$T/err" &
 	local pid=$! i
 	for i in $(seq 200); do [ -f "$T/ck.npz" ] && break; sleep 0.05; done
 	kill -TERM $pid
 	local rc=0
 	wait $pid || rc=$?
-	[ $rc -eq 1 ]
-	grep -qE "maxk-train: error: stopped by signal 15 after epoch [0-9]+; checkpoint .*ck.npz written \(continue with --resume .*ck.npz\)" "$T/err"
+	# its own status (75, EX_TEMPFAIL), not an error's 1: a job script requeues it
+	[ $rc -eq 75 ]
+	[ "$(wc -l < "$T/err")" -eq 1 ]
+	grep -qE "^maxk-train: stopped: by signal 15 after epoch [0-9]+; checkpoint .*ck.npz written \(continue with --resume .*ck.npz\)$" "$T/err"
 	[ ! -e "$T/never.npz" ]
+	# the log holds every epoch up to the checkpoint's
+	local epoch
+	epoch=$(sed -E 's/.*after epoch ([0-9]+);.*/\1/' "$T/err")
+	[ "$(tail -1 "$T/log.csv" | cut -d, -f1)" -eq "$epoch" ]
+	[ "$(wc -l < "$T/log.csv")" -eq $((epoch + 1)) ]
 	# A second run, killed outright: the checkpoint stays whole.
 	"$BIN/$G" "${opts[@]}" --resume "$T/ck.npz" --checkpoint "$T/ck.npz" \
 		--checkpoint-every 1 >/dev/null 2>&1 &
@@ -268,6 +297,57 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	run "$BIN/$G" "${opts[@]}" --resume "$T/ck.npz" --save-model "$T/resumed.npz"
 	[ "$status" -eq 0 ]
 	cmp "$T/whole.npz" "$T/resumed.npz"
+}
+
+@test "--log grows a row per epoch while training runs (tail -f); a SIGKILLed run keeps its rows" {
+	local opts=(--synthetic csbm:nodes=1000,feat=16 --hidden 32 --maxk 8 --kernel-mode cpu
+		--epochs 100000 -q)
+	"$BIN/$G" "${opts[@]}" --log "$T/log.csv" > /dev/null 2>&1 &
+	local pid=$! i
+	for i in $(seq 400); do [ "$(wc -l < "$T/log.csv" 2>/dev/null || echo 0)" -ge 4 ] && break; sleep 0.05; done
+	# still running, and the rows are there already
+	kill -0 $pid
+	local rows
+	rows=$(wc -l < "$T/log.csv")
+	[ "$rows" -ge 4 ]
+	kill -KILL $pid
+	wait $pid || true
+	[ "$(head -1 "$T/log.csv")" = "epoch,loss,train,val,test,forward_ms,backward_ms,epoch_ms" ]
+	# every line whole and the epochs in order: at most the one being written is lost
+	"$PY" - "$T/log.csv" <<-'EOF'
+	import sys
+	lines = open(sys.argv[1]).read().split("\n")
+	assert lines[-1] == "", "a line cut in half"
+	rows = [l.split(",") for l in lines[1:-1]]
+	assert all(len(r) == 8 for r in rows)
+	assert [int(r[0]) for r in rows] == list(range(1, len(rows) + 1))
+	EOF
+}
+
+@test "--log - and --predict - write to standard output; an .npz option refuses '-' before training" {
+	dataset "$T/ds"
+	"$BIN/$G" -q "$T/ds" "${SMALL[@]}" --epochs 3 --log "$T/log.csv" > /dev/null
+	run "$BIN/$G" -q "$T/ds" "${SMALL[@]}" --epochs 3 --log -
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "${lines[@]:0:4}" | cut -d, -f1-5) <(cut -d, -f1-5 "$T/log.csv")
+	[[ ${lines[4]} == "Final epoch 0003:"* ]]
+	cd "$T"
+	"$BIN/$G" -q "$T/ds" "${SMALL[@]}" --epochs 3 --predict - > p.npy
+	"$BIN/$G" -q "$T/ds" "${SMALL[@]}" --epochs 3 --predict want.npy > /dev/null
+	# the final report follows the array on stdout: the array is whole before it
+	"$PY" -c "
+import numpy as np
+with open('p.npy', 'rb') as f:
+    got = np.lib.format.read_array(f)
+assert (got == np.load('want.npy')).all() and got.shape == (120, 3)"
+	rm want.npy
+	for opt in --save-model --checkpoint; do
+		run "$BIN/$G" "$T/ds" "${SMALL[@]}" --epochs 3 $opt -
+		assert_error 2 $G "$opt -: an .npz is written with seeks, so not to standard output"
+	done
+	run "$BIN/$G" - "${SMALL[@]}" --epochs 3
+	assert_error 1 $G ": -: a dataset is a folder, not standard input"
+	assert_only_files "$T" ds log.csv p.npy
 }
 
 @test "--resume refuses other settings, a missing or broken checkpoint" {

@@ -74,9 +74,11 @@ floats() {
 	od -An -v -tf4 -w4 -j$((10 + len)) "$1" | tr -d ' '
 }
 
+# multiply_on_both_devices N: N vectors (more than 16 run as several products)
 multiply_on_both_devices() {
+	local nvec=$1
 	"$BIN/macko-compress" -q --random 3000x5000 --density 0.3 --seed 5 -o m.npz || return 1
-	"$BIN/macko-compress" -q --random 3x5000 --density 1 --seed 6 -o x.npz || return 1
+	"$BIN/macko-compress" -q --random "${nvec}x5000" --density 1 --seed 6 -o x.npz || return 1
 	"$BIN/macko-compress" -q --decompress x.npz -o x.npy || return 1
 	"$BIN/macko-spmv" m.npz x.npy -o cpu.npy --device cpu || return 1
 	"$BIN/macko-spmv" m.npz x.npy -o gpu.npy --device cuda -v 2>log || { cat log; return 1; }
@@ -85,10 +87,31 @@ multiply_on_both_devices() {
 	paste <(floats cpu.npy) <(floats gpu.npy) |
 		awk '{ d = $1 - $2; e += d * d; r += $1 * $1; n++ }
 			END { printf "%d values, relative error %.2e\n", n, sqrt(e / r);
-			      exit !(n == 9000 && r > 0 && sqrt(e / r) < 1e-5) }'
+			      exit !(n == 3000 * '"$nvec"' && r > 0 && sqrt(e / r) < 1e-5) }'
 }
 check "macko-spmv --device cuda against --device cpu, three vectors" \
-	multiply_on_both_devices
+	multiply_on_both_devices 3
+check "macko-spmv --device cuda against --device cpu, 37 vectors (three products)" \
+	multiply_on_both_devices 37
+
+# maxk-train on the GPU: its NVTX ranges as nsys records them (each epoch
+# holding forward, backward and step), and the log streamed to stdout.
+train_ranges_in_nsys() {
+	"$BIN/maxk-train" -q --synthetic csbm:nodes=2000 --epochs 3 --device cuda --log - \
+		> log.csv || return 1
+	[ "$(cut -d, -f1 log.csv | cut -d' ' -f1 | tr '\n' ' ')" = "epoch 1 2 3 Final Best Peak " ] ||
+		{ cat log.csv; return 1; }
+	command -v nsys > /dev/null || { echo "SKIP: no nsys"; return 0; }
+	nsys profile --trace cuda,nvtx -o prof --force-overwrite true "$BIN/maxk-train" -q \
+		--synthetic csbm:nodes=2000 --epochs 3 --device cuda > /dev/null 2>&1 || return 1
+	nsys stats --report nvtx_sum --format csv prof.nsys-rep > nvtx.csv 2>/dev/null || return 1
+	local r
+	for r in epoch forward backward step evaluate; do
+		grep -qE "(^|[,:\"])$r(\"|,|$)" nvtx.csv || { echo "no range $r"; cat nvtx.csv; return 1; }
+	done
+}
+check "maxk-train --device cuda: NVTX ranges epoch, forward, backward, step, evaluate; --log -" \
+	train_ranges_in_nsys
 
 maxk_bench_checks_every_kernel() {
 	"$BIN/maxk-train" --bench-kernels --synthetic flickr_like --hidden 64,300 --maxk 3,17 \

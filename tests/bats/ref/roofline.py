@@ -53,15 +53,15 @@ for o in rep["ops"]:
             want_c = "latency_bound"
         else:
             want_c = "compute_bound" if ai >= p / bw else "memory_bound"
-    assert close(o["time_s"], want_t), (o["name"], o["time_s"], want_t)
+    assert close(o["time_us"] * 1e-6, want_t), (o["name"], o["time_us"], want_t)
     assert o["bottleneck"] == want_c, (o["name"], o["bottleneck"], want_c)
     total += want_t
     counts[want_c] = counts.get(want_c, 0) + 1
 s = rep["summary"]
-assert close(s["roofline_time_s"], total), (s["roofline_time_s"], total)
+assert close(s["roofline_time_us"] * 1e-6, total), (s["roofline_time_us"], total)
 assert all(s["bottlenecks"].get(c, 0) == n for c, n in counts.items()), (s["bottlenecks"], counts)
 assert sum(s["bottlenecks"].values()) == len(rep["ops"])
 # the critical path by time is at least the slowest op and at most the sum
-assert max(o["time_s"] for o in rep["ops"]) <= s["critical_path_time_s"] * (1 + 1e-6)
-assert s["critical_path_time_s"] <= total * (1 + 1e-6)
+assert max(o["time_us"] for o in rep["ops"]) <= s["critical_path_time_us"] * (1 + 1e-6)
+assert s["critical_path_time_us"] * 1e-6 <= total * (1 + 1e-6)
 print(len(rep["ops"]), " ".join(sorted(counts)))

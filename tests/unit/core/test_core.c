@@ -1,10 +1,13 @@
 /* Unit tests of the core modules every program shares: error messages,
- * atomic output files, the seeded RNG. */
+ * atomic output files, the thread count, the seeded RNG. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include <sched.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 
 #include "core/err.h"
 #include "core/outfile.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "testutil.h"
 
@@ -253,6 +257,40 @@ static void test_outfile_special_files(void **state)
 	assert_non_null(strstr(e.msg, "empty"));
 }
 
+/* The thread count's sources in their documented order; a variable that
+ * is no positive count is passed over. */
+static void test_parallel_threads_order(void **state)
+{
+	const char *vars[] = {"SPKIT_THREADS", "OMP_NUM_THREADS", "SLURM_CPUS_PER_TASK"};
+	for (int i = 0; i < 3; i++)
+		unsetenv(vars[i]);
+	const char *source = NULL;
+	cpu_set_t set;
+	assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+	assert_int_equal(parallel_threads_from(&source), CPU_COUNT(&set));
+	assert_string_equal(source, "the CPU affinity mask");
+	setenv("SLURM_CPUS_PER_TASK", "6", 1);
+	assert_int_equal(parallel_threads_from(&source), 6);
+	assert_string_equal(source, "SLURM_CPUS_PER_TASK");
+	setenv("OMP_NUM_THREADS", "3,2", 1); /* a nested OpenMP list: its first level */
+	assert_int_equal(parallel_threads_from(&source), 3);
+	assert_string_equal(source, "OMP_NUM_THREADS");
+	setenv("SPKIT_THREADS", "2", 1);
+	assert_int_equal(parallel_threads_from(&source), 2);
+	assert_string_equal(source, "SPKIT_THREADS");
+	assert_int_equal(parallel_threads(), 2);
+	const char *bad[] = {"", "0", "-4", "four", "3x", " "};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		setenv("SPKIT_THREADS", bad[i], 1);
+		assert_int_equal(parallel_threads_from(&source), 3);
+		assert_string_equal(source, "OMP_NUM_THREADS");
+	}
+	setenv("SPKIT_THREADS", "100000", 1);
+	assert_int_equal(parallel_threads(), PARALLEL_MAX_THREADS);
+	for (int i = 0; i < 3; i++)
+		unsetenv(vars[i]);
+}
+
 static void test_rng_reproducible(void **state)
 {
 	struct rng a, b, c;
@@ -309,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_outfile_through_symlink),
 		cmocka_unit_test(test_outfile_special_files),
 		cmocka_unit_test(test_outfile_mode_and_dangling_link),
+		cmocka_unit_test(test_parallel_threads_order),
 		cmocka_unit_test(test_rng_reproducible),
 		cmocka_unit_test(test_rng_distributions),
 	};

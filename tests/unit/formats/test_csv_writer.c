@@ -275,6 +275,37 @@ static void check_append(const char *before, int from, int to, const char *after
 	free(text);
 }
 
+/* Stream mode (a log followed with tail -f): the header and each row are
+ * in the file as soon as they end, before any commit; an abort keeps them;
+ * a file there before is replaced. */
+static void test_stream(void **state)
+{
+	const char *path = test_path("log.csv");
+	test_write("log.csv", "old,stuff\n1,2\n");
+	struct csv_writer w;
+	struct sp_err e;
+	ok(csv_writer_open_stream(&w, path, cols3, 3, &e), &e);
+	char *text = test_read(path);
+	assert_string_equal(text, "id,text,ms\n");
+	free(text);
+	for (int i = 0; i < 2; i++) {
+		csv_writer_int(&w, i);
+		csv_writer_str(&w, "t");
+		csv_writer_double(&w, 0.5, 0);
+		ok(csv_writer_end_row(&w, &e), &e);
+		text = test_read(path);
+		assert_string_equal(text, i ? "id,text,ms\n0,t,0.5\n1,t,0.5\n" : "id,text,ms\n0,t,0.5\n");
+		free(text);
+	}
+	csv_writer_abort(&w);
+	text = test_read(path);
+	assert_string_equal(text, "id,text,ms\n0,t,0.5\n1,t,0.5\n");
+	free(text);
+	/* a folder that is not there: the path in the message */
+	assert_int_equal(csv_writer_open_stream(&w, test_path("no/such/log.csv"), cols3, 3, &e), -1);
+	assert_non_null(strstr(e.msg, "no/such/log.csv: cannot open for writing"));
+}
+
 static void test_append(void **state)
 {
 	unlink(test_path("sweep.csv"));
@@ -420,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_atomic),
 		cmocka_unit_test(test_stdout),
+		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_append),
 		cmocka_unit_test(test_append_errors),
 		cmocka_unit_test(test_python_reads_ours),

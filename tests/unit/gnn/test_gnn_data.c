@@ -172,7 +172,8 @@ static void expect_load_fails(const char *dir, const char *file, const char *pro
 	struct gnn_dataset d;
 	struct sp_err e;
 	char path[700];
-	snprintf(path, sizeof path, "%s/%s", dir, file);
+	/* file "": the message names the folder */
+	snprintf(path, sizeof path, "%s%s%s", dir, file[0] ? "/" : ":", file);
 	if (gnn_data_load(dir, &d, &e) == 0)
 		fail_msg("%s loaded; expected \"%s\"", dir, problem);
 	/* Emptied, nothing leaks (the sanitizer build checks). */
@@ -240,6 +241,82 @@ static void test_folder_bad_files(void **state)
 	}
 }
 
+/* MaxK-GNN's graph.indptr + graph.indices (raw int32) for graph.npz, and
+ * splits as index arrays (i4 or i8 node ids, in any order) for masks: the
+ * same dataset as the sample. */
+static void test_folder_raw_graph_and_index_splits(void **state)
+{
+	const char *dir = make_folder("raw_idx");
+	char path[700];
+	snprintf(path, sizeof path, "%s/graph.npz", dir);
+	assert_int_equal(unlink(path), 0);
+	int32_t indptr32[6];
+	for (int i = 0; i < 6; i++)
+		indptr32[i] = (int32_t)g_indptr[i];
+	snprintf(path, sizeof path, "%s/graph.indptr", dir);
+	FILE *fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(indptr32, 4, 6, fp), 6);
+	fclose(fp);
+	snprintf(path, sizeof path, "%s/graph.indices", dir);
+	fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(g_indices, 4, 8, fp), 8);
+	fclose(fp);
+	for (int s = 0; s < 3; s++) {
+		snprintf(path, sizeof path, "%s/%s", dir, mask_files[s]);
+		assert_int_equal(unlink(path), 0);
+	}
+	static const int64_t train[] = {1, 0};
+	static const int32_t val[] = {2}, test[] = {3};
+	put_npy(dir, "train_idx.npy", NPY_I8, 1, SHAPE(2), train);
+	put_npy(dir, "val_idx.npy", NPY_I4, 1, SHAPE(1), val);
+	put_npy(dir, "test_idx.npy", NPY_I4, 1, SHAPE(1), test);
+	struct gnn_dataset d;
+	struct sp_err e;
+	if (gnn_data_load(dir, &d, &e))
+		fail_msg("%s", e.msg);
+	assert_csr(&d.graph, 5, 5, 7, want_indptr, want_indices, NULL);
+	expect_sample_split(&d);
+	gnn_data_free(&d);
+
+	/* a mask and an index array for one split; bad ids; a node twice */
+	put_npy(dir, "val_mask.npy", NPY_BOOL, 1, SHAPE(5), masks[1]);
+	expect_load_fails(dir, "", "both val_mask.npy and val_idx.npy: keep one");
+	snprintf(path, sizeof path, "%s/val_mask.npy", dir);
+	assert_int_equal(unlink(path), 0);
+	static const int32_t out_of_range[] = {5}, twice[] = {3, 3}, in_train[] = {4, 0};
+	static const float floats[] = {2};
+	const struct {
+		enum npy_dtype dt;
+		int64_t n;
+		const void *data;
+		const char *problem;
+	} cases[] = {
+		{NPY_I4, 1, out_of_range, "node 5 at position 0, out of range for 5 nodes"},
+		{NPY_I4, 2, twice, "node 3 listed twice"},
+		{NPY_I4, 2, in_train, "node 0 is also in train_idx.npy"},
+		{NPY_F4, 1, floats, "dtype f4: expected int node ids (i4 or i8)"},
+		{NPY_I4, 0, twice, "no nodes: the test split is empty"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		put_npy(dir, "test_idx.npy", cases[c].dt, 1, SHAPE(cases[c].n), cases[c].data);
+		expect_load_fails(dir, "test_idx.npy", cases[c].problem);
+	}
+	put_npy(dir, "test_idx.npy", NPY_I4, 1, SHAPE(1), test);
+	snprintf(path, sizeof path, "%s/test_idx.npy", dir);
+	assert_int_equal(unlink(path), 0);
+	expect_load_fails(dir, "", "no test split: expected test_mask.npy (bool) or test_idx.npy");
+
+	/* both graph forms */
+	dir = make_folder("both_graphs");
+	snprintf(path, sizeof path, "%s/graph.indptr", dir);
+	fp = fopen(path, "wb");
+	assert_non_null(fp);
+	fclose(fp);
+	expect_load_fails(dir, "", "both graph.npz and graph.indptr: keep one");
+}
+
 static void test_folder_bad_graph(void **state)
 {
 	struct sp_err e;
@@ -260,7 +337,7 @@ static void test_folder_bad_graph(void **state)
 	dir = make_folder("no_graph");
 	snprintf(path, sizeof path, "%s/graph.npz", dir);
 	assert_int_equal(unlink(path), 0);
-	expect_load_fails(dir, "graph.npz", "cannot open: No such file");
+	expect_load_fails(dir, "", "no graph: expected graph.npz, or graph.indptr and graph.indices");
 }
 
 static void test_not_a_dataset(void **state)
@@ -270,7 +347,7 @@ static void test_not_a_dataset(void **state)
 	const char *empty = test_path("empty_folder");
 	assert_int_equal(mkdir(empty, 0777), 0);
 	assert_int_equal(gnn_data_load(empty, &d, &e), -1);
-	assert_msg_has(&e, empty, ": not a dataset: expected graph.npz, features.npy",
+	assert_msg_has(&e, empty, ": not a dataset: expected graph.npz (or graph.indptr), features.npy",
 		       "raw/edge.csv.gz", "split/NAME/{train,valid,test}.csv.gz", NULL);
 	const char *absent = test_path("absent");
 	assert_int_equal(gnn_data_load(absent, &d, &e), -1);
@@ -641,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_folder),
 		cmocka_unit_test(test_folder_dtypes),
 		cmocka_unit_test(test_folder_bad_files),
+		cmocka_unit_test(test_folder_raw_graph_and_index_splits),
 		cmocka_unit_test(test_folder_bad_graph),
 		cmocka_unit_test(test_not_a_dataset),
 		cmocka_unit_test(test_ogb),

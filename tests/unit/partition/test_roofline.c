@@ -115,12 +115,15 @@ static void test_dtypes_and_default(void **state)
 	if (hardware_load("configs/hardware/h200.yaml", &file, &e))
 		fail_msg("%s", e.msg);
 	assert_string_equal(def.name, file.name);
+	/* Exactly: the file's "66.9" TFLOP/s scaled in decimal is the double
+	 * 66.9e12 (66.9 * 1e12 is an ulp off), so a report on the default
+	 * and on the file print the same digits (JSON writes them all). */
 	for (int d = 0; d < HARDWARE_NDTYPES; d++)
-		close_to(file.peak_flops[d], def.peak_flops[d]);
-	close_to(file.vector_flops, def.vector_flops);
-	close_to(file.bandwidth, def.bandwidth);
-	close_to(file.l2_bytes, def.l2_bytes);
-	close_to(file.launch_s, def.launch_s);
+		assert_true(file.peak_flops[d] == def.peak_flops[d]);
+	assert_true(file.vector_flops == def.vector_flops);
+	assert_true(file.bandwidth == def.bandwidth);
+	assert_true(file.l2_bytes == def.l2_bytes);
+	assert_true(file.launch_s == def.launch_s);
 	assert_int_equal(file.sms, def.sms);
 	assert_int_equal(hardware_load("configs/hardware/a100.yaml", &file, &e), 0);
 	assert_int_equal(file.sms, 108);
@@ -152,6 +155,15 @@ static void test_file_errors(void **state)
 	close_to(hw.vector_flops, 1e12); /* the fp32 peak when absent */
 	close_to(hw.launch_s, 2e-6);
 	close_to(hw.l2_bytes, 1 << 20);
+	/* numbers with an exponent scale exactly too (2.5e1 TFLOP/s is 2.5e13) */
+	static const char exp[] = "name: x\nsms: 4\nmemory_bandwidth_gbs: 1.2e3\nl2_cache_mb: 1\n"
+				  "launch_overhead_us: 1e-7\npeak_tflops: {fp32: 2.5e1, tf32: 2, "
+				  "fp16: 3, bf16: 3, int8: 6}\n";
+	test_spit(path, exp, sizeof exp - 1);
+	assert_int_equal(hardware_load(path, &hw, &e), 0);
+	assert_true(hw.peak_flops[HARDWARE_FP32] == 2.5e13);
+	assert_true(hw.bandwidth == 1.2e12);
+	assert_true(hw.launch_s == 1e-13); /* "1e-07": its exponent and -6 add */
 	load_fails("name: x\n", "1: missing key 'sms'");
 	load_fails("name: x\nsms: 4\nbandwidth: 3\n",
 		   "3: unknown key 'bandwidth' in a hardware file (expected name, sms, "
