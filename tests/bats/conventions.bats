@@ -198,8 +198,8 @@ np.save('xx.npy', np.ones((3, 16), np.float32))"
 		--precision fp32 --output-dir s
 	# kernel-sample names its files after the CPU; merge takes a name it knows
 	mv s/sampling_data/*.csv s/sampling_data/cpu_layernorm_fp32_1_1.csv
-	printf '%s\n' "batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,thread_batch,vec,stages,tf32,ms,std,rel_err,status" \
-		"100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,0.5,0.01,1e-8,ok" > results.csv
+	printf '%s\n' "batch,a,b,c,d,dtype,layout,variant,tile_rows,tile_k,tile_batch,thread_rows,thread_batch,vec,stages,tf32,tile_d,ms,std,rel_err,status" \
+		"100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-8,ok" > results.csv
 	local p args programs="" level
 	while read -r p args; do
 		programs+=" $p"
