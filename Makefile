@@ -199,8 +199,16 @@ $(BUILD)/tests/libcmocka.so.0:
 deps:
 	@scripts/deps.sh
 
-test: deps $(PROGRAMS) $(UNIT_BIN)
-	@SPKIT_BIN=$(abspath $(BIN)) SPKIT_BUILD=$(abspath $(BUILD)) tests/run.sh $(UNIT_BIN)
+# The fault injection library of tests/bats/faults.bats, preloaded into the
+# programs; not in the sanitizer build, whose allocator is ASan's own.
+FAULT_LIB := $(if $(SAN_FLAGS),,$(BUILD)/tests/libfault_inject.so)
+$(BUILD)/tests/libfault_inject.so: tests/fault/fault_inject.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -fPIC -shared $< -ldl -o $@
+
+test: deps $(PROGRAMS) $(UNIT_BIN) $(FAULT_LIB)
+	@SPKIT_BIN=$(abspath $(BIN)) SPKIT_BUILD=$(abspath $(BUILD)) \
+	 SPKIT_FAULT_LIB=$(abspath $(FAULT_LIB)) tests/run.sh $(UNIT_BIN)
 
 gpu-tests: $(GPU_TEST_BIN)
 ifeq ($(NVCC),)

@@ -15,6 +15,7 @@
 
 #include "common/cli.h"
 #include "common/progress.h"
+#include "core/outfile.h"
 #include "formats/csv_writer.h"
 #include "ksmm/ksmm_best.h"
 #include "sample/sample_config.h"
@@ -480,6 +481,9 @@ static int fit_main(int argc, char **argv)
 		path_list[n] = paths[n];
 		n++;
 	}
+	/* The models go into place once the summary is out, so a failure
+	 * leaves none of them. */
+	outfile_hold_commits();
 	if (sample_model_save(save, path_list, (size_t)n, &err))
 		cli_fatal(&err);
 	static const char *const cols[] = {"operator", "precision", "direction", "rows", "folds",
@@ -506,7 +510,7 @@ static int fit_main(int argc, char **argv)
 		sample_model_free(&models[i]);
 	}
 	sample_data_free(&d);
-	if (csv_writer_commit(&w, &err))
+	if (csv_writer_commit(&w, &err) || outfile_commit_held(&err))
 		cli_fatal(&err);
 	return 0;
 }

@@ -137,9 +137,11 @@ static void add_pattern(struct options *o, const char *text)
 {
 	struct ksmm_pattern_entry e;
 	struct sp_err err;
-	if (ksmm_pattern_parse(text, "--pattern", &e, &err) ||
-	    ksmm_pattern_list_add(&o->patterns, &e, &err))
+	if (ksmm_pattern_parse(text, "--pattern", &e, &err))
 		cli_usage_error("%s", err.msg);
+	/* out of memory (a million patterns cannot fit on a command line) */
+	if (ksmm_pattern_list_add(&o->patterns, &e, &err))
+		cli_fatal(&err);
 }
 
 /* `allowed`: the OPT_ codes (and 'o') this command takes, 0-terminated. */

@@ -195,9 +195,8 @@ static void genmeta(const struct options *o, const char *graph, const char *outp
 	struct csr g = {0};
 	struct sp_err err;
 
-	/* Every check comes first, and the records are written to their
-	 * temporary file before the graph is saved and committed after it: a
-	 * failure before the last rename leaves neither output. */
+	/* Every check comes first, and the two outputs are put into place
+	 * together, when both are written: a failure leaves neither. */
 	load_graph(o, graph, &indptr, &nrows, &g);
 	if (nrows == 0)
 		cli_die("%s: graph has no rows", name);
@@ -214,6 +213,7 @@ static void genmeta(const struct options *o, const char *graph, const char *outp
 	int32_t *records = NULL;
 	int64_t count = 0;
 	struct outfile out;
+	outfile_hold_commits();
 	if (output) {
 		double t0 = timer_now();
 		count = warp4_count(indptr, nrows, o->warp_max_nz);
@@ -221,13 +221,14 @@ static void genmeta(const struct options *o, const char *graph, const char *outp
 		if (!records)
 			cli_die("%s: out of memory for %lld records", output, (long long)count);
 		if (warp4_build(indptr, nrows, o->warp_max_nz, records, name, &err) ||
-		    outfile_open(&out, output, &err) || warp4_write(&out, records, count, &err))
+		    outfile_open(&out, output, &err) || warp4_write(&out, records, count, &err) ||
+		    outfile_commit(&out, &err))
 			cli_fatal(&err); /* cli_die removes the records' temporary */
 		free(records);
 		cli_log(2, "build and write records: %.3f s", timer_now() - t0);
 	}
 	if ((o->graph_out && csr_npz_save(o->graph_out, &g, o->compress, &err)) ||
-	    (output && outfile_commit(&out, &err)))
+	    outfile_commit_held(&err))
 		cli_fatal(&err);
 	struct warp4_stats s;
 	warp4_stats(indptr, nrows, o->warp_max_nz, &s);

@@ -16,6 +16,7 @@
 #include "formats/csv_writer.h"
 #include "gnn/gnn_data.h"
 #include "gnn/gnn_train.h"
+#include "core/outfile.h"
 #include "core/gpu.h"
 #include "core/outfile.h"
 #include "sparse/graph_gen.h"
@@ -667,19 +668,26 @@ static void validate(struct gnn_model *m, const struct train_options *o)
 	fflush(stdout);
 }
 
+/* The model and the predictions are put into place together, or neither
+ * is (the log and the checkpoint, written with each checkpoint, are
+ * progress to resume from and stay). */
 static void write_outputs(const struct train_options *o, struct gnn_trainer *t)
 {
 	struct sp_err err;
+	outfile_hold_commits();
 	if (o->save_model && gnn_model_save(t->m, o->save_model, &err))
 		cli_fatal(&err);
-	if (!o->predict)
-		return;
-	double s[3];
-	if (t->logits_epoch != t->epoch && gnn_trainer_evaluate(t, &s[0], &s[1], &s[2], &err))
-		cli_fatal(&err);
-	struct npy_array a = {.dtype = NPY_F4, .itemsize = 4, .ndim = 2,
-			      .shape = {t->m->n, t->m->nclass}, .data = t->logits};
-	if (npy_write(o->predict, &a, &err))
+	if (o->predict) {
+		double s[3];
+		if (t->logits_epoch != t->epoch &&
+		    gnn_trainer_evaluate(t, &s[0], &s[1], &s[2], &err))
+			cli_fatal(&err);
+		struct npy_array a = {.dtype = NPY_F4, .itemsize = 4, .ndim = 2,
+				      .shape = {t->m->n, t->m->nclass}, .data = t->logits};
+		if (npy_write(o->predict, &a, &err))
+			cli_fatal(&err);
+	}
+	if (outfile_commit_held(&err))
 		cli_fatal(&err);
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/memory.h"
 #include "core/outfile.h"
@@ -41,10 +42,33 @@ static void handle_signals(const int *sigs, int count, void (*handler)(int))
 		sigaction(sigs[i], &sa, NULL);
 }
 
+/* An error has been printed: the exit that follows is a failure already. */
+static int error_reported;
+
+static void report_line(const char *kind, const char *tail, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* At exit: what was printed on standard output (statistics, a report)
+ * must have reached it. A full disk or a closed file there would
+ * otherwise end in exit 0 with the text lost. */
+static void check_stdout(void)
+{
+	if (error_reported)
+		return;
+	int flushed = fflush(stdout) == 0;
+	if (flushed && !ferror(stdout))
+		return;
+	report_line("error", NULL, "standard output: write failed%s%s", flushed ? "" : ": ",
+		    flushed ? "" : strerror(errno));
+	outfile_remove_all_unfinished();
+	_exit(EXIT_FAILURE);
+}
+
 void cli_init(const char *program_name)
 {
 	const char *slash = strrchr(program_name, '/');
 	program = slash ? slash + 1 : program_name;
+	atexit(check_stdout);
 	handle_signals((const int[]){SIGINT, SIGTERM, SIGHUP}, 3, on_fatal_signal);
 	const char *limit = getenv("SPKIT_MEMORY_LIMIT");
 	if (limit && *limit)
@@ -79,6 +103,14 @@ static void vreport(const char *kind, const char *tail, const char *fmt, va_list
 		tail ? tail : "");
 }
 
+static void report_line(const char *kind, const char *tail, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(kind, tail, fmt, ap);
+	va_end(ap);
+}
+
 void cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -89,6 +121,7 @@ void cli_usage_error(const char *fmt, ...)
 	snprintf(hint, sizeof hint, " (try '%s --help')", program);
 	vreport("error", hint, fmt, ap);
 	va_end(ap);
+	error_reported = 1;
 	outfile_remove_all_unfinished();
 	exit(EXIT_USAGE);
 }
@@ -99,6 +132,7 @@ void cli_die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("error", NULL, fmt, ap);
 	va_end(ap);
+	error_reported = 1;
 	outfile_remove_all_unfinished();
 	exit(EXIT_FAILURE);
 }

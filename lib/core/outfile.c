@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/buf.h"
+
 
 /* Named temporaries still open, for the signal handler. A fixed table
  * because the handler may not allocate; programs hold a handful of outputs
@@ -57,6 +59,8 @@ void outfile_remove_all_unfinished(void)
 
 static void release(struct outfile *f)
 {
+	if (f->finished && f->fd >= 0)
+		close(f->fd);
 	untrack(f->tmp);
 	free(f->path);
 	free(f->target);
@@ -285,18 +289,35 @@ static int link_unnamed(struct outfile *f, int fd, struct sp_err *err)
 	return sp_fail_errno(err, "%s: cannot link into place", f->path);
 }
 
-int outfile_commit(struct outfile *f, struct sp_err *err)
+/* The stream is closed, and its last error seen, before the file is put
+ * into place: a close that fails (its final write refused) must leave the
+ * old file. An unnamed temporary stays reachable through a duplicate of its
+ * descriptor until it is linked. */
+static int finish(struct outfile *f, struct sp_err *err)
 {
-	int named = f->tmp != NULL;
 	int rc = 0;
+	f->finished = 1;
+	f->fd = -1;
 	if (fflush(f->fp) != 0 || ferror(f->fp))
 		rc = sp_fail_errno(err, "%s: write failed", f->path);
-	else if (!f->direct && !named)
-		rc = link_unnamed(f, fileno(f->fp), err);
+	else if (!f->direct && !f->tmp && (f->fd = fcntl(fileno(f->fp), F_DUPFD_CLOEXEC, 0)) < 0)
+		rc = sp_fail_errno(err, "%s: cannot keep the output open", f->path);
 	if (fclose(f->fp) != 0 && !rc)
 		rc = sp_fail_errno(err, "%s: write failed", f->path);
 	f->fp = NULL;
-	if (!rc && named && rename(f->tmp, f->target) != 0)
+	if (rc)
+		outfile_abort(f);
+	return rc;
+}
+
+/* A finished file into place: the unnamed temporary linked, the named one
+ * renamed (a direct output is there already). */
+static int place(struct outfile *f, struct sp_err *err)
+{
+	int rc = 0;
+	if (f->fd >= 0)
+		rc = link_unnamed(f, f->fd, err);
+	else if (f->tmp && rename(f->tmp, f->target) != 0)
 		rc = sp_fail_errno(err, "%s: cannot rename into place", f->path);
 	if (rc) {
 		outfile_abort(f);
@@ -304,6 +325,51 @@ int outfile_commit(struct outfile *f, struct sp_err *err)
 	}
 	release(f);
 	return 0;
+}
+
+/* Files committed while commits are held: finished, waiting to be placed.
+ * Their named temporaries stay tracked, so an exit on error removes them. */
+static struct outfile *held;
+static size_t nheld, held_cap;
+static int holding;
+
+void outfile_hold_commits(void)
+{
+	holding = 1;
+}
+
+int outfile_commit(struct outfile *f, struct sp_err *err)
+{
+	if (finish(f, err))
+		return -1;
+	if (!holding)
+		return place(f, err);
+	struct outfile *h = buf_grow_array(held, &held_cap, nheld + 1, sizeof *h);
+	if (!h) {
+		sp_fail(err, "%s: out of memory", f->path);
+		outfile_abort(f);
+		return -1;
+	}
+	held = h;
+	held[nheld++] = *f;
+	memset(f, 0, sizeof *f);
+	return 0;
+}
+
+int outfile_commit_held(struct sp_err *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < nheld; i++) {
+		if (rc)
+			outfile_abort(&held[i]);
+		else
+			rc = place(&held[i], err);
+	}
+	free(held);
+	held = NULL;
+	nheld = held_cap = 0;
+	holding = 0;
+	return rc;
 }
 
 void outfile_abort(struct outfile *f)

@@ -31,6 +31,8 @@ struct outfile {
 	char *target; /* where the finished file goes (a link's target) */
 	char *tmp;    /* named temporary, NULL when unnamed or direct */
 	int direct;   /* written in place: not a regular file */
+	int finished; /* the stream is closed, every write checked, and then */
+	int fd;       /* the unnamed temporary's descriptor until linked, or -1 */
 };
 
 /* Messages name standard output so. */
@@ -39,8 +41,17 @@ struct outfile {
 int outfile_is_stdout(const char *path);
 
 int outfile_open(struct outfile *f, const char *path, struct sp_err *err);
-/* Flush, close and put into place. On failure the temporary is removed. */
+/* Flush, close (every write known to have succeeded) and put into place.
+ * On failure the temporary is removed. */
 int outfile_commit(struct outfile *f, struct sp_err *err);
+/* For a program with several outputs: from now on outfile_commit only
+ * finishes a file (every write done and checked) and holds it, and
+ * outfile_commit_held puts every held file into place at once, so that a
+ * failure in the last output leaves none of the others. An exit before
+ * then leaves nothing (cli_die removes named temporaries). Main thread
+ * only. */
+void outfile_hold_commits(void);
+int outfile_commit_held(struct sp_err *err);
 /* Close and drop the temporary; the final path is untouched (a direct
  * output keeps what was written). */
 void outfile_abort(struct outfile *f);

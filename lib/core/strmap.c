@@ -51,17 +51,19 @@ static int rehash(struct strmap *m, size_t nslots)
 size_t *strmap_insert(struct strmap *m, const void *key, size_t len, int *added)
 {
 	*added = 0;
+	uint64_t h = hash_bytes(key, len);
+	/* A key already there is found without growing: a lookup never fails. */
+	struct strmap_slot *s = m->nslots ? probe(m, h, key, len) : NULL;
+	if (s && s->len != SIZE_MAX)
+		return &s->value;
 	/* Keep the load at most 1/2 so probes stay short. */
 	if ((m->count + 1) * 2 > m->nslots) {
 		if (m->nslots > SIZE_MAX / 4 / sizeof *m->slots)
 			return NULL;
 		if (rehash(m, m->nslots ? m->nslots * 2 : 16))
 			return NULL;
+		s = probe(m, h, key, len);
 	}
-	uint64_t h = hash_bytes(key, len);
-	struct strmap_slot *s = probe(m, h, key, len);
-	if (s->len != SIZE_MAX)
-		return &s->value;
 	size_t off = m->keys.len;
 	if (buf_add(&m->keys, key, len))
 		return NULL;

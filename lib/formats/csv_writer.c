@@ -24,13 +24,15 @@ static int start(struct csv_writer *w, const char *path, size_t ncols, int mode,
 	w->ncols = ncols;
 	if (ncols == 0)
 		return sp_fail(err, "%s: no columns to write", path);
-	w->path = strdup(mode == MODE_STDOUT ? "stdout"
-			 : outfile_is_stdout(path) ? OUTFILE_STDOUT_NAME : path);
+	/* the name in messages */
+	const char *name = mode == MODE_STDOUT ? "stdout"
+			   : outfile_is_stdout(path) ? OUTFILE_STDOUT_NAME : path;
+	w->path = strdup(name);
 	w->starts = calloc(ncols, sizeof *w->starts);
 	if (!w->path || !w->starts) {
 		free(w->path);
 		free(w->starts);
-		return sp_fail(err, "%s: out of memory", path);
+		return sp_fail(err, "%s: out of memory", name);
 	}
 	return 0;
 }

@@ -80,6 +80,8 @@ struct line {
 
 static void l_add(struct line *l, const char *s, size_t n)
 {
+	if (!n) /* an empty name first on a line: no buffer yet, no pointer arithmetic on it */
+		return;
 	if (l->b.len + n <= l->b.cap) { /* the common case, without a call */
 		memcpy(l->b.data + l->b.len, s, n);
 		l->b.len += n;

@@ -128,6 +128,16 @@ EOF
 	grep -q '^ops  *0$' "$T/r.table"
 }
 
+@test "a node with an empty name, first in the table, gets a blank name column" {
+	# UBSan stopped the table at the null buffer of its first line (found by
+	# fuzz_model_yaml; the input is in its corpus)
+	printf '%s\n' "inputs: {x: [1, 2]}" "nodes:" \
+		"  - {op: Add, name: '', inputs: [x, x], outputs: [a]}" >"$T/m.yaml"
+	run "$BIN/$G" "$T/m.yaml" -b 3
+	[ "$status" -eq 0 ]
+	[[ ${lines[1]} =~ ^\ {41}Add\ +elementwise\  ]]
+}
+
 @test "YAML errors: one line with file and line, exit 1, no output" {
 	printf 'inputs: {x: [1, 4]}\nnodes:\n  - {op: Relu, inputs: [x], outputs: [y]\n' >"$T/m.yaml"
 	yaml_error 4 "syntax error"

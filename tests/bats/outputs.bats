@@ -52,3 +52,18 @@ SMALL=powerlaw:nodes=1000,edges=8000
 	[ "$(stat -c %s "$T/real.npz")" -gt 100 ]
 	assert_only_files "$T" link.npz real.npz
 }
+
+@test "a full standard output is a one-line error, exit 1, not text lost with exit 0" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	# statistics (exit 0 before), a report, the help
+	run sh -c "'$BIN/$G' '$REPO/data/karate.mtx' >/dev/full"
+	assert_error 1 $G ": error: standard output: write failed: No space left on device$"
+	run sh -c "'$BIN/macko-compress' --stats '$REPO/data/karate.mtx' >/dev/full"
+	assert_error 1 macko-compress ": error: standard output: write failed: No space left on device$"
+	run sh -c "'$BIN/ksmm-tune' --help >/dev/full"
+	assert_error 1 ksmm-tune ": error: standard output: write failed"
+	# nothing on standard output, nothing to report
+	run sh -c "'$BIN/$G' -q '$REPO/data/karate.mtx' >/dev/full"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}

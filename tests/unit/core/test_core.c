@@ -112,6 +112,61 @@ static void test_outfile_unnamed_until_commit(void **state)
 	assert_int_equal(test_dir_count(), before + 1);
 }
 
+/* Held commits: outputs put into place together by outfile_commit_held,
+ * or none where one cannot be (maxk-train's model and predictions, and
+ * maxk-genmeta's two outputs, left the first when the second failed;
+ * found by tests/bats/faults.bats). */
+static void test_outfile_held_commits(void **state)
+{
+	struct sp_err e;
+	struct outfile a, b;
+	char pa[256], pb[256];
+	snprintf(pa, sizeof pa, "%s/held_a.bin", test_dir);
+	snprintf(pb, sizeof pb, "%s/held_b.bin", test_dir);
+	int before = test_dir_count();
+	outfile_hold_commits();
+	assert_int_equal(outfile_open(&a, pa, &e), 0);
+	assert_int_equal(outfile_write(&a, "aa", 2, &e), 0);
+	assert_int_equal(outfile_commit(&a, &e), 0);
+	outfile_use_named_temporaries(1);
+	assert_int_equal(outfile_open(&b, pb, &e), 0);
+	outfile_use_named_temporaries(0);
+	assert_int_equal(outfile_write(&b, "bbb", 3, &e), 0);
+	assert_int_equal(outfile_commit(&b, &e), 0);
+	assert_int_equal(access(pa, F_OK), -1); /* held: neither is there yet */
+	assert_int_equal(access(pb, F_OK), -1);
+	assert_int_equal(outfile_commit_held(&e), 0);
+	struct stat st;
+	assert_int_equal(stat(pa, &st), 0);
+	assert_int_equal(st.st_size, 2);
+	assert_int_equal(stat(pb, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	assert_int_equal(test_dir_count(), before + 2);
+
+	/* The first held file cannot be placed (its named temporary is gone):
+	 * the second is dropped, both old files stay. */
+	outfile_hold_commits();
+	outfile_use_named_temporaries(1);
+	assert_int_equal(outfile_open(&b, pb, &e), 0);
+	outfile_use_named_temporaries(0);
+	assert_int_equal(outfile_commit(&b, &e), 0);
+	assert_int_equal(outfile_open(&a, pa, &e), 0);
+	assert_int_equal(outfile_commit(&a, &e), 0);
+	outfile_remove_all_unfinished();
+	assert_int_equal(outfile_commit_held(&e), -1);
+	assert_non_null(strstr(e.msg, "held_b.bin: cannot rename into place"));
+	assert_int_equal(stat(pa, &st), 0);
+	assert_int_equal(st.st_size, 2);
+	assert_int_equal(stat(pb, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	assert_int_equal(test_dir_count(), before + 2);
+	/* commits are no longer held */
+	assert_int_equal(outfile_open(&a, pa, &e), 0);
+	assert_int_equal(outfile_commit(&a, &e), 0);
+	assert_int_equal(stat(pa, &st), 0);
+	assert_int_equal(st.st_size, 0);
+}
+
 /* A link to a regular file stays a link: the file it names is replaced. */
 static void test_outfile_through_symlink(void **state)
 {
@@ -288,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_outfile_errors),
 		cmocka_unit_test(test_outfile_signal_cleanup),
 		cmocka_unit_test(test_outfile_unnamed_until_commit),
+		cmocka_unit_test(test_outfile_held_commits),
 		cmocka_unit_test(test_outfile_through_symlink),
 		cmocka_unit_test(test_outfile_special_files),
 		cmocka_unit_test(test_outfile_mode_and_dangling_link),

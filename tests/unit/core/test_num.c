@@ -109,6 +109,27 @@ static void test_buf(void **state)
 	assert_null(b.data);
 }
 
+/* Inserting a key that is there already is a lookup: it never grows the
+ * table, so it cannot fail for want of memory (graph-partition looked a
+ * tensor's name up again, got "out of memory" as a value index and freed
+ * garbage; found by tests/bats/faults.bats). */
+static void test_strmap_insert_existing_does_not_grow(void **state)
+{
+	struct strmap m = {0};
+	int added;
+	char k[16];
+	for (int i = 0; i < 8; i++) /* 8 of 16 slots: the next new key grows */
+		*strmap_insert(&m, k, (size_t)snprintf(k, sizeof k, "k%d", i), &added) = (size_t)i;
+	assert_int_equal(m.nslots, 16);
+	const struct strmap_slot *slots = m.slots;
+	size_t *v = strmap_insert(&m, "k3", 2, &added);
+	assert_false(added);
+	assert_int_equal(*v, 3);
+	assert_ptr_equal(m.slots, slots);
+	assert_int_equal(m.nslots, 16);
+	strmap_free(&m);
+}
+
 static void test_strmap(void **state)
 {
 	struct strmap m = {0};
@@ -177,7 +198,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_int),     cmocka_unit_test(test_parse_double),
 		cmocka_unit_test(test_format_double), cmocka_unit_test(test_buf),
-		cmocka_unit_test(test_strmap),     cmocka_unit_test(test_sort_median),
+		cmocka_unit_test(test_strmap),
+		cmocka_unit_test(test_strmap_insert_existing_does_not_grow),     cmocka_unit_test(test_sort_median),
 		cmocka_unit_test(test_quote),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
