@@ -43,7 +43,7 @@ extern void *__libc_memalign(size_t, size_t);
 
 static long fail_alloc_at, fail_write_at;
 static long allocs, writes, failed;
-static int armed; /* counting starts once the environment is read */
+static int armed; /* counting starts when main does */
 static int persist;
 
 __attribute__((constructor)) static void fault_init(void)
@@ -52,7 +52,29 @@ __attribute__((constructor)) static void fault_init(void)
 	fail_alloc_at = a ? atol(a) : 0;
 	fail_write_at = w ? atol(w) : 0;
 	persist = getenv("SPKIT_FAIL_PERSIST") != NULL;
+}
+
+/* Counting starts at main, not before: the static initializers of the
+ * CUDA runtime (cudart_static, linked into every program built with nvcc)
+ * do not check their allocations and crash on a failed one before the
+ * program has run a line; they are not the program's to handle. glibc's
+ * __libc_start_main is wrapped to arm the counters just before main. */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn program_main;
+
+static int armed_main(int argc, char **argv, char **envp)
+{
 	armed = 1;
+	return program_main(argc, argv, envp);
+}
+
+int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+		      void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void),
+		    void *) = dlsym(RTLD_NEXT, "__libc_start_main");
+	program_main = main;
+	return real(armed_main, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
 /* Is this call the one to fail? Counts it either way. */
