@@ -377,7 +377,9 @@ static int device_index;
 
 enum gpu_device_choice cli_device(const char *text)
 {
-	static const enum gpu_device_choice named[] = {DEVICE_CPU, DEVICE_CUDA, DEVICE_AUTO};
+	/* "cuda:N" is listed for the error message; such text is taken first */
+	static const enum gpu_device_choice named[] = {DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA,
+						       DEVICE_AUTO};
 	device_index = 0;
 	if (!strncmp(text, "cuda:", 5)) {
 		device_index = (int)cli_int("--device", text + 5, 0, 1023);
