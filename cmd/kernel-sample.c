@@ -137,7 +137,6 @@ struct run_options {
 	int mode; /* an enum sample_mode, or -1: the config's */
 	enum sample_precision precision;
 	enum gpu_device_choice device;
-	int gpu_index; /* cuda:N */
 	struct cli_parts parts;
 	uint64_t seed;
 	enum sample_attention attention;
@@ -150,12 +149,6 @@ static enum sample_attention parse_attention(const char *text)
 {
 	return cli_choice("--attention", text, attention_names) == 0 ? SAMPLE_ATTENTION_CUDNN
 								    : SAMPLE_ATTENTION_OWN;
-}
-
-static void parse_device(const char *text, struct run_options *o)
-{
-	o->device = cli_device(text);
-	o->gpu_index = cli_device_index();
 }
 
 static struct run_options parse_run(int argc, char **argv)
@@ -190,7 +183,7 @@ static struct run_options parse_run(int argc, char **argv)
 				cli_usage_error("--precision: '%s' is not one of fp16, bf16, fp32",
 						optarg);
 			break;
-		case OPT_DEVICE: parse_device(optarg, &o); break;
+		case OPT_DEVICE: o.device = cli_device(optarg); break;
 		case OPT_PARTS: parts = optarg; break;
 		case OPT_PART: part = optarg; break;
 		case OPT_OUTPUT_DIR:
@@ -360,7 +353,7 @@ static int run_main(int argc, char **argv)
 	pick_attention(&o, gpu, cfg.function_name);
 	if (!gpu)
 		sample_cpu_clock(&clock);
-	else if (sample_gpu_clock(o.gpu_index, &clock, &err))
+	else if (sample_gpu_clock(cli_device_index(), &clock, &err))
 		cli_fatal(&err);
 	struct sample_job job = {
 		.cfg = &cfg,
@@ -802,7 +795,7 @@ static int layer_main(int argc, char **argv)
 		if (layer_option(c, &lo))
 			continue;
 		switch (c) {
-		case OPT_DEVICE: parse_device(optarg, &ro); break;
+		case OPT_DEVICE: ro.device = cli_device(optarg); break;
 		case OPT_SEED: ro.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_BACKEND: ro.attention = parse_attention(optarg); break;
 		case 'o': output = optarg; break;
@@ -833,7 +826,7 @@ static int layer_main(int argc, char **argv)
 	struct sample_clock clock;
 	if (!gpu)
 		sample_cpu_clock(&clock);
-	else if (sample_gpu_clock(ro.gpu_index, &clock, &err))
+	else if (sample_gpu_clock(cli_device_index(), &clock, &err))
 		cli_fatal(&err);
 	/* the configs' default schedule (sample_config.h) */
 	if (sample_layer_measure(table, n, &clock, lo.precision, ro.seed, 4, 6, 10, &t, &err))
