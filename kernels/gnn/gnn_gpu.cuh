@@ -127,6 +127,13 @@ int gnn_gpu_aggregate_maxk_backward(struct gnn_backend *b, const struct gnn_grap
 				    const uint16_t *index, int h, int k, const float *dy,
 				    float *dvalues, struct sp_err *err);
 
+/* gnn_gpu_rows.cu */
+int gnn_gpu_gather_rows(struct gnn_backend *b, const void *src, size_t row_bytes,
+			const int32_t *rows, int64_t count, void *dst, struct sp_err *err);
+int gnn_gpu_add_rows(struct gnn_backend *b, const float *src, const int32_t *rows, int64_t count,
+		     int width, float *dst, struct sp_err *err);
+int gnn_gpu_index_bytes(int h);
+
 /* gnn_gpu_graph.cu */
 int gnn_gpu_graph_create(struct gnn_backend *b, const struct csr *g, enum edge_norm norm,
 			 const int32_t *warp4_host, int64_t records, struct gnn_graph **out,

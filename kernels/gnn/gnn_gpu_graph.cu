@@ -10,6 +10,7 @@
  * at h = 256, 24.3 ms on the H200, the baseline the MaxK forward is
  * measured against (bench/RESULTS.md, maxk-train, "MaxK kernels"). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "gnn/gnn_gpu.cuh"
 
@@ -40,9 +41,6 @@ int gnn_gpu_graph_create(struct gnn_backend *b, const struct csr *g, enum edge_n
 {
 	struct cuda_backend *c = impl(b);
 	*out = NULL;
-	if (g->nrows != g->ncols)
-		return sp_fail(err, "graph_create: the graph is %lld x %lld, not square",
-			       (long long)g->nrows, (long long)g->ncols);
 	if (csr_validate(g, CSR_CHECK_BASIC, "graph_create", err))
 		return -1;
 	struct gnn_graph *gg = (struct gnn_graph *)calloc(1, sizeof *gg);
@@ -53,7 +51,10 @@ int gnn_gpu_graph_create(struct gnn_backend *b, const struct csr *g, enum edge_n
 		sp_fail(err, "out of host memory for a graph of %lld edges", (long long)g->nnz);
 		goto out;
 	}
-	edge_values(g, norm, vals);
+	if (g->values)
+		memcpy(vals, g->values, (size_t)g->nnz * sizeof *vals);
+	else
+		edge_values(g, norm, vals);
 	if (!warp4_host) {
 		records = warp4_count(g->indptr, g->nrows, WARP4_DEFAULT_MAX_NZ);
 		built = (int32_t *)malloc((size_t)(records ? records : 1) * 16);
@@ -72,11 +73,11 @@ int gnn_gpu_graph_create(struct gnn_backend *b, const struct csr *g, enum edge_n
 	/* cuSPARSE is not asked to multiply by a graph without edges: the
 	 * aggregation is then zero (see spmm). */
 	if (g->nnz > 0 &&
-	    (GPU_FAILED(err, cusparseCreateConstCsr(&gg->a, g->nrows, g->nrows, g->nnz,
+	    (GPU_FAILED(err, cusparseCreateConstCsr(&gg->a, g->nrows, g->ncols, g->nnz,
 						    gg->d.indptr, gg->d.indices, gg->d.vals,
 						    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
 						    CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F)) ||
-	     GPU_FAILED(err, cusparseCreateConstCsr(&gg->at, g->nrows, g->nrows, g->nnz,
+	     GPU_FAILED(err, cusparseCreateConstCsr(&gg->at, g->ncols, g->nrows, g->nnz,
 						    gg->d.t_indptr, gg->d.t_indices, gg->d.t_vals,
 						    CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
 						    CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F))))
@@ -94,9 +95,9 @@ out:
 	return rc;
 }
 
-/* y (n x h) = a x, both dense row-major; a NULL means no edges. */
-static int spmm(struct cuda_backend *c, cusparseConstSpMatDescr_t a, int64_t n, const float *x,
-		int h, float *y, struct sp_err *err)
+/* y (n x h) = a x (x: in x h), both dense row-major; a NULL means no edges. */
+static int spmm(struct cuda_backend *c, cusparseConstSpMatDescr_t a, int64_t n, int64_t in,
+		const float *x, int h, float *y, struct sp_err *err)
 {
 	cusparseConstDnMatDescr_t xd = NULL;
 	cusparseDnMatDescr_t yd = NULL;
@@ -113,7 +114,7 @@ static int spmm(struct cuda_backend *c, cusparseConstSpMatDescr_t a, int64_t n, 
 		return 0;
 	}
 	if (GPU_FAILED(err,
-		       cusparseCreateConstDnMat(&xd, n, h, h, x, CUDA_R_32F, CUSPARSE_ORDER_ROW)) ||
+		       cusparseCreateConstDnMat(&xd, in, h, h, x, CUDA_R_32F, CUSPARSE_ORDER_ROW)) ||
 	    GPU_FAILED(err, cusparseCreateDnMat(&yd, n, h, h, y, CUDA_R_32F, CUSPARSE_ORDER_ROW)) ||
 	    GPU_FAILED(err, cusparseSpMM_bufferSize(c->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE,
 						    CUSPARSE_OPERATION_NON_TRANSPOSE, &one, a, xd,
@@ -137,7 +138,7 @@ out:
 int gnn_gpu_aggregate(struct gnn_backend *b, const struct gnn_graph *g, const float *x, int h,
 		      float *y, struct sp_err *err)
 {
-	return spmm(impl(b), g->a, g->d.n, x, h, y, err);
+	return spmm(impl(b), g->a, g->d.n, g->d.ncols, x, h, y, err);
 }
 
 /* dx = A^T dy through the cached transpose: a plain (NON_TRANSPOSE) SpMM,
@@ -145,6 +146,6 @@ int gnn_gpu_aggregate(struct gnn_backend *b, const struct gnn_graph *g, const fl
 int gnn_gpu_aggregate_backward(struct gnn_backend *b, const struct gnn_graph *g,
 			       const float *dy, int h, float *dx, struct sp_err *err)
 {
-	return spmm(impl(b), g->at, g->d.n, dy, h, dx, err);
+	return spmm(impl(b), g->at, g->d.ncols, g->d.n, dy, h, dx, err);
 }
 

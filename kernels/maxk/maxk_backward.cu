@@ -112,7 +112,7 @@ static int backward_items(const struct maxk_dev_graph *g, const int32_t *items, 
 	if (maxk_items_check(g, h, k, "backward", err))
 		return -1;
 	gpu_range_push("maxk_backward");
-	int rc = GPU_FAILED(err, cudaMemsetAsync(dx, 0, (size_t)g->n * k * sizeof(float)));
+	int rc = GPU_FAILED(err, cudaMemsetAsync(dx, 0, (size_t)g->ncols * k * sizeof(float)));
 	if (!rc && nitems > 0)
 		rc = with_index(h, index, [&](auto ix) {
 			return launch_backward(g, items, nitems, ix, h, k, dy, dx, err);
@@ -161,12 +161,12 @@ extern "C" int maxk_backward_gather_gpu(const struct maxk_dev_graph *g, const vo
 {
 	if (k < 1 || k > h)
 		return sp_fail(err, "backward: k = %d is outside 1..%d (the feature width)", k, h);
-	if (g->n <= 0)
+	if (g->ncols <= 0)
 		return 0;
 	gpu_range_push("maxk_backward_gather");
-	const unsigned grid = grid_for(g->n, WARPS, 132 * 64);
+	const unsigned grid = grid_for(g->ncols, WARPS, 132 * 64);
 	with_index(h, index, [&](auto ix) {
-		backward_gather_kernel<<<grid, BLOCK>>>(g->n, g->t_indptr, g->t_indices, g->t_vals,
+		backward_gather_kernel<<<grid, BLOCK>>>(g->ncols, g->t_indptr, g->t_indices, g->t_vals,
 							ix, h, k, dy, dx);
 	});
 	gpu_range_pop();

@@ -24,6 +24,7 @@ extern "C" {
  * for the gather form of the backward and for cuSPARSE. */
 struct maxk_dev_graph {
 	int64_t n, nnz, records, nchunks;
+	int64_t ncols; /* n, or the columns of a rectangular graph (X's rows) */
 	size_t bytes; /* device memory it holds */
 	int32_t *indptr, *indices; /* CSR, for cuSPARSE */
 	float *vals;

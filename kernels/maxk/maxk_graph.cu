@@ -74,7 +74,8 @@ extern "C" int maxk_dev_graph_upload(const struct csr *g, const float *vals, con
 				     int64_t records, struct maxk_dev_graph *d, struct sp_err *err)
 {
 	*d = (struct maxk_dev_graph){g->nrows, g->nnz, records};
-	if (g->nnz > INT32_MAX || g->nrows >= INT32_MAX)
+	d->ncols = g->ncols;
+	if (g->nnz > INT32_MAX || g->nrows >= INT32_MAX || g->ncols >= INT32_MAX)
 		return sp_fail(err, "graph of %lld rows and %lld edges is too large for 32-bit offsets",
 			       (long long)g->nrows, (long long)g->nnz);
 	struct csr t;

@@ -1,6 +1,8 @@
 /* The host side of the work items (maxk_items.cuh): a layout of lanes for
  * k and h, the grid of resident blocks for a kernel, and the size checks
  * the kernels' 32-bit offsets need. */
+#include <mutex>
+
 #include "maxk/maxk_items.cuh"
 
 layout maxk_items_layout(int k, int h, int max_floats, int max_groups)
@@ -31,6 +33,9 @@ int maxk_items_grid(const void *kernel, size_t smem, int64_t nitems, unsigned *g
 		int device, resident;
 	} seen[64];
 	static int nseen;
+	/* Ranks that are threads of one process (maxk-train --gpus N) share it. */
+	static std::mutex lock;
+	std::lock_guard<std::mutex> hold(lock);
 	int device, i;
 	GPU_CHECK(err, cudaGetDevice(&device));
 	for (i = 0; i < nseen; i++)
@@ -65,8 +70,9 @@ int maxk_items_check(const struct maxk_dev_graph *g, int h, int k, const char *w
 {
 	if (k < 1 || k > h)
 		return sp_fail(err, "%s: k = %d is outside 1..%d (the feature width)", what, k, h);
-	if ((uint64_t)g->n * (uint64_t)k > UINT32_MAX)
+	const int64_t rows = g->n > g->ncols ? g->n : g->ncols;
+	if ((uint64_t)rows * (uint64_t)k > UINT32_MAX)
 		return sp_fail(err, "%s: %lld rows x k = %d kept values pass 2^32", what,
-			       (long long)g->n, k);
+			       (long long)rows, k);
 	return 0;
 }

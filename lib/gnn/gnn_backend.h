@@ -51,7 +51,9 @@ struct gnn_backend {
 	 * the device memory in use including library workspaces). */
 	size_t (*peak_memory)(struct gnn_backend *b);
 
-	/* g (pattern CSR, n x n) with edge values of the given normalisation;
+	/* g (CSR, nrows x ncols) with edge values: g's own when it has them,
+	 * else those of the given normalisation (nrows x ncols rectangular: a
+	 * rank's edges to the rows other ranks hold, lib/gnn/gnn_part.h);
 	 * warp4 (records x 4 int32, maxk-genmeta's work items of g) may be
 	 * NULL for backends that do not use them. The backend keeps its own
 	 * copy: g may be freed afterwards. */
@@ -121,20 +123,32 @@ struct gnn_backend {
 	int (*gather)(struct gnn_backend *b, const float *dense, const uint16_t *index, int64_t m,
 		      int h, int k, float *out, struct sp_err *err);
 
-	/* Aggregation over the graph. y (n x h) = A x; its backward
-	 * dx (n x h) = A^T dy. */
+	/* Aggregation over the graph. y (nrows x h) = A x (x ncols x h); its
+	 * backward dx (ncols x h) = A^T dy. */
 	int (*aggregate)(struct gnn_backend *b, const struct gnn_graph *g, const float *x, int h,
 			 float *y, struct sp_err *err);
 	int (*aggregate_backward)(struct gnn_backend *b, const struct gnn_graph *g, const float *dy,
 				  int h, float *dx, struct sp_err *err);
-	/* The same with x in CBSR form (values/index n x k): the MaxK forward
-	 * SpGEMM, and the backward SSpMM giving the gradient of the kept values
-	 * (n x k). */
+	/* The same with x in CBSR form (values/index ncols x k): the MaxK
+	 * forward SpGEMM, and the backward SSpMM giving the gradient of the
+	 * kept values (ncols x k). */
 	int (*aggregate_maxk)(struct gnn_backend *b, const struct gnn_graph *g, const float *values,
 			      const uint16_t *index, int h, int k, float *y, struct sp_err *err);
 	int (*aggregate_maxk_backward)(struct gnn_backend *b, const struct gnn_graph *g,
 				       const uint16_t *index, int h, int k, const float *dy,
 				       float *dvalues, struct sp_err *err);
+
+	/* Rows moved between ranks (lib/gnn/gnn_halo.c). gather_rows:
+	 * dst[i] = src[rows[i]] for i < count, rows of row_bytes bytes (the
+	 * rows a peer needs, packed to send). add_rows: dst[rows[i]][c] +=
+	 * src[i][c], width floats a row, rows distinct (gradients sent back).
+	 * rows (int32) is backend memory. index_bytes: the bytes of one column
+	 * index in the MaxK index buffer at width h (what a row of it sends). */
+	int (*gather_rows)(struct gnn_backend *b, const void *src, size_t row_bytes,
+			   const int32_t *rows, int64_t count, void *dst, struct sp_err *err);
+	int (*add_rows)(struct gnn_backend *b, const float *src, const int32_t *rows, int64_t count,
+			int width, float *dst, struct sp_err *err);
+	int (*index_bytes)(int h);
 
 	/* Losses over the rows with mask[i] equal to `which` (an enum
 	 * gnn_split), averaged over those rows: softmax cross-entropy against

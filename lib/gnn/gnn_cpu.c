@@ -190,9 +190,6 @@ static int cpu_graph_create(struct gnn_backend *b, const struct csr *g, enum edg
 			    struct sp_err *err)
 {
 	*out = NULL;
-	if (g->nrows != g->ncols)
-		return sp_fail(err, "graph_create: the graph is %lld x %lld, not square",
-			       (long long)g->nrows, (long long)g->ncols);
 	if (csr_validate(g, CSR_CHECK_BASIC, "graph_create", err))
 		return -1;
 	struct gnn_graph *gg = calloc(1, sizeof *gg);
@@ -205,7 +202,10 @@ static int cpu_graph_create(struct gnn_backend *b, const struct csr *g, enum edg
 	memcpy(gg->a.indptr, g->indptr, (size_t)(g->nrows + 1) * sizeof *g->indptr);
 	if (g->nnz)
 		memcpy(gg->a.indices, g->indices, (size_t)g->nnz * sizeof *g->indices);
-	edge_values(g, norm, gg->a.values);
+	if (g->values && g->nnz)
+		memcpy(gg->a.values, g->values, (size_t)g->nnz * sizeof *g->values);
+	else
+		edge_values(g, norm, gg->a.values);
 	if (csr_transpose(&gg->a, NULL, &gg->at, err)) {
 		csr_free(&gg->a);
 		free(gg);
@@ -736,9 +736,9 @@ static int cpu_aggregate_maxk(struct gnn_backend *b, const struct gnn_graph *g,
 			      const float *values, const uint16_t *index, int h, int k, float *y,
 			      struct sp_err *err)
 {
-	if (cbsr_check(g->a.nrows, h, k, err))
+	if (cbsr_check(g->a.ncols, h, k, err))
 		return sp_err_prefix(err, "aggregate_maxk");
-	struct cbsr c = cbsr_view(g->a.nrows, h, k, values, index);
+	struct cbsr c = cbsr_view(g->a.ncols, h, k, values, index);
 	maxk_spgemm_float(&g->a, g->a.values, &c, y);
 	return 0;
 }
@@ -747,11 +747,36 @@ static int cpu_aggregate_maxk_backward(struct gnn_backend *b, const struct gnn_g
 				       const uint16_t *index, int h, int k, const float *dy,
 				       float *dvalues, struct sp_err *err)
 {
-	if (cbsr_check(g->a.nrows, h, k, err))
+	if (cbsr_check(g->a.ncols, h, k, err))
 		return sp_err_prefix(err, "aggregate_maxk_backward");
-	struct cbsr c = cbsr_view(g->a.nrows, h, k, NULL, index);
+	struct cbsr c = cbsr_view(g->a.ncols, h, k, NULL, index);
 	maxk_sspmm_transposed(&g->at, &c, dy, dvalues);
 	return 0;
+}
+
+/* ---- rows moved between ranks ---- */
+
+static int cpu_gather_rows(struct gnn_backend *b, const void *src, size_t row_bytes,
+			   const int32_t *rows, int64_t count, void *dst, struct sp_err *err)
+{
+	for (int64_t i = 0; i < count; i++)
+		memcpy((char *)dst + (size_t)i * row_bytes,
+		       (const char *)src + (size_t)rows[i] * row_bytes, row_bytes);
+	return 0;
+}
+
+static int cpu_add_rows(struct gnn_backend *b, const float *src, const int32_t *rows,
+			int64_t count, int width, float *dst, struct sp_err *err)
+{
+	for (int64_t i = 0; i < count; i++)
+		for (int c = 0; c < width; c++)
+			dst[(size_t)rows[i] * width + c] += src[(size_t)i * width + c];
+	return 0;
+}
+
+static int cpu_index_bytes(int h)
+{
+	return sizeof(uint16_t);
 }
 
 /* ---- losses ---- */
@@ -899,6 +924,9 @@ int gnn_cpu_backend(struct gnn_backend **out, struct sp_err *err)
 		.aggregate_backward = cpu_aggregate_backward,
 		.aggregate_maxk = cpu_aggregate_maxk,
 		.aggregate_maxk_backward = cpu_aggregate_maxk_backward,
+		.gather_rows = cpu_gather_rows,
+		.add_rows = cpu_add_rows,
+		.index_bytes = cpu_index_bytes,
 		.softmax_xent = cpu_softmax_xent,
 		.bce = cpu_bce,
 		.adam = cpu_adam,

@@ -469,7 +469,7 @@ static double check_aggregate(const struct csr *g, enum edge_norm norm, int with
 			      const int *ks, int nk)
 {
 	struct sp_err e;
-	const int64_t n = g->nrows;
+	const int64_t n = g->nrows, nc = g->ncols; /* y and dy n x h; x and dx nc x h */
 	int32_t *w4 = NULL;
 	int64_t records = 0;
 	if (with_warp4) { /* 8 neighbours a record: many rows span several */
@@ -480,8 +480,8 @@ static double check_aggregate(const struct csr *g, enum edge_norm norm, int with
 	struct gnn_graph *gg[2];
 	for (int s = 0; s < 2; s++)
 		ok(be[s]->graph_create(be[s], g, norm, w4, records, &gg[s], &e), s, &e);
-	struct twin x = twin_no_ties(n, h, 70), dy = twin_randn((size_t)(n * h), 1, 71);
-	struct twin y = twin_nan((size_t)(n * h), 4), dx = twin_nan((size_t)(n * h), 4);
+	struct twin x = twin_no_ties(nc, h, 70), dy = twin_randn((size_t)(n * h), 1, 71);
+	struct twin y = twin_nan((size_t)(n * h), 4), dx = twin_nan((size_t)(nc * h), 4);
 	for (int s = 0; s < 2; s++) {
 		ok(be[s]->aggregate(be[s], gg[s], x.p[s], h, y.p[s], &e), s, &e);
 		ok(be[s]->aggregate_backward(be[s], gg[s], dy.p[s], h, dx.p[s], &e), s, &e);
@@ -491,8 +491,8 @@ static double check_aggregate(const struct csr *g, enum edge_norm norm, int with
 	for (int j = 0; j < nk; j++) {
 		const int k = ks[j];
 		struct twin vi[2];
-		topk_both(&x, n, h, k, vi);
-		struct twin ym = twin_nan((size_t)(n * h), 4), dv = twin_nan((size_t)(n * k), 4);
+		topk_both(&x, nc, h, k, vi);
+		struct twin ym = twin_nan((size_t)(n * h), 4), dv = twin_nan((size_t)(nc * k), 4);
 		for (int s = 0; s < 2; s++) {
 			ok(be[s]->aggregate_maxk(be[s], gg[s], vi[0].p[s], vi[1].p[s], h, k,
 						 ym.p[s], &e),
@@ -526,6 +526,63 @@ static void gen(const char *spec, struct csr *g)
 	assert_int_equal(graph_gen(&s, g, &e), 0);
 }
 
+/* rows x cols of g: its first rows, the edges to its first cols (a rank's
+ * block, its edges to received rows). Edge values GCN's, from g. */
+static void rect_of(const struct csr *g, int64_t rows, int64_t cols, struct csr *out)
+{
+	struct sp_err e;
+	float *vals = malloc((size_t)g->nnz * sizeof *vals);
+	edge_values(g, EDGE_GCN, vals);
+	int64_t nnz = 0;
+	for (int64_t i = 0; i < g->indptr[rows]; i++)
+		nnz += g->indices[i] < cols;
+	assert_int_equal(csr_alloc(out, rows, cols, nnz, 1, "rect", &e), 0);
+	nnz = 0;
+	for (int64_t r = 0; r < rows; r++) {
+		for (int64_t i = g->indptr[r]; i < g->indptr[r + 1]; i++)
+			if (g->indices[i] < cols) {
+				out->indices[nnz] = g->indices[i];
+				out->values[nnz++] = vals[i];
+			}
+		out->indptr[r + 1] = nnz;
+	}
+	free(vals);
+}
+
+/* What ranks move: rows packed by a list (4-byte and 1-byte rows), and
+ * gradients added into listed rows. */
+static void test_rows(void **state)
+{
+	struct sp_err e;
+	const int64_t n = 5000, count = 1700;
+	const int width = 37;
+	int32_t *list = malloc(count * sizeof *list);
+	for (int64_t i = 0; i < count; i++)
+		list[i] = (int32_t)(i * 761 % n); /* distinct: 761 is prime to 5000 */
+	struct twin rows = twin_new(list, count * sizeof *list);
+	struct twin src = twin_randn((size_t)(n * width), 1, 80);
+	struct twin add = twin_randn((size_t)(count * width), 1, 81);
+	struct twin packed = twin_nan((size_t)(count * width), 4);
+	struct twin bytes = twin_nan((size_t)(count * 3), 1); /* 3-byte rows */
+	for (int s = 0; s < 2; s++) {
+		ok(be[s]->gather_rows(be[s], src.p[s], width * 4, rows.p[s], count, packed.p[s], &e),
+		   s, &e);
+		ok(be[s]->gather_rows(be[s], src.p[s], 3, rows.p[s], count, bytes.p[s], &e), s, &e);
+		ok(be[s]->add_rows(be[s], add.p[s], rows.p[s], count, width, src.p[s], &e), s, &e);
+	}
+	expect_equal("gather_rows", &packed);
+	expect_equal("gather_rows, bytes", &bytes);
+	expect_close("add_rows", &src, 1e-7);
+	assert_int_equal(be[1]->index_bytes(256), 1);
+	assert_int_equal(be[1]->index_bytes(257), 2);
+	twin_free(&rows);
+	twin_free(&src);
+	twin_free(&add);
+	twin_free(&packed);
+	twin_free(&bytes);
+	free(list);
+}
+
 static void test_aggregate(void **state)
 {
 	static const int hs[] = {64, 100, 256};
@@ -546,6 +603,16 @@ static void test_aggregate(void **state)
 	csr_free(&g);
 	gen("powerlaw:nodes=4099,edges=200000,sigma=2,seed=9", &g);
 	worst = worse(worst, check_aggregate(&g, EDGE_GCN, 0, 256, k17, 1));
+	/* rectangular, with its own edge values: fewer rows than columns and
+	 * more (a rank's edges to the rows it receives) */
+	const int ks[] = {1, 32};
+	struct csr r;
+	rect_of(&g, 700, 4099, &r);
+	worst = worse(worst, check_aggregate(&r, EDGE_ONES, 0, 256, ks, 2));
+	csr_free(&r);
+	rect_of(&g, 4099, 333, &r);
+	worst = worse(worst, check_aggregate(&r, EDGE_ONES, 0, 64, ks, 2));
+	csr_free(&r);
 	csr_free(&g);
 	printf("# aggregations: worst relative error %.2e\n", worst);
 }
@@ -642,12 +709,6 @@ static void test_errors(void **state)
 	assert_int_equal(
 		g->adam(g, NULL, NULL, NULL, NULL, 10, 0.01f, 0.9f, 0.999f, 1e-8f, 0, 0, &e), -1);
 	assert_msg_has(&e, "adam", "step 0", NULL);
-	struct csr rect;
-	assert_int_equal(csr_alloc(&rect, 3, 4, 0, 0, "rect", &e), 0);
-	struct gnn_graph *gg;
-	assert_int_equal(g->graph_create(g, &rect, EDGE_MEAN, NULL, 0, &gg, &e), -1);
-	assert_msg_has(&e, "3 x 4", "not square", NULL);
-	csr_free(&rect);
 	void *huge = g->alloc(g, (size_t)1 << 50, &e);
 	assert_null(huge);
 	assert_msg_has(&e, "cudaMalloc", NULL);
@@ -686,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_layernorm),
 		cmocka_unit_test(test_maxk_ops),
 		cmocka_unit_test(test_aggregate),
+		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_losses),
 		cmocka_unit_test(test_adam),
 		cmocka_unit_test(test_errors),

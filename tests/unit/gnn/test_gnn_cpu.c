@@ -1093,13 +1093,32 @@ static void test_bad_arguments(void **state)
 	mask[2] = 0; /* a row outside the split is not looked at */
 	assert_int_equal(be->softmax_xent(be, x, labels, mask, 1, 4, 5, y, x + 40, &err), 0);
 
-	int64_t rows[] = {0, 1}, cols[] = {1, 2};
+	/* a rectangular graph (2 x 3) with its own edge values: y = A x,
+	 * dx = A^T dy, and the MaxK forms over x's 3 rows */
+	int64_t rows[] = {0, 0, 1}, cols[] = {1, 2, 2};
+	const float vals[] = {2, 3, 5};
 	struct csr g;
-	assert_int_equal(csr_from_coo(&g, 2, 3, 2, rows, cols, NULL, "t", &err), 0);
-	struct gnn_graph *gg = (struct gnn_graph *)1;
-	assert_int_equal(be->graph_create(be, &g, EDGE_ONES, NULL, 0, &gg, &err), -1);
-	assert_null(gg);
-	assert_msg_has(&err, "graph_create: the graph is 2 x 3, not square", NULL);
+	assert_int_equal(csr_from_coo(&g, 2, 3, 3, rows, cols, vals, "t", &err), 0);
+	struct gnn_graph *gg;
+	assert_int_equal(be->graph_create(be, &g, EDGE_ONES, NULL, 0, &gg, &err), 0);
+	const float xr[] = {1, 10, 100, 1000, 7, 70}; /* 3 x 2 */
+	float yr[4], dxr[6];
+	assert_int_equal(be->aggregate(be, gg, xr, 2, yr, &err), 0);
+	const float want_y[] = {2 * 100 + 3 * 7, 2 * 1000 + 3 * 70, 5 * 7, 5 * 70};
+	assert_memory_equal(yr, want_y, sizeof want_y);
+	const float dy[] = {1, 2, 3, 4};
+	assert_int_equal(be->aggregate_backward(be, gg, dy, 2, dxr, &err), 0);
+	const float want_dx[] = {0, 0, 2, 4, 3 + 15, 6 + 20};
+	assert_memory_equal(dxr, want_dx, sizeof want_dx);
+	const float kv[] = {10, 1000, 70}; /* k = 1 of x's rows */
+	const uint16_t ki[] = {1, 1, 1};
+	assert_int_equal(be->aggregate_maxk(be, gg, kv, ki, 2, 1, yr, &err), 0);
+	const float want_ym[] = {0, 2 * 1000 + 3 * 70, 0, 5 * 70};
+	assert_memory_equal(yr, want_ym, sizeof want_ym);
+	assert_int_equal(be->aggregate_maxk_backward(be, gg, ki, 2, 1, dy, dxr, &err), 0);
+	const float want_dv[] = {0, 4, 6 + 20};
+	assert_memory_equal(dxr, want_dv, sizeof want_dv);
+	be->graph_free(be, gg);
 	csr_free(&g);
 }
 
