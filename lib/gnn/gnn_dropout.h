@@ -22,4 +22,12 @@ static inline GNN_HOST_DEVICE int gnn_dropout_keep(uint64_t seed, uint64_t i, fl
 	return (float)(z >> 40) >= p * 16777216.0f;
 }
 
+/* The seed under which element i draws what element first + i draws under
+ * seed: a rank holding the rows from `first` elements on drops what the
+ * run on one rank drops. */
+static inline GNN_HOST_DEVICE uint64_t gnn_dropout_shift(uint64_t seed, uint64_t first)
+{
+	return seed + first * 0x9e3779b97f4a7c15ull;
+}
+
 #endif

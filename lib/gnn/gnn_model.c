@@ -11,8 +11,11 @@
 #include <string.h>
 
 #include "core/buf.h"
-#include "formats/npz.h"
 #include "core/rng.h"
+#include "formats/npz.h"
+#include "gnn/gnn_dist.h"
+#include "gnn/gnn_dropout.h"
+#include "gnn/gnn_part.h"
 
 #define GNN_MAX_LAYERS 64
 /* Parameter tensors start at multiples of 64 floats (256 bytes), the
@@ -178,12 +181,19 @@ static int upload(struct gnn_model *m, void **dst, const void *src, size_t bytes
 	return *dst ? m->b->to_device(m->b, *dst, src, bytes, err) : -1;
 }
 
+static const enum edge_norm conv_norms[] = {[GNN_SAGE] = EDGE_MEAN, [GNN_GCN] = EDGE_GCN,
+					    [GNN_GIN] = EDGE_ONES};
+
+enum edge_norm gnn_model_edge_norm(enum gnn_conv conv)
+{
+	return conv_norms[conv];
+}
+
 static int create_graph(struct gnn_model *m, const struct csr *g, struct sp_err *err)
 {
-	static const enum edge_norm norms[] = {[GNN_SAGE] = EDGE_MEAN, [GNN_GCN] = EDGE_GCN,
-					       [GNN_GIN] = EDGE_ONES};
-	/* No .warp4 records: a backend that uses them builds them itself. */
-	return m->b->graph_create(m->b, g, norms[m->cfg.conv], NULL, 0, &m->graph, err);
+	/* No .warp4 records: a backend that uses them builds them itself. A
+	 * rank's block carries the whole graph's edge values. */
+	return m->b->graph_create(m->b, g, conv_norms[m->cfg.conv], NULL, 0, &m->graph, err);
 }
 
 static int alloc_buffers(struct gnn_model *m, struct sp_err *err)
@@ -233,9 +243,9 @@ static int alloc_buffers(struct gnn_model *m, struct sp_err *err)
 	return 0;
 }
 
-int gnn_model_create(struct gnn_backend *b, const struct gnn_dataset *d,
-		     const struct gnn_model_config *cfg, struct gnn_model **out,
-		     struct sp_err *err)
+static int create(struct gnn_backend *b, const struct gnn_dataset *d,
+		  const struct gnn_model_config *cfg, const struct gnn_part *part,
+		  struct gnn_comm *comm, struct gnn_model **out, struct sp_err *err)
 {
 	*out = NULL;
 	if (check_config(cfg, d, err))
@@ -247,13 +257,15 @@ int gnn_model_create(struct gnn_backend *b, const struct gnn_dataset *d,
 	if (cfg->nonlinear == GNN_RELU)
 		m->cfg.maxk = 0;
 	m->b = b;
-	m->n = d->n;
+	m->n = part ? part->nloc : d->n;
+	m->row0 = part ? part->lo : 0;
 	m->nfeat = d->nfeat;
 	m->nclass = d->nclass;
 	m->multilabel = d->multilabel;
 	float *host = NULL;
-	size_t n = (size_t)d->n;
-	if (layout_params(m, err) || alloc_buffers(m, err))
+	size_t n = (size_t)m->n, r0 = (size_t)m->row0;
+	if (layout_params(m, err) || alloc_buffers(m, err) ||
+	    (part && gnn_dist_create(m, part, comm, d->split, err)))
 		goto fail;
 	host = calloc((size_t)m->nparams, sizeof *host);
 	if (!host) {
@@ -261,15 +273,16 @@ int gnn_model_create(struct gnn_backend *b, const struct gnn_dataset *d,
 		goto fail;
 	}
 	init_params(m, host);
+	const size_t F = (size_t)d->nfeat, C = (size_t)d->nclass;
 	if (b->to_device(b, m->param, host, (size_t)m->nparams * sizeof *host, err) ||
-	    create_graph(m, &d->graph, err) ||
-	    upload(m, (void **)&m->features, d->features, n * (size_t)d->nfeat * sizeof(float),
-		   err) ||
-	    upload(m, (void **)&m->split, d->split, n, err))
+	    create_graph(m, part ? &part->own : &d->graph, err) ||
+	    upload(m, (void **)&m->features, d->features + r0 * F, n * F * sizeof(float), err) ||
+	    upload(m, (void **)&m->split, d->split + r0, n, err))
 		goto fail;
-	if (d->multilabel ? upload(m, (void **)&m->targets, d->targets,
-				   n * (size_t)d->nclass * sizeof(float), err)
-			  : upload(m, (void **)&m->labels, d->labels, n * sizeof(int32_t), err))
+	if (d->multilabel ? upload(m, (void **)&m->targets, d->targets + r0 * C,
+				   n * C * sizeof(float), err)
+			  : upload(m, (void **)&m->labels, d->labels + r0, n * sizeof(int32_t),
+				   err))
 		goto fail;
 	free(host);
 	*out = m;
@@ -280,10 +293,28 @@ fail:
 	return -1;
 }
 
+int gnn_model_create(struct gnn_backend *b, const struct gnn_dataset *d,
+		     const struct gnn_model_config *cfg, struct gnn_model **out,
+		     struct sp_err *err)
+{
+	return create(b, d, cfg, NULL, NULL, out, err);
+}
+
+int gnn_model_create_part(struct gnn_backend *b, const struct gnn_dataset *d,
+			  const struct gnn_model_config *cfg, const struct gnn_part *part,
+			  struct gnn_comm *comm, struct gnn_model **out, struct sp_err *err)
+{
+	if (part->n != d->n)
+		return sp_fail(err, "partition of %lld rows for a data set of %lld",
+			       (long long)part->n, (long long)d->n);
+	return create(b, d, cfg, part, comm, out, err);
+}
+
 void gnn_model_free(struct gnn_model *m)
 {
 	if (!m)
 		return;
+	gnn_dist_free(m);
 	if (m->graph)
 		m->b->graph_free(m->b, m->graph);
 	for (size_t i = 0; i < m->nallocs; i++)
@@ -326,6 +357,15 @@ static float dropout_rate(const struct gnn_model *m)
 	return m->train_mode ? m->cfg.dropout : 0;
 }
 
+/* Slot s's dropout seed for this model's rows: the masks of the whole
+ * graph's rows, of width H (ReLU) or k (MaxK) each, from row0 on. */
+static uint64_t row_seed(const struct gnn_model *m, int s)
+{
+	const uint64_t width = (uint64_t)(m->cfg.nonlinear == GNN_RELU ? m->cfg.hidden : m->cfg.maxk);
+	return gnn_dropout_shift(gnn_dropout_seed(m->cfg.seed, m->epoch, s),
+				 (uint64_t)m->row0 * width);
+}
+
 /* Slot s: the nonlinearity of z, then dropout. */
 static int act_forward(struct gnn_model *m, int s, const float *z, struct sp_err *err)
 {
@@ -333,7 +373,7 @@ static int act_forward(struct gnn_model *m, int s, const float *z, struct sp_err
 	struct gnn_act *a = &m->act[s];
 	int H = m->cfg.hidden, k = m->cfg.maxk;
 	float p = dropout_rate(m);
-	uint64_t seed = gnn_dropout_seed(m->cfg.seed, m->epoch, s);
+	uint64_t seed = row_seed(m, s);
 	if (m->cfg.nonlinear == GNN_RELU) {
 		a->out_dense = a->h;
 		if (b->relu(b, z, a->h, m->n * H, err))
@@ -363,6 +403,37 @@ static int uses_maxk_kernels(const struct gnn_model *m)
 	return m->cfg.nonlinear == GNN_MAXK && !m->cfg.dense_agg;
 }
 
+/* Layer l's aggregations over the whole graph: the backend's, or the
+ * partitioned one (gnn_dist.h). */
+static int agg_dense(struct gnn_model *m, int l, const float *x, float *y, struct sp_err *err)
+{
+	return m->dist ? gnn_dist_aggregate(m, l, x, y, err)
+		       : m->b->aggregate(m->b, m->graph, x, m->cfg.hidden, y, err);
+}
+
+static int agg_dense_backward(struct gnn_model *m, int l, const float *dy, float *dx,
+			      struct sp_err *err)
+{
+	return m->dist ? gnn_dist_aggregate_backward(m, l, dy, dx, err)
+		       : m->b->aggregate_backward(m->b, m->graph, dy, m->cfg.hidden, dx, err);
+}
+
+static int agg_maxk(struct gnn_model *m, int l, const float *values, const uint16_t *index,
+		    float *y, struct sp_err *err)
+{
+	return m->dist ? gnn_dist_aggregate_maxk(m, l, values, index, y, err)
+		       : m->b->aggregate_maxk(m->b, m->graph, values, index, m->cfg.hidden,
+					      m->cfg.maxk, y, err);
+}
+
+static int agg_maxk_backward(struct gnn_model *m, int l, const uint16_t *index, const float *dy,
+			     float *dvalues, struct sp_err *err)
+{
+	return m->dist ? gnn_dist_aggregate_maxk_backward(m, l, index, dy, dvalues, err)
+		       : m->b->aggregate_maxk_backward(m->b, m->graph, index, m->cfg.hidden,
+						       m->cfg.maxk, dy, dvalues, err);
+}
+
 static int conv_forward(struct gnn_model *m, int l, struct sp_err *err)
 {
 	struct gnn_backend *b = m->b;
@@ -371,10 +442,8 @@ static int conv_forward(struct gnn_model *m, int l, struct sp_err *err)
 	const struct gnn_layer_params *lp = &m->lp[l];
 	const float *P = m->param;
 	int64_t n = m->n, H = m->cfg.hidden;
-	int rc = uses_maxk_kernels(m)
-			 ? b->aggregate_maxk(b, m->graph, a->out_values, a->index, (int)H,
-					     m->cfg.maxk, c->agg, err)
-			 : b->aggregate(b, m->graph, a->out_dense, (int)H, c->agg, err);
+	int rc = uses_maxk_kernels(m) ? agg_maxk(m, l, a->out_values, a->index, c->agg, err)
+				      : agg_dense(m, l, a->out_dense, c->agg, err);
 	if (rc)
 		return -1;
 	switch (m->cfg.conv) {
@@ -419,14 +488,29 @@ int gnn_model_forward(struct gnn_model *m, int train, uint64_t epoch, struct sp_
 	return linear(m, z, H, m->nclass, m->lin_out_w, m->lin_out_b, m->logits, err);
 }
 
+/* Partitioned, each rank's loss is the mean over its training rows: its
+ * share of the whole graph's mean is that times its rows' fraction, and
+ * the loss is the sum of the shares. */
+static int loss_share(struct gnn_model *m, struct sp_err *err)
+{
+	struct gnn_backend *b = m->b;
+	const struct gnn_dist *d = m->dist;
+	const float share = d->train_rows_all ? (float)((double)d->train_rows /
+							 (double)d->train_rows_all)
+					      : 0.0f;
+	return b->axpby(b, share, m->dlogits, 0, m->dlogits, m->n * m->nclass, err) ||
+	       b->axpby(b, share, m->loss, 0, m->loss, 1, err) ||
+	       d->comm->allreduce_sum(d->comm, m->loss, 1, err);
+}
+
 int gnn_model_loss(struct gnn_model *m, struct sp_err *err)
 {
 	struct gnn_backend *b = m->b;
-	if (m->multilabel)
-		return b->bce(b, m->logits, m->targets, m->split, GNN_TRAIN, m->n, m->nclass,
-			      m->dlogits, m->loss, err);
-	return b->softmax_xent(b, m->logits, m->labels, m->split, GNN_TRAIN, m->n, m->nclass,
-			       m->dlogits, m->loss, err);
+	int rc = m->multilabel ? b->bce(b, m->logits, m->targets, m->split, GNN_TRAIN, m->n,
+					m->nclass, m->dlogits, m->loss, err)
+			       : b->softmax_xent(b, m->logits, m->labels, m->split, GNN_TRAIN,
+						 m->n, m->nclass, m->dlogits, m->loss, err);
+	return rc || (m->dist && loss_share(m, err)) ? -1 : 0;
 }
 
 /* Slot s's backward: from the gradient of its output, given densely
@@ -439,7 +523,7 @@ static int act_backward(struct gnn_model *m, int s, float *dense, float *kept, s
 	const struct gnn_act *a = &m->act[s];
 	int H = m->cfg.hidden, k = m->cfg.maxk;
 	float p = dropout_rate(m);
-	uint64_t seed = gnn_dropout_seed(m->cfg.seed, m->epoch, s);
+	uint64_t seed = row_seed(m, s);
 	if (m->cfg.nonlinear == GNN_RELU)
 		return (p > 0 && b->dropout(b, dense, dense, m->n * H, p, seed, err)) ||
 		       b->relu_backward(b, a->h, dense, m->dx, m->n * H, err);
@@ -480,10 +564,9 @@ static int conv_backward(struct gnn_model *m, int l, const float *dc, float *g1,
 		    b->gemm(b, 0, 0, n, H, H, 1, dc, P + lp->w_neigh, 0, g1, err))
 			return -1;
 		if (!maxk)
-			return b->aggregate_backward(b, m->graph, g1, (int)H, g2, err) ||
+			return agg_dense_backward(m, l, g1, g2, err) ||
 			       b->gemm(b, 0, 0, n, H, H, 1, dc, P + lp->w_self, 1, g2, err);
-		return b->aggregate_maxk_backward(b, m->graph, a->index, (int)H, k, g1, m->dk1,
-						  err) ||
+		return agg_maxk_backward(m, l, a->index, g1, m->dk1, err) ||
 		       b->gemm(b, 0, 0, n, H, H, 1, dc, P + lp->w_self, 0, g2, err) ||
 		       b->gather(b, g2, a->index, n, (int)H, k, m->dk2, err) ||
 		       b->axpby(b, 1, m->dk2, 1, m->dk1, n * k, err);
@@ -493,9 +576,8 @@ static int conv_backward(struct gnn_model *m, int l, const float *dc, float *g1,
 		    b->gemm(b, 0, 1, n, H, H, 1, dc, P + lp->w, 0, g1, err))
 			return -1;
 		if (!maxk)
-			return b->aggregate_backward(b, m->graph, g1, (int)H, g2, err);
-		return b->aggregate_maxk_backward(b, m->graph, a->index, (int)H, k, g1, m->dk1,
-						  err);
+			return agg_dense_backward(m, l, g1, g2, err);
+		return agg_maxk_backward(m, l, a->index, g1, m->dk1, err);
 	case GNN_GIN:
 		/* dW = dc^T s, ds = dc W, d(eps) = <ds, a>, da = A^T ds + (1 + eps) ds. */
 		if (b->gemm(b, 1, 0, H, H, n, 1, dc, c->agg, 0, G + lp->w, err) ||
@@ -503,13 +585,12 @@ static int conv_backward(struct gnn_model *m, int l, const float *dc, float *g1,
 			return -1;
 		if (!maxk)
 			return b->dot(b, g1, a->out_dense, n * H, 0, G + lp->eps, err) ||
-			       b->aggregate_backward(b, m->graph, g1, (int)H, g2, err) ||
+			       agg_dense_backward(m, l, g1, g2, err) ||
 			       b->axpy_eps(b, P + lp->eps, g1, g2, n * H, err);
 		/* a is zero off the kept positions, so <ds, a> needs only those. */
 		return b->gather(b, g1, a->index, n, (int)H, k, m->dk2, err) ||
 		       b->dot(b, m->dk2, a->out_values, n * k, 0, G + lp->eps, err) ||
-		       b->aggregate_maxk_backward(b, m->graph, a->index, (int)H, k, g1, m->dk1,
-						  err) ||
+		       agg_maxk_backward(m, l, a->index, g1, m->dk1, err) ||
 		       b->axpy_eps(b, P + lp->eps, m->dk2, m->dk1, n * k, err);
 	}
 	return 0;
@@ -545,9 +626,32 @@ int gnn_model_backward(struct gnn_model *m, struct sp_err *err)
 		    act_backward(m, l, dense, kept, err))
 			return -1;
 	}
-	/* lin_in: dW = dz^T features. */
+	/* lin_in: dW = dz^T features. Partitioned, each rank's gradients are
+	 * sums over its rows: the whole graph's are their sum. */
 	return b->gemm(b, 1, 0, H, m->nfeat, n, 1, m->dx, m->features, 0, G + m->lin_in_w, err) ||
-	       b->col_sum(b, m->dx, n, H, 0, G + m->lin_in_b, err);
+	       b->col_sum(b, m->dx, n, H, 0, G + m->lin_in_b, err) ||
+	       (m->dist && m->dist->comm->allreduce_sum(m->dist->comm, G, m->nparams, err));
+}
+
+int gnn_model_sync(struct gnn_model *m, struct sp_err *err)
+{
+	return m->dist ? m->dist->comm->sync(m->dist->comm, err) : m->b->sync(m->b, err);
+}
+
+int gnn_model_logits(struct gnn_model *m, float *host, struct sp_err *err)
+{
+	if (m->dist)
+		return gnn_dist_logits(m, host, err);
+	return m->b->to_host(m->b, host, m->logits, (size_t)m->n * (size_t)m->nclass * sizeof *host,
+			     err);
+}
+
+int gnn_model_agree(struct gnn_model *m, int flag, int *any, struct sp_err *err)
+{
+	if (m->dist)
+		return gnn_dist_agree(m, flag, any, err);
+	*any = flag != 0;
+	return 0;
 }
 
 int gnn_model_adam(struct gnn_model *m, float lr, float weight_decay, int64_t t,

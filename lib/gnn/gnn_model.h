@@ -75,11 +75,15 @@ struct gnn_layer_params {
 /* What the forward pass keeps for the backward pass (gnn_model.c). */
 struct gnn_act;
 struct gnn_conv_buf;
+struct gnn_dist;
+struct gnn_part;
+struct gnn_comm;
 
 struct gnn_model {
 	struct gnn_model_config cfg;
 	struct gnn_backend *b;
-	int64_t n;
+	int64_t n;    /* the rows this model holds (all, or a rank's block) */
+	int64_t row0; /* the first one's number in the whole graph */
 	int nfeat, nclass, multilabel;
 
 	struct gnn_param *params; /* nparam_tensors named tensors */
@@ -103,6 +107,7 @@ struct gnn_model {
 	float *dk1, *dk2;          /* n x k scratch */
 	int train_mode;            /* the last forward's: dropout on */
 	uint64_t epoch;            /* the last forward's, for the dropout seeds */
+	struct gnn_dist *dist;     /* partitioned (gnn_model_create_part), else NULL */
 	void **allocs;             /* every backend buffer, for gnn_model_free */
 	size_t nallocs, cap_allocs;
 };
@@ -118,7 +123,28 @@ struct gnn_model {
 int gnn_model_create(struct gnn_backend *b, const struct gnn_dataset *d,
 		     const struct gnn_model_config *cfg, struct gnn_model **out,
 		     struct sp_err *err);
+/* The same for one rank of a partitioned run: the rows of part (of d's
+ * graph), the aggregation through gnn_dist.h over comm. Every rank starts
+ * from the same weights; the loss and the gradients are the whole graph's
+ * (each rank's share summed over comm), so every rank takes the same Adam
+ * step the one-rank run takes, up to the order of the sums. part and comm
+ * must outlive the model. */
+int gnn_model_create_part(struct gnn_backend *b, const struct gnn_dataset *d,
+			  const struct gnn_model_config *cfg, const struct gnn_part *part,
+			  struct gnn_comm *comm, struct gnn_model **out, struct sp_err *err);
 void gnn_model_free(struct gnn_model *m);
+
+/* Waits for the work queued (and, partitioned, the other ranks: a rank
+ * that failed or stopped answering fails it, see gnn_comm.h). */
+int gnn_model_sync(struct gnn_model *m, struct sp_err *err);
+/* The logits of the last forward, all n rows, into host (n x classes). */
+int gnn_model_logits(struct gnn_model *m, float *host, struct sp_err *err);
+/* *any = whether flag is nonzero on any rank (flag itself on one). */
+int gnn_model_agree(struct gnn_model *m, int flag, int *any, struct sp_err *err);
+
+/* The edge values a conv aggregates with (SAGE: mean, GCN: symmetric,
+ * GIN: ones): what a partition of the graph must carry. */
+enum edge_norm gnn_model_edge_norm(enum gnn_conv conv);
 
 /* The dropout seed of (seed, epoch, layer): masks are a function of these
  * alone, so a resumed run drops what the uninterrupted run dropped. */

@@ -40,9 +40,8 @@ void gnn_trainer_free(struct gnn_trainer *t)
 static int evaluate_at(struct gnn_trainer *t, int64_t epoch, double *scores, struct sp_err *err)
 {
 	struct gnn_model *m = t->m;
-	if (gnn_model_forward(m, 0, (uint64_t)epoch, err) ||
-	    m->b->to_host(m->b, t->logits, m->logits,
-			  (size_t)m->n * (size_t)m->nclass * sizeof *t->logits, err))
+	if (gnn_model_forward(m, 0, (uint64_t)epoch, err) || gnn_model_sync(m, err) ||
+	    gnn_model_logits(m, t->logits, err))
 		return -1;
 	t->logits_epoch = epoch;
 	for (int s = 0; s < 3; s++)
@@ -96,11 +95,12 @@ static int epoch_body(struct gnn_trainer *t, struct sp_err *err)
 	struct gnn_backend *b = m->b;
 	int64_t e = t->epoch + 1;
 	float loss;
-	if (log_reserve(t, (size_t)e, err) || b->sync(b, err))
+	if (log_reserve(t, (size_t)e, err) || gnn_model_sync(m, err))
 		return -1;
 	double t0 = timer_now();
 	range_push(b, "forward");
 	if (range_pop(b, gnn_model_forward(m, 1, (uint64_t)e, err) || gnn_model_loss(m, err) ||
+				 gnn_model_sync(m, err) ||
 				 b->to_host(b, &loss, m->loss, sizeof loss, err)))
 		return -1;
 	double t1 = timer_now();
@@ -108,11 +108,12 @@ static int epoch_body(struct gnn_trainer *t, struct sp_err *err)
 		return sp_fail(err, "epoch %lld: the training loss is %g: training diverged (a "
 			       "smaller learning rate may help)", (long long)e, loss);
 	range_push(b, "backward");
-	if (range_pop(b, gnn_model_backward(m, err) || b->sync(b, err)))
+	if (range_pop(b, gnn_model_backward(m, err) || gnn_model_sync(m, err)))
 		return -1;
 	double t2 = timer_now();
 	range_push(b, "step");
-	if (range_pop(b, gnn_model_adam(m, t->o.lr, t->o.weight_decay, e, err) || b->sync(b, err)))
+	if (range_pop(b, gnn_model_adam(m, t->o.lr, t->o.weight_decay, e, err) ||
+			 gnn_model_sync(m, err)))
 		return -1;
 	double t3 = timer_now();
 	struct gnn_epoch row = {e, loss, NAN, NAN, NAN, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
@@ -476,8 +477,13 @@ int gnn_train_run(struct gnn_trainer *t, const struct gnn_train_hooks *hooks,
 		}
 		if (hooks && hooks->epoch_done)
 			hooks->epoch_done(hooks->ctx, t, &t->log[t->epoch - 1]);
-		int last = t->epoch == t->o.epochs;
-		int stop = !last && hooks && hooks->stop && hooks->stop(hooks->ctx);
+		int last = t->epoch == t->o.epochs, stop = 0;
+		/* ranks of a partitioned run stop after the same epoch */
+		if (!last && gnn_model_agree(t->m, hooks && hooks->stop && hooks->stop(hooks->ctx),
+					     &stop, err)) {
+			rc = -1;
+			break;
+		}
 		if (t->o.checkpoint && (last || stop || t->epoch % t->o.checkpoint_every == 0) &&
 		    gnn_trainer_checkpoint(t, t->o.checkpoint, err)) {
 			rc = -1;

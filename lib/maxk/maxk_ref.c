@@ -165,17 +165,25 @@ void maxk_backward_ref(const struct cbsr *c, const float *grad, float *grad_kept
 
 void edge_values(const struct csr *g, enum edge_norm norm, float *vals)
 {
-	for (int64_t r = 0; r < g->nrows; r++) {
+	edge_values_rows(g, norm, 0, g->nrows, vals);
+}
+
+void edge_values_rows(const struct csr *g, enum edge_norm norm, int64_t lo, int64_t hi,
+		      float *vals)
+{
+	const int64_t base = g->indptr[lo];
+	for (int64_t r = lo; r < hi; r++) {
 		int64_t deg = g->indptr[r + 1] - g->indptr[r];
 		for (int64_t e = g->indptr[r]; e < g->indptr[r + 1]; e++) {
 			int32_t j = g->indices[e];
+			float *v = &vals[e - base];
 			if (norm == EDGE_ONES) {
-				vals[e] = 1.0f;
+				*v = 1.0f;
 			} else if (norm == EDGE_MEAN) {
-				vals[e] = (float)(1.0 / (double)deg);
+				*v = (float)(1.0 / (double)deg);
 			} else {
 				int64_t dj = j < g->nrows ? g->indptr[j + 1] - g->indptr[j] : 0;
-				vals[e] = dj ? (float)(1.0 / sqrt((double)deg * (double)dj)) : 0.0f;
+				*v = dj ? (float)(1.0 / sqrt((double)deg * (double)dj)) : 0.0f;
 			}
 		}
 	}

@@ -55,6 +55,9 @@ enum edge_norm {
  * edges, so no division by zero. For EDGE_GCN the graph should be
  * symmetric (deg(j) is taken as row j's degree). */
 void edge_values(const struct csr *g, enum edge_norm norm, float *vals);
+/* The same for rows lo..hi-1 only: vals[e - indptr[lo]] for their edges e. */
+void edge_values_rows(const struct csr *g, enum edge_norm norm, int64_t lo, int64_t hi,
+		      float *vals);
 
 /* Y = A X: y is n x h. a_vals holds A's nnz edge values. */
 void maxk_spgemm_ref(const struct csr *a, const float *a_vals, const struct cbsr *x, double *y);
