@@ -166,11 +166,11 @@ static void test_without_gpu(void **state)
 #if defined(__has_include)
 #if __has_include(<nccl.h>)
 #include <nccl.h>
-_Static_assert(GNN_NCCL_SUCCESS == ncclSuccess, "ncclSuccess");
-_Static_assert(GNN_NCCL_IN_PROGRESS == ncclInProgress, "ncclInProgress");
-_Static_assert(GNN_NCCL_UINT8 == ncclUint8, "ncclUint8");
-_Static_assert(GNN_NCCL_FLOAT32 == ncclFloat32, "ncclFloat32");
-_Static_assert(GNN_NCCL_SUM == ncclSum, "ncclSum");
+_Static_assert((int)GNN_NCCL_SUCCESS == (int)ncclSuccess, "ncclSuccess");
+_Static_assert((int)GNN_NCCL_IN_PROGRESS == (int)ncclInProgress, "ncclInProgress");
+_Static_assert((int)GNN_NCCL_UINT8 == (int)ncclUint8, "ncclUint8");
+_Static_assert((int)GNN_NCCL_FLOAT32 == (int)ncclFloat32, "ncclFloat32");
+_Static_assert((int)GNN_NCCL_SUM == (int)ncclSum, "ncclSum");
 _Static_assert(GNN_NCCL_ID_BYTES == NCCL_UNIQUE_ID_BYTES, "NCCL_UNIQUE_ID_BYTES");
 _Static_assert(sizeof(struct gnn_nccl_id) == sizeof(ncclUniqueId), "ncclUniqueId");
 _Static_assert(offsetof(struct gnn_nccl_config, magic) == offsetof(ncclConfig_t, magic), "magic");
