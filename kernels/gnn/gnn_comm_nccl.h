@@ -18,7 +18,10 @@
  * ncclInProgress rather than waiting), and every wait polls the host with a
  * deadline of c->timeout_s: a rank that never joins the init, or stops
  * answering, makes the others abort their communicator and fail with one
- * line. abort() of one rank makes the other ranks of the same process
+ * line. Only these waits have a deadline: a synchronous copy (gpu_download)
+ * or a device synchronize behind a collective whose peer died blocks for
+ * good, so call sync first where a peer may have failed (before reading
+ * results back each epoch, for instance). abort() of one rank makes the other ranks of the same process
  * (those made from the same id) fail at their next wait within a
  * millisecond; ranks in other processes fail at their timeout.
  *
