@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include "common/cli.h"
+#include "common/cli_ranks.h"
 #include "sparse/csr.h"
 #include "formats/csv_writer.h"
 #include "gnn/gnn_data.h"
+#include "gnn/gnn_ranks.h"
 #include "gnn/gnn_train.h"
 #include "core/outfile.h"
 #include "core/gpu.h"
@@ -82,6 +84,26 @@ static const char usage[] =
 	"      --fallback-threshold T  that threshold (default 0.001; negative: always\n"
 	"                           fall back)\n"
 	"      --profile-kernels    print mean forward and backward times every 10 epochs\n"
+	"Several GPUs (the graph's rows cut into blocks balanced by edges, one a GPU;\n"
+	"the rows other blocks read travel each layer through NCCL, MaxK's output as\n"
+	"its k values and indices; man page, SEVERAL GPUS):\n"
+	"      --gpus N             N ranks in this process, one a GPU (cuda:D.. with\n"
+	"                           --device cuda:D); under srun or torchrun (one process\n"
+	"                           a task, from SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID or\n"
+	"                           RANK/WORLD_SIZE/LOCAL_RANK) the ranks of each process\n"
+	"                           (default 1)\n"
+	"      --ranks N            N ranks in this process on the device chosen; with\n"
+	"                           --device cpu, N ranks on the host (threads), the\n"
+	"                           partitioned training without a GPU\n"
+	"      --exchange E         halo (default: only the rows each block reads, point\n"
+	"                           to point) or allgather (every row to every rank)\n"
+	"      --rendezvous DIR     several processes: a folder all see (shared across\n"
+	"                           nodes), where rank 0 leaves NCCL's id for the others\n"
+	"      --run-id ID          the rendezvous file's name (default: SLURM_JOB_ID.\n"
+	"                           SLURM_STEP_ID, or torchrun's TORCHELASTIC_RUN_ID)\n"
+	"      --comm-timeout S     seconds a rank waits for the others, at the\n"
+	"                           rendezvous and in each epoch, before it gives up with\n"
+	"                           an error (default 600)\n"
 	"Outputs (FILE '-' is standard output; but for --log written whole or not at\n"
 	"all):\n"
 	"      --log FILE           per-epoch CSV: epoch, loss, train, val, test scores,\n"
@@ -124,6 +146,8 @@ static const char usage[] =
 	"Example:\n"
 	"  maxk-train --synthetic csbm --model sage --layers 2 --epochs 200 --log log.csv\n"
 	"  maxk-train ogbn-products/ --norm --maxk 32 --checkpoint ck.npz --profile-kernels\n"
+	"  maxk-train --synthetic products_like --layers 4 --norm --gpus 4 --profile-kernels\n"
+	"  srun --ntasks-per-node 4 --gpus-per-task 1 maxk-train DATA/ --rendezvous $HOME/rdv\n"
 	"  maxk-train bench --synthetic reddit_like --maxk 16,32,64 -o maxk.csv\n";
 
 enum { MAX_LIST = 16 };
@@ -174,6 +198,10 @@ struct train_options {
 	int selfloop, tf32, validate, profile, threshold_given;
 	double threshold;
 	const char *save_model, *predict, *resume;
+	int gpus, ranks; /* --gpus, --ranks: ranks in this process (0: not given) */
+	enum gnn_exchange exchange;
+	const char *rendezvous, *run_id;
+	double comm_timeout;
 };
 
 struct bench_options {
@@ -192,6 +220,7 @@ enum {
 	OPT_EVAL_EVERY, OPT_KERNEL_MODE, OPT_DEVICE, OPT_TF32, OPT_VALIDATE, OPT_THRESHOLD,
 	OPT_PROFILE, OPT_LOG, OPT_SAVE_MODEL, OPT_PREDICT, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
 	OPT_RESUME, OPT_BENCH_KERNELS, OPT_REPS, OPT_WARMUP, OPT_NO_FLUSH, OPT_APPEND,
+	OPT_GPUS, OPT_RANKS, OPT_EXCHANGE, OPT_RENDEZVOUS, OPT_RUN_ID, OPT_COMM_TIMEOUT,
 };
 
 #define SOURCE_LONGOPTS                                                 \
@@ -225,6 +254,12 @@ static const struct option train_longopts[] = {
 	{"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
 	{"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
 	{"resume", required_argument, NULL, OPT_RESUME},
+	{"gpus", required_argument, NULL, OPT_GPUS},
+	{"ranks", required_argument, NULL, OPT_RANKS},
+	{"exchange", required_argument, NULL, OPT_EXCHANGE},
+	{"rendezvous", required_argument, NULL, OPT_RENDEZVOUS},
+	{"run-id", required_argument, NULL, OPT_RUN_ID},
+	{"comm-timeout", required_argument, NULL, OPT_COMM_TIMEOUT},
 	CLI_COMMON_LONGOPTS,
 };
 
@@ -367,6 +402,14 @@ static void check_training(struct train_options *o)
 		cli_usage_error("--checkpoint-every needs --checkpoint FILE");
 	if (!o->train.checkpoint_every)
 		o->train.checkpoint_every = 10;
+	if (o->gpus && o->ranks)
+		cli_usage_error("--gpus and --ranks say the same; give one");
+	if (o->gpus && (o->device == DEVICE_CPU || o->kernel_mode == KM_CPU))
+		cli_usage_error("--gpus %d runs on GPUs; --ranks %d --device cpu runs that many "
+				"ranks on the host", o->gpus, o->gpus);
+	if (o->validate && (o->gpus > 1 || o->ranks > 1))
+		cli_usage_error("--validate-kernels runs on one rank; leave out --%s",
+				o->gpus ? "gpus" : "ranks");
 	m->dense_agg = o->kernel_mode == KM_CUSPARSE;
 	check_output_folder("--log", o->train.log, 0);
 	check_output_folder("--save-model", o->save_model, 1);
@@ -386,6 +429,7 @@ static struct train_options train_parse(int argc, char **argv)
 			  .maxk = 32, .dropout = 0.5f},
 		.train = {.epochs = 100, .eval_every = 1, .lr = 0.01f},
 		.metric = METRIC_AUTO, .device = DEVICE_AUTO, .threshold = 1e-3,
+		.comm_timeout = 600,
 	};
 	int c;
 	opterr = 0;
@@ -432,6 +476,16 @@ static struct train_options train_parse(int argc, char **argv)
 			o.train.checkpoint_every = cli_int("--checkpoint-every", optarg, 1, 100000000);
 			break;
 		case OPT_RESUME: o.resume = optarg; break;
+		case OPT_GPUS: o.gpus = (int)cli_int("--gpus", optarg, 1, 1024); break;
+		case OPT_RANKS: o.ranks = (int)cli_int("--ranks", optarg, 1, 1024); break;
+		case OPT_EXCHANGE:
+			o.exchange = cli_choice("--exchange", optarg, gnn_exchange_names);
+			break;
+		case OPT_RENDEZVOUS: o.rendezvous = optarg; break;
+		case OPT_RUN_ID: o.run_id = optarg; break;
+		case OPT_COMM_TIMEOUT:
+			o.comm_timeout = cli_double("--comm-timeout", optarg, 0.1, 1e7);
+			break;
 		default: {
 			const char *bench_only = other_form_option(c, argv, bench_longopts);
 			if (bench_only)
@@ -608,9 +662,9 @@ static void load_dataset(const struct train_options *o, struct gnn_dataset *d)
 }
 
 /* What is about to run, once nothing can fail any more before training. */
-static void describe(const struct gnn_dataset *d, const struct gnn_model *m)
+static void describe(const struct gnn_dataset *d, const struct gnn_model_config *c,
+		     const char *backend, int ranks)
 {
-	const struct gnn_model_config *c = &m->cfg;
 	char nl[32] = "relu";
 	if (c->nonlinear == GNN_MAXK)
 		snprintf(nl, sizeof nl, "maxk k=%d", c->maxk);
@@ -619,19 +673,32 @@ static void describe(const struct gnn_dataset *d, const struct gnn_model *m)
 		d->nclass, d->multilabel ? "labels" : "classes",
 		(long long)gnn_data_count(d, GNN_TRAIN), (long long)gnn_data_count(d, GNN_VAL),
 		(long long)gnn_data_count(d, GNN_TEST));
-	cli_log(1, "%s, %d layers x %d, %s, dropout %g%s; %s backend, %s aggregation",
-		gnn_conv_names[c->conv], c->layers, c->hidden, nl, c->dropout, c->norm ? ", LayerNorm" : "",
-		m->b->name, c->nonlinear == GNN_MAXK && !c->dense_agg ? "MaxK" : "dense");
+	char on[48] = "";
+	if (ranks > 1)
+		snprintf(on, sizeof on, " on %d ranks", ranks);
+	cli_log(1, "%s, %d layers x %d, %s, dropout %g%s; %s backend%s, %s aggregation",
+		gnn_conv_names[c->conv], c->layers, c->hidden, nl, c->dropout,
+		c->norm ? ", LayerNorm" : "", backend, on,
+		c->nonlinear == GNN_MAXK && !c->dense_agg ? "MaxK" : "dense");
+}
+
+/* Whether training runs on the GPU (--kernel-mode, --device, --gpus). */
+static int uses_gpu(const struct train_options *o)
+{
+	struct sp_err err;
+	int use_gpu = 0;
+	enum gpu_device_choice want = o->kernel_mode == KM_CPU ? DEVICE_CPU
+			       : o->kernel_mode == KM_AUTO && !o->gpus ? o->device : DEVICE_CUDA;
+	if (gpu_resolve(want, &use_gpu, &err))
+		cli_die("--kernel-mode/--device%s: --device cuda: %s", o->gpus ? "/--gpus" : "",
+			err.msg);
+	return use_gpu;
 }
 
 static struct gnn_backend *open_backend(const struct train_options *o)
 {
 	struct sp_err err;
-	int use_gpu = 0;
-	enum gpu_device_choice want = o->kernel_mode == KM_CPU ? DEVICE_CPU
-			       : o->kernel_mode == KM_AUTO ? o->device : DEVICE_CUDA;
-	if (gpu_resolve(want, &use_gpu, &err))
-		cli_die("--kernel-mode/--device: --device cuda: %s", err.msg);
+	const int use_gpu = uses_gpu(o);
 	if (use_gpu && gpu_select(cli_device_index(), &err))
 		cli_die("--device cuda:%d: %s", cli_device_index(), err.msg);
 	struct gnn_backend *b;
@@ -683,7 +750,7 @@ static void write_outputs(const struct train_options *o, struct gnn_trainer *t)
 		    gnn_trainer_evaluate(t, &s[0], &s[1], &s[2], &err))
 			cli_fatal(&err);
 		struct npy_array a = {.dtype = NPY_F4, .itemsize = 4, .ndim = 2,
-				      .shape = {t->m->n, t->m->nclass}, .data = t->logits};
+				      .shape = {t->d->n, t->m->nclass}, .data = t->logits};
 		if (npy_write(o->predict, &a, &err))
 			cli_fatal(&err);
 	}
@@ -691,7 +758,8 @@ static void write_outputs(const struct train_options *o, struct gnn_trainer *t)
 		cli_fatal(&err);
 }
 
-static void report(const struct train_options *o, const struct gnn_trainer *t, const char *metric)
+static void report(const struct train_options *o, const struct gnn_trainer *t, const char *metric,
+		   int ranks)
 {
 	const struct gnn_epoch *last = &t->log[t->epoch - 1];
 	printf("Final epoch %04lld: loss %.4f, train %s %.4f, val %s %.4f, test %s %.4f\n",
@@ -706,7 +774,8 @@ static void report(const struct train_options *o, const struct gnn_trainer *t, c
 		printf("Final Timing - Avg Forward: %.3fms, Avg Backward: %.3fms\n", f, b);
 		printf("Total per epoch: %.3fms\n", e);
 	}
-	printf("Peak memory: %.1f MiB\n", (double)t->m->b->peak_memory(t->m->b) / (1 << 20));
+	printf("Peak memory%s: %.1f MiB\n", ranks > 1 ? " (rank 0)" : "",
+	       (double)t->m->b->peak_memory(t->m->b) / (1 << 20));
 }
 
 /* What a comparison prints of one run. */
@@ -715,11 +784,104 @@ struct result {
 	double best_val, best_test, epoch_ms, forward_ms, backward_ms, peak_mib;
 };
 
-/* Train o->model on d: the backend, the model, --resume, --validate-kernels,
- * the epochs; then the outputs and the report, or for a comparison (row
- * not NULL) its row. */
-static void run_config(const struct train_options *o, struct gnn_dataset *d, struct result *row)
+/* After the last epoch: the outputs and the report, or for a comparison
+ * (row not NULL) its row. */
+static void conclude(const struct train_options *o, struct gnn_trainer *t, struct result *row,
+		     int ranks)
 {
+	const char *metric = gnn_metric_name(o->train.metric);
+	if (!row) {
+		write_outputs(o, t);
+		report(o, t, metric, ranks);
+		return;
+	}
+	*row = (struct result){.best_epoch = t->best_epoch, .best_val = t->best_val,
+			       .best_test = t->best_test,
+			       .peak_mib = (double)t->m->b->peak_memory(t->m->b) / (1 << 20)};
+	gnn_trainer_mean_times(t, &row->forward_ms, &row->backward_ms, &row->epoch_ms);
+	cli_log(1, "best epoch %04lld: val %s %.4f, test %s %.4f; %.3f ms an epoch",
+		(long long)row->best_epoch, metric, row->best_val, metric, row->best_test,
+		row->epoch_ms);
+}
+
+/* A partitioned run (gnn_ranks.h): rank 0 concludes; each rank of this
+ * process reports its rows, memory and traffic. */
+struct ranked {
+	const struct train_options *o;
+	const struct cli_ranks *cr;
+	struct result *row;
+};
+
+static void ranks_joined(void *ctx)
+{
+	const struct ranked *k = ctx;
+	cli_ranks_joined(k->cr);
+}
+
+static void ranks_finish(void *ctx, struct gnn_trainer *t)
+{
+	const struct ranked *k = ctx;
+	conclude(k->o, t, k->row, k->cr->world);
+}
+
+static void run_ranks(const struct train_options *o, struct gnn_dataset *d, struct result *row,
+		      const struct cli_ranks *cr)
+{
+	struct sp_err err;
+	struct ranked k = {o, cr, row};
+	const struct gnn_ranks_opts r = {
+		.threads = cr->threads, .first_rank = cr->first_rank, .world = cr->world,
+		.gpu = cr->gpu, .first_device = cr->first_device, .tf32 = o->tf32,
+		.exchange = o->exchange, .timeout_s = o->comm_timeout,
+		.nccl_id = cr->have_id ? cr->id : NULL, .resume = o->resume, .ctx = &k,
+		.joined = ranks_joined, .finish = ranks_finish,
+	};
+	struct run run = {o, gnn_metric_name(o->train.metric)};
+	struct gnn_train_hooks hooks = {.ctx = &run, .epoch_done = on_epoch,
+					.stop = stop_requested};
+	struct gnn_rank_stats stats[64];
+	if (cr->threads > (int)(sizeof stats / sizeof *stats))
+		cli_usage_error("--gpus %d: at most %d ranks a process", cr->threads,
+				(int)(sizeof stats / sizeof *stats));
+	if (d->n < cr->world)
+		cli_die("%s: cannot cut %lld rows into %d blocks (one a rank)", d->name,
+			(long long)d->n, cr->world);
+	if (cr->first_rank == 0)
+		describe(d, &o->model, cr->gpu ? "cuda" : "cpu", cr->world);
+	if (o->train.checkpoint)
+		cli_catch_stop_signals();
+	const int rc = gnn_ranks_train(d, &o->model, &o->train, &r, &hooks, stats, &err);
+	if (rc < 0) {
+		cli_ranks_joined(cr); /* a failed run's rendezvous file would only mislead */
+		cli_fatal(&err);
+	}
+	for (int i = 0; i < cr->threads; i++) {
+		const struct gnn_rank_stats *s = &stats[i];
+		char where[32] = "host";
+		if (cr->gpu)
+			snprintf(where, sizeof where, "cuda:%d", cr->first_device + i);
+		cli_log(1, "rank %d (%s): %lld rows, %lld received, peak memory %.1f MiB, sent "
+			"%.1f MB an epoch", s->rank, where, (long long)s->rows,
+			(long long)s->halo_rows, s->peak_mib, s->sent_mb_epoch);
+		if (row && s->peak_mib > row->peak_mib)
+			row->peak_mib = s->peak_mib;
+	}
+	if (rc > 0)
+		cli_stopped("by signal %d; %s", cli_stop_signal(),
+			    o->train.checkpoint && cr->first_rank == 0
+				    ? "checkpoint written by rank 0 (continue with --resume)"
+				    : "the ranks stopped after the same epoch");
+}
+
+/* Train o->model on d: the backend, the model, --resume, --validate-kernels,
+ * the epochs, then conclude. */
+static void run_config(const struct train_options *o, struct gnn_dataset *d, struct result *row,
+		       const struct cli_ranks *cr)
+{
+	if (cr->world > 1) {
+		run_ranks(o, d, row, cr);
+		return;
+	}
 	struct sp_err err;
 	struct gnn_backend *b = open_backend(o);
 	struct gnn_model *m;
@@ -730,7 +892,7 @@ static void run_config(const struct train_options *o, struct gnn_dataset *d, str
 		cli_fatal(&err);
 	if (o->validate)
 		validate(m, o);
-	describe(d, m);
+	describe(d, &m->cfg, b->name, 1);
 	if (o->resume)
 		cli_log(1, "resumed from %s at epoch %lld", o->resume, (long long)t.epoch);
 	const char *metric = gnn_metric_name(o->train.metric);
@@ -746,18 +908,7 @@ static void run_config(const struct train_options *o, struct gnn_dataset *d, str
 		cli_stopped("by signal %d after epoch %lld; checkpoint %s written (continue with "
 			    "--resume %s)", cli_stop_signal(), (long long)t.epoch,
 			    o->train.checkpoint, o->train.checkpoint);
-	if (row) {
-		*row = (struct result){.best_epoch = t.best_epoch, .best_val = t.best_val,
-				       .best_test = t.best_test,
-				       .peak_mib = (double)b->peak_memory(b) / (1 << 20)};
-		gnn_trainer_mean_times(&t, &row->forward_ms, &row->backward_ms, &row->epoch_ms);
-		cli_log(1, "best epoch %04lld: val %s %.4f, test %s %.4f; %.3f ms an epoch",
-			(long long)row->best_epoch, metric, row->best_val, metric, row->best_test,
-			row->epoch_ms);
-	} else {
-		write_outputs(o, &t);
-		report(o, &t, metric);
-	}
+	conclude(o, &t, row, 1);
 	gnn_trainer_free(&t);
 	gnn_model_free(m);
 	b->destroy(b);
@@ -833,8 +984,14 @@ static void train(struct train_options *o)
 				gnn_metric_name(o->train.metric),
 				d.multilabel ? "class-id" : "multi-label", d.name,
 				d.multilabel ? "multi-label ones" : "class ids");
+	struct cli_ranks cr;
+	cli_ranks_plan(&cr, o->gpus ? o->gpus : o->ranks, uses_gpu(o), o->rendezvous, o->run_id);
+	if (cr.processes > 1 && o->nconfigs > 1)
+		cli_usage_error("--nonlinear and --maxk list %d configurations; several processes "
+				"train one", o->nconfigs);
+	cli_ranks_rendezvous(&cr, o->comm_timeout);
 	if (o->nconfigs == 1) {
-		run_config(o, &d, NULL);
+		run_config(o, &d, NULL, &cr);
 		gnn_data_free(&d);
 		return;
 	}
@@ -848,7 +1005,7 @@ static void train(struct train_options *o)
 		o->model.maxk = o->configs[i].maxk;
 		char *path = log ? config_log(log, label) : NULL;
 		o->train.log = path;
-		run_config(o, &d, &rows[i]);
+		run_config(o, &d, &rows[i], &cr);
 		free(path);
 	}
 	o->train.log = log;
