@@ -168,9 +168,16 @@ static int read_file(const char *path, int world, void *blob, size_t bytes, char
 		snprintf(why, why_size, "not a rendezvous file, or cut short (%zu bytes)", got);
 	else if (le32(buf + 8) != VERSION)
 		snprintf(why, why_size, "version %u, this spkit reads %d", le32(buf + 8), VERSION);
-	else if ((int64_t)le32(buf + 12) != world)
-		ok = sp_fail(err, "%s: the rendezvous file is for a run of %u ranks, this run has %d",
-			     path, le32(buf + 12), world);
+	else if ((int64_t)le32(buf + 12) != world) {
+		char host[HOST_BYTES], shown[HOST_BYTES * 2];
+		memcpy(host, buf + 40, HOST_BYTES);
+		host[HOST_BYTES - 1] = '\0';
+		ok = sp_fail(err,
+			     "%s: the rendezvous file is for a run of %u ranks, this run has %d "
+			     "(written by process %llu on %s)",
+			     path, le32(buf + 12), world, (unsigned long long)le64(buf + 16),
+			     sp_quote(shown, sizeof shown, host));
+	}
 	else if (le64(buf + 32) != bytes)
 		ok = sp_fail(err, "%s: the rendezvous file holds %llu bytes, %zu expected", path,
 			     (unsigned long long)le64(buf + 32), bytes);
