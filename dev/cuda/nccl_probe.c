@@ -12,7 +12,7 @@
  * the bandwidth, not the failures.
  *
  *   make CC="ccache cc" NVCC="ccache nvcc" CUDA_ARCH=90 build/dev/nccl_probe
- *   export LD_LIBRARY_PATH=$(python3 -c "import nvidia.nccl as m; print(m.__path__[0])")/lib:$LD_LIBRARY_PATH
+ *   export LD_LIBRARY_PATH=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])")/lib:$LD_LIBRARY_PATH
  *   build/dev/nccl_probe [GPUS]
  *   for r in 0 1; do RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r \
  *       build/dev/nccl_probe --processes /tmp & done; wait
