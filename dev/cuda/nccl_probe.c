@@ -6,9 +6,16 @@
  * never joins the init. One PASS or FAIL line a check, then the verdict;
  * exit status 1 on any failure.
  *
+ * With --processes DIR, one process a GPU instead, as srun or torchrun
+ * start them (rank, size and GPU from their variables: common/cli_launch.h),
+ * NCCL's id handed over through a rendezvous file in DIR: the results and
+ * the bandwidth, not the failures.
+ *
  *   make CC="ccache cc" NVCC="ccache nvcc" CUDA_ARCH=90 build/dev/nccl_probe
- *   LD_LIBRARY_PATH=$(python3 -c "import nvidia.nccl as m; print(m.__path__[0])")/lib:$LD_LIBRARY_PATH \
- *       build/dev/nccl_probe [GPUS]
+ *   export LD_LIBRARY_PATH=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])")/lib:$LD_LIBRARY_PATH
+ *   build/dev/nccl_probe [GPUS]
+ *   for r in 0 1; do RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r \
+ *       build/dev/nccl_probe --processes /tmp & done; wait
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,10 +26,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common/cli.h"
+#include "common/cli_launch.h"
 #include "core/gpu.h"
+#include "core/rendezvous.h"
 #include "gnn/gnn_comm_nccl.h"
 
-#define MAX_RANKS 4
+#define MAX_RANKS 8 /* one process a GPU; threads: 4 at most */
 #define BIG (16 << 20) /* floats: 64 MB, larger than L2, so that an unordered read shows */
 
 static int nranks;
@@ -184,19 +194,30 @@ static void expect_failure(int r, const char *check, int rc, const struct sp_err
 	report(r, check, said && took < limit && !strchr(err->msg, '\n'), detail);
 }
 
+/* A communicator for rank r on GPU `device`, its results and bandwidth;
+ * exits on a failure, which the other ranks would wait for. */
+static struct gnn_comm *run_checks(int r, int device, const unsigned char *id, float **dev,
+				   float **host)
+{
+	struct sp_err err = {""};
+	struct gnn_comm *c = NULL;
+	*host = malloc(BIG * sizeof(float));
+	if (!*host || gpu_select(device, &err) ||
+	    gpu_malloc((void **)dev, BIG * sizeof(float), "probe", &err) ||
+	    gnn_comm_nccl_create(id, r, nranks, 60, &c, &err) ||
+	    check_results(r, c, *dev, *host, &err) || measure(r, c, *dev, &err)) {
+		report(r, "setup and results", 0, err.msg);
+		exit(1);
+	}
+	return c;
+}
+
 static void *rank_main(void *arg)
 {
 	const int r = (int)(intptr_t)arg;
 	struct sp_err err = {""};
-	struct gnn_comm *c = NULL;
-	float *dev = NULL, *host = malloc(BIG * sizeof(float));
-	if (!host || gpu_select(r, &err) || gpu_malloc((void **)&dev, BIG * sizeof(float), "probe",
-						       &err) ||
-	    gnn_comm_nccl_create(id_main, r, nranks, 60, &c, &err) ||
-	    check_results(r, c, dev, host, &err) || measure(r, c, dev, &err)) {
-		report(r, "setup and results", 0, err.msg);
-		exit(1); /* the other ranks would wait for this one */
-	}
+	float *dev, *host;
+	struct gnn_comm *c = run_checks(r, r, id_main, &dev, &host);
 	/* A rank aborts: the others' next sync fails at once, not at the timeout. */
 	pthread_barrier_wait(&barrier);
 	double t0 = now_s();
@@ -236,10 +257,63 @@ static void *rank_main(void *arg)
 	return NULL;
 }
 
+static int verdict(void)
+{
+	int failed = atomic_load(&failures);
+	printf("nccl_probe: %s (%d failed checks)\n", failed ? "FAIL" : "PASS", failed);
+	return failed ? 1 : 0;
+}
+
+static const char *rendezvous_dir, *rendezvous_id;
+
+/* Rank 0's file goes however the probe ends, so that a second run with the
+ * same run id is not refused. */
+static void remove_rendezvous(void)
+{
+	struct sp_err err;
+	if (rendezvous_remove(rendezvous_dir, rendezvous_id, &err))
+		fprintf(stderr, "nccl_probe: %s\n", err.msg);
+}
+
+/* This process is one rank: rank 0 publishes the id, the others wait for it. */
+static int run_process(const char *dir)
+{
+	struct cli_launch l;
+	struct sp_err err;
+	cli_launch_read(&l);
+	nranks = l.size;
+	if (nranks < 2 || nranks > MAX_RANKS) {
+		fprintf(stderr, "nccl_probe: %d ranks (2..%d), from %s\n", nranks, MAX_RANKS,
+			l.source ? l.source : "no launcher");
+		return 1;
+	}
+	const char *run_id = *l.run_id ? l.run_id : "nccl-probe";
+	rendezvous_dir = dir;
+	rendezvous_id = run_id;
+	int failed = l.rank == 0 ? gnn_nccl_unique_id(id_main, &err) ||
+					   rendezvous_publish(dir, run_id, nranks, id_main,
+							      sizeof id_main, &err)
+				 : rendezvous_wait(dir, run_id, nranks, id_main, sizeof id_main, 60,
+						   &err);
+	if (failed) {
+		fprintf(stderr, "nccl_probe: rank %d: %s\n", l.rank, err.msg);
+		return 1;
+	}
+	if (l.rank == 0)
+		atexit(remove_rendezvous);
+	float *dev, *host;
+	struct gnn_comm *c = run_checks(l.rank, l.local_rank, id_main, &dev, &host);
+	c->destroy(c);
+	return verdict();
+}
+
 int main(int argc, char **argv)
 {
 	struct sp_err err;
-	nranks = gpu_count() < MAX_RANKS ? gpu_count() : MAX_RANKS;
+	cli_init("nccl_probe");
+	if (argc > 2 && !strcmp(argv[1], "--processes"))
+		return run_process(argv[2]);
+	nranks = gpu_count() < 4 ? gpu_count() : 4;
 	if (argc > 1 && atoi(argv[1]) >= 2 && atoi(argv[1]) <= nranks)
 		nranks = atoi(argv[1]);
 	if (nranks < 2) {
@@ -258,7 +332,5 @@ int main(int argc, char **argv)
 		pthread_create(&threads[r], NULL, rank_main, (void *)(intptr_t)r);
 	for (int r = 0; r < nranks; r++)
 		pthread_join(threads[r], NULL);
-	int failed = atomic_load(&failures);
-	printf("nccl_probe: %s (%d failed checks)\n", failed ? "FAIL" : "PASS", failed);
-	return failed ? 1 : 0;
+	return verdict();
 }

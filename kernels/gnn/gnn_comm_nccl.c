@@ -323,9 +323,12 @@ static void nccl_abort(struct gnn_comm *c)
 }
 
 /* A healthy communicator is finalized (its pending work flushed, within the
- * timeout) before it is destroyed; a failed one was aborted already. */
+ * timeout) before it is destroyed; a failed one was aborted already, and
+ * one whose sibling failed is aborted. */
 static void release(struct nccl_comm *n)
 {
+	if (n->comm && atomic_load(&n->clique->aborted)) /* a sibling failed: no waiting on it */
+		break_comm(n);
 	if (n->comm && cudaSetDevice(n->device) == cudaSuccess) {
 		struct sp_err ignored; /* a failed finalize aborts the communicator */
 		if (settle(n, n->api->comm_finalize(n->comm), "ncclCommFinalize", died, &ignored) == 0)

@@ -18,7 +18,10 @@
  * ncclInProgress rather than waiting), and every wait polls the host with a
  * deadline of c->timeout_s: a rank that never joins the init, or stops
  * answering, makes the others abort their communicator and fail with one
- * line. Only these waits have a deadline: a synchronous copy (gpu_download)
+ * line. destroy finalizes a healthy communicator (a wait on the other ranks,
+ * with the same deadline, aborting at it): all ranks destroy theirs, each
+ * from its own thread where ranks are threads, not one after another from
+ * one thread. Only these waits have a deadline: a synchronous copy (gpu_download)
  * or a device synchronize behind a collective whose peer died blocks for
  * good, so call sync first where a peer may have failed (before reading
  * results back each epoch, for instance). abort() of one rank makes the other ranks of the same process

@@ -147,30 +147,29 @@ int rendezvous_publish(const char *dir, const char *run_id, int world, const voi
 /* Whether the file is a whole, valid file for this run: 1 and the blob
  * copied; 0 not (yet) valid, `why` saying what is wrong; -1 an error that
  * waiting cannot mend (another number of ranks or payload size). */
-static int read_file(const char *path, int world, void *blob, size_t bytes, char *why,
+static int read_file(FILE *fp, const char *path, int world, void *blob, size_t bytes, char *why,
 		     size_t why_size, struct sp_err *err)
 {
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		snprintf(why, why_size, "cannot open: %s", strerror(errno));
-		return 0;
-	}
 	size_t want = HEADER_BYTES + bytes;
 	unsigned char *buf = malloc(want + 1);
-	if (!buf) {
-		fclose(fp);
+	if (!buf)
 		return sp_fail(err, "%s: out of memory reading it", path);
-	}
 	size_t got = fread(buf, 1, want + 1, fp);
-	fclose(fp);
 	int ok = 0;
 	if (got < HEADER_BYTES || memcmp(buf, MAGIC, 8))
 		snprintf(why, why_size, "not a rendezvous file, or cut short (%zu bytes)", got);
 	else if (le32(buf + 8) != VERSION)
 		snprintf(why, why_size, "version %u, this spkit reads %d", le32(buf + 8), VERSION);
-	else if ((int64_t)le32(buf + 12) != world)
-		ok = sp_fail(err, "%s: the rendezvous file is for a run of %u ranks, this run has %d",
-			     path, le32(buf + 12), world);
+	else if ((int64_t)le32(buf + 12) != world) {
+		char host[HOST_BYTES], shown[HOST_BYTES * 2];
+		memcpy(host, buf + 40, HOST_BYTES);
+		host[HOST_BYTES - 1] = '\0';
+		ok = sp_fail(err,
+			     "%s: the rendezvous file is for a run of %u ranks, this run has %d "
+			     "(written by process %llu on %s)",
+			     path, le32(buf + 12), world, (unsigned long long)le64(buf + 16),
+			     sp_quote(shown, sizeof shown, host));
+	}
 	else if (le64(buf + 32) != bytes)
 		ok = sp_fail(err, "%s: the rendezvous file holds %llu bytes, %zu expected", path,
 			     (unsigned long long)le64(buf + 32), bytes);
@@ -202,18 +201,28 @@ int rendezvous_wait(const char *dir, const char *run_id, int world, void *blob, 
 	const double deadline = now_s() + timeout_s;
 	int leftover = 0;
 	for (;;) {
-		struct stat st;
 		why[0] = '\0';
 		leftover = 0;
-		if (stat(path, &st) == 0) {
+		/* open, then fstat, never stat by name: an NFS client checks with the
+		 * server on open (close-to-open consistency), where a lookup may
+		 * answer from a cached "no such file" while the file is there */
+		FILE *fp = fopen(path, "rb");
+		if (!fp && errno != ENOENT)
+			snprintf(why, sizeof why, "cannot open it: %s", strerror(errno));
+		struct stat st;
+		if (fp && fstat(fileno(fp), &st) == 0) {
 			/* older than this process by more than the timeout: an earlier run's */
 			leftover = (double)st.st_mtime < process_start - timeout_s;
-			if (!leftover) {
-				int got = read_file(path, world, blob, bytes, why, sizeof why, err);
-				if (got)
-					return got > 0 ? 0 : -1;
+			int got = leftover ? 0
+					   : read_file(fp, path, world, blob, bytes, why, sizeof why,
+						       err);
+			if (got) {
+				fclose(fp);
+				return got > 0 ? 0 : -1;
 			}
 		}
+		if (fp)
+			fclose(fp);
 		if (now_s() >= deadline)
 			break;
 		struct timespec t = {0, 50000000};

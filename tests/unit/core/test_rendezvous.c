@@ -81,8 +81,13 @@ static void test_world_mismatch(void **state)
 	unsigned char got[128];
 	assert_int_equal(rendezvous_publish(test_dir, "w", 4, id_bytes, sizeof id_bytes, &e), 0);
 	assert_int_equal(rendezvous_wait(test_dir, "w", 2, got, sizeof got, 5, &e), -1);
-	assert_contains(e.msg, "spkit-rendezvous-w.id: the rendezvous file is for a run of 4 "
-			       "ranks, this run has 2");
+	char host[64] = "", want[200];
+	gethostname(host, sizeof host - 1);
+	snprintf(want, sizeof want,
+		 "spkit-rendezvous-w.id: the rendezvous file is for a run of 4 ranks, this run has "
+		 "2 (written by process %d on %s)",
+		 (int)getpid(), host);
+	assert_contains(e.msg, want);
 	assert_int_equal(rendezvous_wait(test_dir, "w", 4, got, 64, 5, &e), -1);
 	assert_contains(e.msg, "the rendezvous file holds 128 bytes, 64 expected");
 	assert_int_equal(rendezvous_remove(test_dir, "w", &e), 0);
