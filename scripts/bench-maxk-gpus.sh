@@ -5,7 +5,7 @@
 # rank's peak memory and the bytes it sends an epoch, for the MaxK exchange
 # (CBSR rows, halo), the all-gather of every row, and ReLU (dense rows);
 # TRAIN_EPOCHS epochs each (default 12; the first left out of the means),
-# evaluation only after the last. Then (BIG=1) a power-law graph too large
+# evaluation only after the last (PRODUCTS=0 skips these). Then (BIG=1) a power-law graph too large
 # for one GPU on the most GPUs listed, and (ACC=1) csbm's test accuracy on
 # one GPU and on the most, over three seeds. Logs in $SPKIT_BENCH_DIR;
 # SUMMARY lines on stdout.
@@ -45,6 +45,7 @@ train() { # NAME GPUS [OPTION]...
 products=(--synthetic products_like --model sage --layers 4 --hidden 256 --norm --maxk 32
 	  --device cuda)
 for g in $gpus_list; do
+	[ "${PRODUCTS:-1}" = 1 ] || break
 	train products-maxk "$g" "${products[@]}"
 	[ "$g" -gt 1 ] && train products-maxk-allgather "$g" "${products[@]}" --exchange allgather
 	train products-relu "$g" "${products[@]}" --nonlinear relu
