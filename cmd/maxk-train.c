@@ -866,11 +866,13 @@ static void run_ranks(const struct train_options *o, struct gnn_dataset *d, stru
 		if (row && s->peak_mib > row->peak_mib)
 			row->peak_mib = s->peak_mib;
 	}
+	if (rc > 0 && cr->first_rank == 0)
+		cli_stopped("by signal %d after epoch %lld; checkpoint %s written (continue with "
+			    "--resume %s)", cli_stop_signal(), (long long)stats[0].epoch,
+			    o->train.checkpoint, o->train.checkpoint);
 	if (rc > 0)
-		cli_stopped("by signal %d; %s", cli_stop_signal(),
-			    o->train.checkpoint && cr->first_rank == 0
-				    ? "checkpoint written by rank 0 (continue with --resume)"
-				    : "the ranks stopped after the same epoch");
+		cli_stopped("by signal %d after epoch %lld, as every rank (rank 0 wrote the "
+			    "checkpoint)", cli_stop_signal(), (long long)stats[0].epoch);
 }
 
 /* Train o->model on d: the backend, the model, --resume, --validate-kernels,

@@ -95,7 +95,7 @@ static int train_rank(struct rank *k, struct gnn_comm **comm, struct sp_err *err
 		goto out;
 	}
 	*k->stats = (struct gnn_rank_stats){
-		.rank = rank, .rows = p.nloc, .halo_rows = p.nhalo,
+		.rank = rank, .epoch = t.epoch, .rows = p.nloc, .halo_rows = p.nhalo,
 		.peak_mib = (double)b->peak_memory(b) / (1 << 20),
 		.sent_mb_epoch = t.epoch > epoch0 ? (double)sent / 1e6 / (double)(t.epoch - epoch0)
 						  : 0};

@@ -46,6 +46,7 @@ struct gnn_ranks_opts {
 /* What each rank of this process measured. */
 struct gnn_rank_stats {
 	int rank;
+	int64_t epoch; /* the epochs done when the run ended (all ranks alike) */
 	int64_t rows, halo_rows;
 	double peak_mib;       /* the backend's peak memory */
 	double sent_mb_epoch;  /* bytes sent an epoch (the mean over the epochs run) */

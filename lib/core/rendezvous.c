@@ -223,9 +223,12 @@ int rendezvous_wait(const char *dir, const char *run_id, int world, void *blob, 
 		}
 		if (fp)
 			fclose(fp);
-		if (now_s() >= deadline)
+		const double left = deadline - now_s();
+		if (left <= 0)
 			break;
-		struct timespec t = {0, 50000000};
+		/* every 50 ms, but never past the deadline */
+		const double nap = left < 0.05 ? left : 0.05;
+		struct timespec t = {0, (long)(nap * 1e9)};
 		nanosleep(&t, NULL);
 	}
 	if (*why)
