@@ -16,6 +16,7 @@
 #ifndef SPKIT_ATTENTION_H
 #define SPKIT_ATTENTION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/err.h"
@@ -35,9 +36,14 @@ struct attention_dims {
  * stream. -1 with the reason for a head_dim it has no tiles for. */
 int attention_own_forward(const struct attention_dims *d, const void *q, const void *k,
 			  const void *v, void *o, float *stats, struct sp_err *err);
+/* The backward needs a workspace of attention_own_workspace(d) bytes of
+ * device memory (D and the fp32 dQ accumulator), which the caller keeps
+ * between calls, as callers of cuDNN and FlashAttention keep theirs, so a
+ * timed call allocates nothing and calls of different threads share none. */
+size_t attention_own_workspace(const struct attention_dims *d);
 int attention_own_backward(const struct attention_dims *d, const void *q, const void *k,
 			   const void *v, const void *o, const void *dout, const float *stats,
-			   void *dq, void *dk, void *dv, struct sp_err *err);
+			   void *dq, void *dk, void *dv, void *workspace, struct sp_err *err);
 
 /* cuDNN, loaded by path (NULL: "libcudnn.so.9" through the loader's search,
  * LD_LIBRARY_PATH included). Open fails with one line when the library is

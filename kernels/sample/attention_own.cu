@@ -616,35 +616,20 @@ static int forward_launch(const struct attention_dims *d, const void *q, const v
 	return 0;
 }
 
-/* The backward's workspace: D and the fp32 dQ accumulator, kept between
- * calls (grown, never shrunk) as cuDNN's and FlashAttention's callers keep
- * theirs, so a timed call allocates nothing. */
-static void *workspace;
-static size_t workspace_bytes;
-
-static int workspace_get(size_t bytes, void **out, struct sp_err *err)
+/* The backward's workspace: the fp32 dQ accumulator (rows x head_dim) and
+ * D (rows), rows = batch x seq x heads. */
+extern "C" size_t attention_own_workspace(const struct attention_dims *d)
 {
-	if (bytes > workspace_bytes) {
-		gpu_free(workspace);
-		workspace = NULL;
-		workspace_bytes = 0;
-		if (gpu_malloc(&workspace, bytes, "attention's backward workspace", err))
-			return -1;
-		workspace_bytes = bytes;
-	}
-	*out = workspace;
-	return 0;
+	const int64_t rows = d->batch * d->seq * d->heads;
+	return (size_t)(rows * d->head_dim + rows) * sizeof(float);
 }
 
 template <typename T, int D, bool CAUSAL>
 static int backward_launch(const struct attention_dims *d, const void *q, const void *k,
 			   const void *v, const void *o, const void *dout, const float *stats,
-			   void *dq, void *dk, void *dv, struct sp_err *err)
+			   void *dq, void *dk, void *dv, void *ws, struct sp_err *err)
 {
 	const int64_t rows = d->batch * d->seq * d->heads, count = rows * D;
-	void *ws;
-	if (workspace_get((size_t)(count + rows) * sizeof(float), &ws, err))
-		return -1;
 	float *dq_acc = (float *)ws, *dsum = dq_acc + count;
 	attention_backward_prep<T, D><<<(unsigned)((rows + 7) / 8), 256>>>(
 		(const T *)o, (const T *)dout, dsum, dq_acc, rows, (int)d->seq, (int)d->heads);
@@ -692,9 +677,10 @@ extern "C" int attention_own_forward(const struct attention_dims *d, const void 
 extern "C" int attention_own_backward(const struct attention_dims *d, const void *q,
 				      const void *k, const void *v, const void *o,
 				      const void *dout, const float *stats, void *dq, void *dk,
-				      void *dv, struct sp_err *err)
+				      void *dv, void *workspace, struct sp_err *err)
 {
 	if (check_dims(d, err))
 		return -1;
-	ATTENTION_DISPATCH(d, backward_launch, d, q, k, v, o, dout, stats, dq, dk, dv, err);
+	ATTENTION_DISPATCH(d, backward_launch, d, q, k, v, o, dout, stats, dq, dk, dv, workspace,
+			   err);
 }

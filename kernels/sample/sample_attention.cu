@@ -39,6 +39,7 @@ extern "C" int sample_gpu_attention_use(enum sample_attention which, enum sample
 struct attention_state {
 	struct attention_dims dims;
 	struct attention_cudnn_plan *plan; /* NULL: our kernel */
+	void *workspace;                   /* our kernel's backward workspace */
 };
 
 static void attention_release(void *extra)
@@ -46,6 +47,8 @@ static void attention_release(void *extra)
 	struct attention_state *a = (struct attention_state *)extra;
 	if (a && a->plan)
 		attention_cudnn_plan_free(a->plan);
+	if (a)
+		gpu_free(a->workspace);
 	free(a);
 }
 
@@ -65,7 +68,8 @@ static int prepare(struct sample_gpu_state *st, int causal, struct sp_err *err)
 	st->release = attention_release;
 	if (chosen == SAMPLE_ATTENTION_CUDNN)
 		return attention_cudnn_plan(cudnn, &a->dims, &a->plan, err);
-	return 0;
+	return gpu_malloc(&a->workspace, attention_own_workspace(&a->dims),
+			  "attention's backward workspace", err);
 }
 
 int sample_gpu_attention_prepare(struct sample_gpu_state *st, struct sp_err *err)
@@ -102,7 +106,7 @@ static int backward(void *state, struct sp_err *err)
 						t[ATT_DQ].data, t[ATT_DK].data, t[ATT_DV].data, err);
 	return attention_own_backward(&a->dims, t[ATT_Q].data, t[ATT_K].data, t[ATT_V].data,
 				      t[ATT_O].data, t[ATT_DO].data, lse, t[ATT_DQ].data,
-				      t[ATT_DK].data, t[ATT_DV].data, err);
+				      t[ATT_DK].data, t[ATT_DV].data, a->workspace, err);
 }
 
 /* The mask is in the state's dims: both families run the same calls. */
