@@ -147,7 +147,7 @@ static const char usage[] =
 	"  maxk-train --synthetic csbm --model sage --layers 2 --epochs 200 --log log.csv\n"
 	"  maxk-train ogbn-products/ --norm --maxk 32 --checkpoint ck.npz --profile-kernels\n"
 	"  maxk-train --synthetic products_like --layers 4 --norm --gpus 4 --profile-kernels\n"
-	"  srun --ntasks-per-node 4 --gpus-per-task 1 maxk-train DATA/ --rendezvous $HOME/rdv\n"
+	"  srun --nodes 2 --ntasks-per-node 4 --gpus-per-task 1 maxk-train DATA/ --rendezvous ~/rdv\n"
 	"  maxk-train bench --synthetic reddit_like --maxk 16,32,64 -o maxk.csv\n";
 
 enum { MAX_LIST = 16 };
