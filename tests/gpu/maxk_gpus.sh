@@ -92,6 +92,19 @@ processes_train_as_one() { # N
 		[ -z "$(ls "rdv-p$1")" ] || { echo "rendezvous left: $(ls "rdv-p$1")"; return 1; }
 }
 
+# The dense exchange: MaxK's output scattered and aggregated by cuSPARSE, and ReLU
+dense_modes_train_as_one() {
+	local m i=0
+	for m in "--kernel-mode cusparse" "--nonlinear relu --kernel-mode auto"; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		"$BIN/maxk-train" "${RUN[@]}" --epochs 6 $m --log "d1-$i.csv" > /dev/null 2>&1 &&
+			"$BIN/maxk-train" "${RUN[@]}" --epochs 6 $m --gpus 2 --log "d2-$i.csv" \
+				> /dev/null 2> err || { echo "$m"; cat err; return 1; }
+		logs_agree "d2-$i.csv" "d1-$i.csv" 6 2e-3 0.01 || { echo "$m"; return 1; }
+	done
+}
+
 resume_on_other_count() {
 	"$BIN/maxk-train" "${RUN[@]}" --epochs 4 --gpus 2 --checkpoint ck.npz > /dev/null 2>&1 &&
 		"$BIN/maxk-train" "${RUN[@]}" --epochs 8 --resume ck.npz --log r1.csv > /dev/null 2>&1 &&
@@ -166,6 +179,7 @@ skip_unless 2 "--gpus 2" && check "--gpus 2 trains as one GPU does" gpus_train_a
 skip_unless 4 "--gpus 4" && check "--gpus 4 trains as one GPU does" gpus_train_as_one 4
 skip_unless 2 "2 processes" && check "2 processes (RANK/WORLD_SIZE/LOCAL_RANK, --rendezvous) train as one GPU does; no file left" processes_train_as_one 2
 skip_unless 4 "4 processes" && check "4 processes train as one GPU does" processes_train_as_one 4
+skip_unless 2 "dense modes" && check "--kernel-mode cusparse and ReLU (dense rows) on 2 GPUs train as one GPU does" dense_modes_train_as_one
 skip_unless 2 "resume" && check "a checkpoint of 2 GPUs resumes on one" resume_on_other_count
 skip_unless 2 "kill" && check "rank 1 killed: rank 0 stops within the timeout, one line, checkpoint valid" killed_rank_stops_the_others
 skip_unless 2 "leftover" && check "a rendezvous file of an earlier run is refused, both ranks one line" leftover_rendezvous_refused
