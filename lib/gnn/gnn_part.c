@@ -20,13 +20,16 @@ int gnn_part_starts(const struct csr *g, int size, int64_t *starts, struct sp_er
 			       size);
 	starts[0] = 0;
 	starts[size] = g->nrows;
+	/* a row costs its edges and one more (its own term: the dense layers'
+	 * work), so a graph with few edges is cut by rows */
+	const double total = (double)g->nnz + (double)g->nrows;
 	for (int q = 1; q < size; q++) {
-		/* the first row whose edges start at or past q / size of them */
-		const int64_t target = (int64_t)((double)g->nnz * q / size);
+		/* the first row whose cost so far reaches q / size of the whole */
+		const int64_t target = (int64_t)(total * q / size);
 		int64_t lo = 0, hi = g->nrows;
 		while (lo < hi) {
 			const int64_t mid = lo + (hi - lo) / 2;
-			if (g->indptr[mid] < target)
+			if (g->indptr[mid] + mid < target)
 				lo = mid + 1;
 			else
 				hi = mid;

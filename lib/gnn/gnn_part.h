@@ -3,8 +3,9 @@
  * what must travel between ranks in each layer.
  *
  * Rank q holds rows starts[q] .. starts[q+1]-1, the blocks balanced by
- * edges (each about nnz / size; a row's edges are its aggregation's work
- * and its degree in the graph). Its edges are split in two CSRs with the
+ * edges (a row's edges are its aggregation's work), each row counting one
+ * edge more (its dense layers' share), so that a graph with few edges is
+ * cut by rows. Its edges are split in two CSRs with the
  * same rows: `own`, to its own rows (local column ids), and `halo`, to
  * rows other ranks hold, whose features it must receive each layer. The
  * edge values are the whole graph's (a GCN value needs both ends'
@@ -49,7 +50,7 @@ struct gnn_part {
 };
 
 /* starts (size + 1 entries) of g's rows cut into size blocks balanced by
- * edges, each at least one row (g has at least size rows). */
+ * edges plus rows, each at least one row (g has at least size rows). */
 int gnn_part_starts(const struct csr *g, int size, int64_t *starts, struct sp_err *err);
 
 /* Rank `rank`'s share of g (square, n x n) with edge values of norm. */

@@ -40,6 +40,13 @@ static void test_starts_balanced(void **state)
 	int64_t starts[200];
 	assert_int_equal(gnn_part_starts(&d.graph, 91, starts, &e), -1);
 	gnn_data_free(&d);
+	/* no edges at all: cut by rows */
+	struct csr empty;
+	assert_int_equal(csr_alloc(&empty, 100, 100, 0, 0, "empty", &e), 0);
+	assert_int_equal(gnn_part_starts(&empty, 3, starts, &e), 0);
+	assert_int_equal(starts[1], 33);
+	assert_int_equal(starts[2], 66);
+	csr_free(&empty);
 }
 
 /* Row r's edges as (global column, value), from a rank's own and halo. */
