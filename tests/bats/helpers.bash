@@ -78,3 +78,25 @@ assert_help_version() {
 		[[ $output == *"Example:"* ]]
 	done
 }
+
+# stopped_by_sigterm OPTION...: maxk-train with a checkpoint every epoch, a log
+# and a model to write, sent SIGTERM once its first checkpoint exists: it stops
+# with its own status (75, EX_TEMPFAIL, not an error's 1: a job script requeues
+# it) and one line naming the epoch and the checkpoint, writes no model, and its
+# log holds every epoch up to the checkpoint's. Leaves $T/ck.npz and $T/log.csv.
+stopped_by_sigterm() {
+	"$BIN/maxk-train" "$@" --checkpoint "$T/ck.npz" --checkpoint-every 1 -q \
+		--save-model "$T/never.npz" --log "$T/log.csv" > /dev/null 2> "$T/err" &
+	local pid=$! i rc=0 epoch
+	for i in $(seq 200); do [ -f "$T/ck.npz" ] && break; sleep 0.05; done
+	kill -TERM $pid
+	wait $pid || rc=$?
+	[ $rc -eq 75 ] || { echo "status $rc: $(cat "$T/err")"; return 1; }
+	[ "$(wc -l < "$T/err")" -eq 1 ] || { cat "$T/err"; return 1; }
+	grep -qE "^maxk-train: stopped: by signal 15 after epoch [0-9]+; checkpoint .*ck.npz written \(continue with --resume .*ck.npz\)$" "$T/err" ||
+		{ cat "$T/err"; return 1; }
+	[ ! -e "$T/never.npz" ] || { echo "the model was written"; return 1; }
+	epoch=$(sed -E 's/.*after epoch ([0-9]+);.*/\1/' "$T/err")
+	[ "$(tail -1 "$T/log.csv" | cut -d, -f1)" -eq "$epoch" ] &&
+		[ "$(wc -l < "$T/log.csv")" -eq $((epoch + 1)) ] || { echo "log: $(wc -l < "$T/log.csv") lines"; return 1; }
+}

@@ -144,19 +144,7 @@ PY
 	local opts=(--synthetic csbm:nodes=1000,feat=16 --hidden 32 --maxk 8 --device cpu --ranks 3
 		--epochs 150 --eval-every 50)
 	"$BIN/$G" "${opts[@]}" --save-model "$T/whole.npz" > /dev/null 2>&1
-	"$BIN/$G" "${opts[@]}" --checkpoint "$T/ck.npz" --checkpoint-every 1 -q \
-		--save-model "$T/never.npz" --log "$T/log.csv" > /dev/null 2> "$T/err" &
-	local pid=$! i rc=0
-	for i in $(seq 200); do [ -f "$T/ck.npz" ] && break; sleep 0.05; done
-	kill -TERM $pid
-	wait $pid || rc=$?
-	[ $rc -eq 75 ]
-	[ "$(wc -l < "$T/err")" -eq 1 ]
-	grep -qE "^maxk-train: stopped: by signal 15 after epoch [0-9]+; checkpoint .*ck.npz written \(continue with --resume .*ck.npz\)$" "$T/err"
-	[ ! -e "$T/never.npz" ]
-	local epoch
-	epoch=$(sed -E 's/.*after epoch ([0-9]+);.*/\1/' "$T/err")
-	[ "$(wc -l < "$T/log.csv")" -eq $((epoch + 1)) ]
+	stopped_by_sigterm "${opts[@]}"
 	# the sums are in the same order on 3 ranks: resumed, the same bytes
 	"$BIN/$G" "${opts[@]}" --resume "$T/ck.npz" --save-model "$T/resumed.npz" > /dev/null 2>&1
 	cmp "$T/whole.npz" "$T/resumed.npz"

@@ -270,27 +270,11 @@ dataset() { # dataset DIR [FLAW]: tests/bats/ref/gnn_dataset.py
 	local opts=(--synthetic csbm:nodes=1000,feat=16 --hidden 32 --maxk 8 --kernel-mode cpu
 		--epochs 150 --eval-every 50)
 	"$BIN/$G" "${opts[@]}" --save-model "$T/whole.npz" >/dev/null 2>&1
-	"$BIN/$G" "${opts[@]}" --checkpoint "$T/ck.npz" --checkpoint-every 1 -q \
-		--save-model "$T/never.npz" --log "$T/log.csv" > /dev/null 2> "$T/err" &
-	local pid=$! i
-	for i in $(seq 200); do [ -f "$T/ck.npz" ] && break; sleep 0.05; done
-	kill -TERM $pid
-	local rc=0
-	wait $pid || rc=$?
-	# its own status (75, EX_TEMPFAIL), not an error's 1: a job script requeues it
-	[ $rc -eq 75 ]
-	[ "$(wc -l < "$T/err")" -eq 1 ]
-	grep -qE "^maxk-train: stopped: by signal 15 after epoch [0-9]+; checkpoint .*ck.npz written \(continue with --resume .*ck.npz\)$" "$T/err"
-	[ ! -e "$T/never.npz" ]
-	# the log holds every epoch up to the checkpoint's
-	local epoch
-	epoch=$(sed -E 's/.*after epoch ([0-9]+);.*/\1/' "$T/err")
-	[ "$(tail -1 "$T/log.csv" | cut -d, -f1)" -eq "$epoch" ]
-	[ "$(wc -l < "$T/log.csv")" -eq $((epoch + 1)) ]
+	stopped_by_sigterm "${opts[@]}"
 	# A second run, killed outright: the checkpoint stays whole.
 	"$BIN/$G" "${opts[@]}" --resume "$T/ck.npz" --checkpoint "$T/ck.npz" \
 		--checkpoint-every 1 >/dev/null 2>&1 &
-	pid=$!
+	local pid=$!
 	sleep 0.5
 	kill -KILL $pid || true
 	wait $pid || true
