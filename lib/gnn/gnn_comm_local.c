@@ -107,6 +107,18 @@ static struct published *slots(struct gnn_comm *c)
 	return local_of(c)->g->slot;
 }
 
+/* out[i] = the sum over ranks, in rank order, of their published
+ * send[offset + i] (floats): every rank gets the same bits. */
+static void sum_slots(struct gnn_comm *c, int64_t offset, int64_t count, float *out)
+{
+	for (int64_t i = 0; i < count; i++) {
+		float s = 0;
+		for (int q = 0; q < c->size; q++)
+			s += ((const float *)slots(c)[q].send)[offset + i];
+		out[i] = s;
+	}
+}
+
 static int local_allreduce(struct gnn_comm *c, float *buf, int64_t count, struct sp_err *err)
 {
 	float *sum = malloc((size_t)(count ? count : 1) * sizeof *sum);
@@ -115,12 +127,8 @@ static int local_allreduce(struct gnn_comm *c, float *buf, int64_t count, struct
 			       (long long)count);
 	slots(c)[c->rank].send = buf;
 	int rc = meet(c, err);
-	for (int64_t i = 0; !rc && i < count; i++) {
-		float s = 0;
-		for (int q = 0; q < c->size; q++)
-			s += ((const float *)slots(c)[q].send)[i];
-		sum[i] = s;
-	}
+	if (!rc)
+		sum_slots(c, 0, count, sum);
 	rc = rc ? rc : meet(c, err);
 	if (!rc)
 		memcpy(buf, sum, (size_t)count * sizeof *buf);
@@ -147,12 +155,7 @@ static int local_reduce_scatter(struct gnn_comm *c, const float *send, float *re
 	slots(c)[c->rank].send = send;
 	if (meet(c, err))
 		return -1;
-	for (int64_t i = 0; i < count; i++) {
-		float s = 0;
-		for (int q = 0; q < c->size; q++)
-			s += ((const float *)slots(c)[q].send)[(int64_t)c->rank * count + i];
-		recv[i] = s;
-	}
+	sum_slots(c, (int64_t)c->rank * count, count, recv);
 	c->bytes_sent += (uint64_t)(c->size - 1) * (uint64_t)count * sizeof(float);
 	return meet(c, err);
 }

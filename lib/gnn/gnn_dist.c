@@ -146,30 +146,31 @@ static int send_rows(struct gnn_model *m, const void *src, size_t row_bytes, voi
 	       d->comm->exchange_start(d->comm, staging, so, sb, dst, ro, rb, err);
 }
 
-/* The gradients of the halo columns' rows (width floats a row) back to
- * the ranks that hold them; queued after `own`, the caller's computation
- * of this rank's own part of dx, so that runs beside the transfer; then
- * added into dx. */
-struct own_part {
-	int (*run)(struct gnn_model *m, const void *ctx, struct sp_err *err);
-	const void *ctx;
-};
+/* The gradients of the halo columns' rows (width floats a row, in
+ * halo_grad) back to the ranks that hold them: return_start starts the
+ * transfers (halo; the all-gather's reduce-scatter waits for the finish),
+ * the caller queues its own block's part of dx to run beside them, and
+ * return_finish adds what came back into dx. */
+static int return_start(struct gnn_model *m, int width, struct sp_err *err)
+{
+	struct gnn_dist *d = m->dist;
+	if (d->part->mode == GNN_EXCHANGE_ALLGATHER)
+		return 0;
+	size_t *so, *sb, *ro, *rb;
+	lists(d, (size_t)width * sizeof(float), 1, &so, &sb, &ro, &rb);
+	return d->comm->exchange_start(d->comm, d->halo_grad, so, sb, d->back_grad, ro, rb, err);
+}
 
-static int return_grads(struct gnn_model *m, int width, struct own_part own, float *dx,
-			struct sp_err *err)
+static int return_finish(struct gnn_model *m, int width, float *dx, struct sp_err *err)
 {
 	struct gnn_dist *d = m->dist;
 	const struct gnn_part *p = d->part;
 	struct gnn_backend *b = m->b;
 	if (p->mode == GNN_EXCHANGE_ALLGATHER)
-		return own.run(m, own.ctx, err) ||
-		       d->comm->reduce_scatter_sum(d->comm, d->halo_grad, d->back_grad,
+		return d->comm->reduce_scatter_sum(d->comm, d->halo_grad, d->back_grad,
 						   p->maxrows * width, err) ||
 		       b->axpby(b, 1, d->back_grad, 1, dx, p->nloc * width, err);
-	size_t *so, *sb, *ro, *rb;
-	lists(d, (size_t)width * sizeof(float), 1, &so, &sb, &ro, &rb);
-	if (d->comm->exchange_start(d->comm, d->halo_grad, so, sb, d->back_grad, ro, rb, err) ||
-	    own.run(m, own.ctx, err) || d->comm->exchange_join(d->comm, err))
+	if (d->comm->exchange_join(d->comm, err))
 		return -1;
 	for (int q = 0; q < p->size; q++)
 		if (q != p->rank &&
@@ -207,49 +208,27 @@ int gnn_dist_aggregate_maxk(struct gnn_model *m, int l, const float *values,
 	       b->axpby(b, 1, d->tmp, 1, y, m->n * H, err);
 }
 
-struct dense_back {
-	const float *dy;
-	float *dx;
-};
-
-static int own_dense_back(struct gnn_model *m, const void *ctx, struct sp_err *err)
-{
-	const struct dense_back *c = ctx;
-	return m->b->aggregate_backward(m->b, m->graph, c->dy, m->cfg.hidden, c->dx, err);
-}
-
 int gnn_dist_aggregate_backward(struct gnn_model *m, int l, const float *dy, float *dx,
 				struct sp_err *err)
 {
-	struct gnn_dist *d = m->dist;
-	const struct dense_back c = {dy, dx};
-	return m->b->aggregate_backward(m->b, d->halo_graph, dy, m->cfg.hidden, d->halo_grad,
-					err) ||
-	       return_grads(m, m->cfg.hidden, (struct own_part){own_dense_back, &c}, dx, err);
-}
-
-struct maxk_back {
-	const uint16_t *index;
-	const float *dy;
-	float *dvalues;
-};
-
-static int own_maxk_back(struct gnn_model *m, const void *ctx, struct sp_err *err)
-{
-	const struct maxk_back *c = ctx;
-	return m->b->aggregate_maxk_backward(m->b, m->graph, c->index, m->cfg.hidden, m->cfg.maxk,
-					     c->dy, c->dvalues, err);
+	struct gnn_backend *b = m->b;
+	const int H = m->cfg.hidden;
+	return b->aggregate_backward(b, m->dist->halo_graph, dy, H, m->dist->halo_grad, err) ||
+	       return_start(m, H, err) || b->aggregate_backward(b, m->graph, dy, H, dx, err) ||
+	       return_finish(m, H, dx, err);
 }
 
 int gnn_dist_aggregate_maxk_backward(struct gnn_model *m, int l, const uint16_t *index,
 				     const float *dy, float *dvalues, struct sp_err *err)
 {
 	struct gnn_dist *d = m->dist;
-	const struct maxk_back c = {index, dy, dvalues};
-	return m->b->aggregate_maxk_backward(m->b, d->halo_graph,
-					     (const uint16_t *)d->halo_index[l], m->cfg.hidden,
-					     m->cfg.maxk, dy, d->halo_grad, err) ||
-	       return_grads(m, m->cfg.maxk, (struct own_part){own_maxk_back, &c}, dvalues, err);
+	struct gnn_backend *b = m->b;
+	const int H = m->cfg.hidden, k = m->cfg.maxk;
+	return b->aggregate_maxk_backward(b, d->halo_graph, (const uint16_t *)d->halo_index[l], H,
+					  k, dy, d->halo_grad, err) ||
+	       return_start(m, k, err) ||
+	       b->aggregate_maxk_backward(b, m->graph, index, H, k, dy, dvalues, err) ||
+	       return_finish(m, k, dvalues, err);
 }
 
 int gnn_dist_logits(struct gnn_model *m, float *host, struct sp_err *err)

@@ -56,28 +56,26 @@ static int owner(const int64_t *starts, int size, int64_t j)
 
 /* halo mode: the rows of other ranks this rank reads, ascending; their
  * column map (global row -> halo column, -1 for others); per-peer ranges. */
-static int plan_receive(const struct csr *g, struct gnn_part *p, int32_t *col_of,
-			struct sp_err *err)
+static void plan_receive(const struct csr *g, struct gnn_part *p, int32_t *col_of)
 {
 	const int64_t hi = p->lo + p->nloc;
+	for (int64_t j = 0; j < p->n; j++)
+		col_of[j] = -1;
 	for (int64_t e = g->indptr[p->lo]; e < g->indptr[hi]; e++) {
 		const int32_t j = g->indices[e];
 		if (j < p->lo || j >= hi)
-			col_of[j] = 0; /* marked; numbered below */
+			col_of[j] = 0; /* read: numbered below */
 	}
 	p->nhalo = 0;
 	for (int64_t j = 0; j < p->n; j++)
 		if (col_of[j] == 0)
 			col_of[j] = (int32_t)p->nhalo++;
-		else
-			col_of[j] = -1;
 	for (int q = 0, at = 0; q < p->size; q++) {
 		p->recv_first[q] = at;
 		for (int64_t j = p->starts[q]; j < p->starts[q + 1]; j++)
 			at += col_of[j] >= 0;
 		p->recv_count[q] = at - p->recv_first[q];
 	}
-	return 0;
 }
 
 /* halo mode: the local rows each peer reads, from that peer's edges. */
@@ -199,15 +197,13 @@ int gnn_part_create(const struct csr *g, enum edge_norm norm, int size, int rank
 	}
 	edge_values_rows(g, norm, p->lo, p->lo + p->nloc, vals);
 	if (mode == GNN_EXCHANGE_HALO) {
-		col_of = calloc((size_t)p->n, sizeof *col_of);
-		/* marks are 0 in plan_receive: start every row at 1 (unmarked) */
+		col_of = malloc((size_t)(p->n ? p->n : 1) * sizeof *col_of);
 		if (!col_of) {
 			sp_fail(err, "out of memory for the halo map of %lld rows", (long long)p->n);
 			goto out;
 		}
-		for (int64_t j = 0; j < p->n; j++)
-			col_of[j] = 1;
-		if (plan_receive(g, p, col_of, err) || plan_send(g, p, err))
+		plan_receive(g, p, col_of);
+		if (plan_send(g, p, err))
 			goto out;
 	} else {
 		p->nhalo = (int64_t)size * p->maxrows;
