@@ -804,6 +804,14 @@ static void conclude(const struct train_options *o, struct gnn_trainer *t, struc
 		row->epoch_ms);
 }
 
+/* A run stopped by a signal after writing its checkpoint (exit 75). */
+static noreturn void stopped_at_checkpoint(const struct train_options *o, int64_t epoch)
+{
+	cli_stopped("by signal %d after epoch %lld; checkpoint %s written (continue with "
+		    "--resume %s)", cli_stop_signal(), (long long)epoch, o->train.checkpoint,
+		    o->train.checkpoint);
+}
+
 /* A partitioned run (gnn_ranks.h): rank 0 concludes; each rank of this
  * process reports its rows, memory and traffic. */
 struct ranked {
@@ -867,9 +875,7 @@ static void run_ranks(const struct train_options *o, struct gnn_dataset *d, stru
 			row->peak_mib = s->peak_mib;
 	}
 	if (rc > 0 && cr->first_rank == 0)
-		cli_stopped("by signal %d after epoch %lld; checkpoint %s written (continue with "
-			    "--resume %s)", cli_stop_signal(), (long long)stats[0].epoch,
-			    o->train.checkpoint, o->train.checkpoint);
+		stopped_at_checkpoint(o, stats[0].epoch);
 	if (rc > 0)
 		cli_stopped("by signal %d after epoch %lld, as every rank (rank 0 wrote the "
 			    "checkpoint)", cli_stop_signal(), (long long)stats[0].epoch);
@@ -907,9 +913,7 @@ static void run_config(const struct train_options *o, struct gnn_dataset *d, str
 	if (rc < 0)
 		cli_fatal(&err);
 	if (rc > 0)
-		cli_stopped("by signal %d after epoch %lld; checkpoint %s written (continue with "
-			    "--resume %s)", cli_stop_signal(), (long long)t.epoch,
-			    o->train.checkpoint, o->train.checkpoint);
+		stopped_at_checkpoint(o, t.epoch);
 	conclude(o, &t, row, 1);
 	gnn_trainer_free(&t);
 	gnn_model_free(m);

@@ -40,8 +40,7 @@ void gnn_trainer_free(struct gnn_trainer *t)
 static int evaluate_at(struct gnn_trainer *t, int64_t epoch, double *scores, struct sp_err *err)
 {
 	struct gnn_model *m = t->m;
-	if (gnn_model_forward(m, 0, (uint64_t)epoch, err) || gnn_model_sync(m, err) ||
-	    gnn_model_logits(m, t->logits, err))
+	if (gnn_model_forward(m, 0, (uint64_t)epoch, err) || gnn_model_logits(m, t->logits, err))
 		return -1;
 	t->logits_epoch = epoch;
 	for (int s = 0; s < 3; s++)
