@@ -137,7 +137,8 @@ void gnn_model_free(struct gnn_model *m);
 /* Waits for the work queued (and, partitioned, the other ranks: a rank
  * that failed or stopped answering fails it, see gnn_comm.h). */
 int gnn_model_sync(struct gnn_model *m, struct sp_err *err);
-/* The logits of the last forward, all n rows, into host (n x classes). */
+/* The logits of the last forward, all n rows, into host (n x classes),
+ * once the forward (and, partitioned, every rank's) is done. */
 int gnn_model_logits(struct gnn_model *m, float *host, struct sp_err *err);
 /* *any = whether flag is nonzero on any rank (flag itself on one). */
 int gnn_model_agree(struct gnn_model *m, int flag, int *any, struct sp_err *err);
