@@ -2,7 +2,8 @@
 # kernel-sample predict --layer against the layer measured: for one encoder
 # shape MP,B,H,L,DIM, each of the layer's operators is swept on a grid of 8
 # shapes around it (b, l and dim each at half and at twice the layer's, mp
-# and h the layer's; the causal softmax, which has no dim, varies h), a model fitted per operator and direction, the layer
+# and h the layer's; the causal softmax, which has no dim, varies h, and
+# fused attention h with dim), a model fitted per operator and direction, the layer
 # predicted from them at its own shape (a point of no grid), and the layer
 # measured by `kernel-sample layer`: each operator alone and back to back.
 # Prints both tables and a last line with the ratios; files in OUT.
@@ -56,7 +57,9 @@ if [ "$attention" = unfused ]; then
 	for op in baddbmm bmm; do config $op mp b h l dim; done
 	vary="b h l" config ScaledUpperTriangMaskedSoftmax mp b h l
 else
-	config "$attention" mp b h l dim
+	# h and dim both vary, so that two of their four pairs keep a head size
+	# of 64 or 128 (the others are skipped): 8 shapes, the fit's minimum
+	vary="b h l dim" config "$attention" mp b h l dim
 fi
 
 for c in "$out"/configs/*.yml; do

@@ -204,6 +204,17 @@ layernorm() {
 	awk -v r="${BASH_REMATCH[1]}" 'BEGIN { exit !(r > 1/3 && r < 3) }'
 }
 
+@test "layer with fused attention: its grid keeps 8 shapes of head size 64 or 128, enough to fit" {
+	# h and dim vary together: (1, 64) and (4, 256) keep dim/h = 64, the other
+	# two pairs are skipped (a grid of b, l and dim alone had 4 rows, too few)
+	run env SPKIT_BIN="$BIN" "$REPO/scripts/predict-layer.sh" cpu 1,2,2,16,128 "$T/L" fp16 flash_atten_causal
+	[ "$status" -eq 0 ]
+	[ "$(tail -n +2 "$T"/L/sampling_data/*_flash_atten_causal_fp16_1_1.csv | wc -l)" -eq 8 ]
+	grep -q '^flash_atten_causal,"\[1, 2, 2, 16, 128\]",' "$T/L/predicted.csv"
+	grep -q '^flash_atten_causal,"\[1, 2, 2, 16, 128\]",' "$T/L/measured.csv"
+	[[ ${lines[-1]} =~ ^layer\ 1,2,2,16,128:\ predicted\ /\ measured: ]]
+}
+
 @test "predict --layer: a missing model, or one its name belies, is one error; layer: no partial output" {
 	layernorm
 	mkdir "$T/models"
