@@ -14,7 +14,10 @@ time is the median of --reps CUDA-event timings after --warmup runs, with
 the L2 cache flushed (a 256 MiB buffer zeroed) before every timed run,
 outside the events. Each result is checked against a float64 einsum
 (max |y - ref| / max |ref|). Also the memory floor: (x + y + w) bytes over
-the device-to-device copy bandwidth measured in the same run.
+the device-to-device copy bandwidth measured in the same run. As in
+`ksmm-tune bench`, dense runs last and is not built past 8 GiB of matrix
+(ms NaN), and when its first timed run takes more than twice bmm's median it
+is not timed further (runs = 1 in the CSV): it cannot be the fastest.
 
   scripts/bench-ksmm-torch.py --batch 25088 --patterns configs/ksmm/patterns.in \
       --dtypes fp32,fp16,bf16 --layouts bsl,bsf -o torch.csv
@@ -57,12 +60,14 @@ class Timer:
         self.warmup, self.reps = warmup, reps
         self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
 
-    def median_ms(self, fn):
-        for _ in range(self.warmup):
+    def median_ms(self, fn, warmup=None, reps=None):
+        warmup = self.warmup if warmup is None else warmup
+        reps = self.reps if reps is None else reps
+        for _ in range(warmup):
             fn()
         torch.cuda.synchronize()
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                  for _ in range(self.reps)]
+                  for _ in range(reps)]
         for start, end in events:
             self.flush.zero_()
             start.record()
@@ -89,14 +94,23 @@ def dense_factor(w):
     return k.reshape(a * b * d, a * c * d)
 
 
+DENSE_MAX_BYTES = 8 << 30  # as ksmm-tune bench
+
+
 def methods(w, layout):
-    """The three algorithms as closures over x (in the layout's shape)."""
+    """The three algorithms as closures over x (in the layout's shape), bmm
+    first and dense last; the dense matrix is built on dense's first call."""
     a, b, c, d = w.shape
-    k = dense_factor(w)
+    dense_k = []
+
+    def k():
+        if not dense_k:
+            dense_k.append(dense_factor(w))
+        return dense_k[0]
     wb = w.permute(0, 3, 1, 2).reshape(a * d, b, c).transpose(1, 2)  # (a*d, c, b) view
     if layout == "bsl":  # x: (a*c*d, B)
         def dense(x):
-            return k @ x
+            return k() @ x
 
         def bmm(x):
             B = x.shape[1]
@@ -109,7 +123,7 @@ def methods(w, layout):
             return torch.einsum("abcd,acdn->abdn", w, x.reshape(a, c, d, B)).reshape(a * b * d, B)
     else:  # x: (B, a*c*d)
         def dense(x):
-            return x @ k.T
+            return x @ k().T
 
         def bmm(x):
             B = x.shape[0]
@@ -120,7 +134,7 @@ def methods(w, layout):
         def einsum(x):
             B = x.shape[0]
             return torch.einsum("abcd,nacd->nabd", w, x.reshape(B, a, c, d)).reshape(B, a * b * d)
-    return {"dense": dense, "bmm": bmm, "einsum": einsum}
+    return {"bmm": bmm, "einsum": einsum, "dense": dense}
 
 
 def main():
@@ -145,7 +159,7 @@ def main():
     gbs = timer.copy_gbs()
     out = open(args.output, "w", newline="") if args.output else sys.stdout
     wr = csv.writer(out)
-    wr.writerow(["batch", "a", "b", "c", "d", "dtype", "layout", "method", "ms", "rel_err",
+    wr.writerow(["batch", "a", "b", "c", "d", "dtype", "layout", "method", "ms", "rel_err", "runs",
                  "floor_ms", "copy_gbs", "device", "torch"])
     device = torch.cuda.get_device_name()
     for a, b, c, d, batch in parse_patterns(args):
@@ -159,17 +173,28 @@ def main():
                 ref_max = ref.abs().max().item()
                 es = x.element_size()
                 floor_ms = (x.numel() + ref.numel() + w.numel()) * es / (gbs * 1e9) * 1e3
+                times = {}
                 for name, fn in methods(w, layout).items():
-                    try:
-                        y = fn(x)
-                        err = (y.double() - ref).abs().max().item() / ref_max
-                        del y
-                        ms = timer.median_ms(lambda: fn(x))
-                    except torch.cuda.OutOfMemoryError:
-                        torch.cuda.empty_cache()
-                        err, ms = float("nan"), float("nan")
+                    err, ms, runs = float("nan"), float("nan"), 0
+                    if name == "dense" and a * b * d * a * c * d * es > DENSE_MAX_BYTES:
+                        pass
+                    else:
+                        try:
+                            diff = fn(x).double()  # one double temporary, in place
+                            err = diff.sub_(ref).abs_().max().item() / ref_max
+                            del diff
+                            runs = timer.reps
+                            if name == "dense" and times.get("bmm", 0) > 0:
+                                ms = timer.median_ms(lambda: fn(x), 0, 1)
+                                runs = 1 if ms > 2 * times["bmm"] else runs
+                            if runs == timer.reps:
+                                ms = timer.median_ms(lambda: fn(x))
+                        except torch.cuda.OutOfMemoryError:
+                            torch.cuda.empty_cache()
+                            err, ms, runs = float("nan"), float("nan"), 0
+                    times[name] = ms
                     wr.writerow([batch, a, b, c, d, dname, layout, name, f"{ms:.4f}",
-                                 f"{err:.2e}", f"{floor_ms:.4f}", f"{gbs:.0f}", device,
+                                 f"{err:.2e}", runs, f"{floor_ms:.4f}", f"{gbs:.0f}", device,
                                  torch.__version__])
                     out.flush()
                 del w, x, ref
