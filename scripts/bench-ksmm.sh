@@ -8,10 +8,11 @@
 # KSMM_LAYOUTS (default bsl,bsf); KSMM_TABLE a best table; KSMM_SKIP
 # baselines left out (default bsr: cuSPARSE BSR takes seconds a row and is
 # never the best here; KSMM_SKIP= runs it). Writes
-# $SPKIT_BENCH_DIR/ksmm-bench.csv and ksmm-torch.csv; SUMMARY lines last:
-# per dtype, layout and batch, the patterns won against the best baseline
-# (cuBLAS fp32 without TF32, bmm, BSR and PyTorch's three; TF32 counted for
-# fp32 separately), the median speedup, and the median of kernel / floor.
+# $SPKIT_BENCH_DIR/ksmm-bench.csv and ksmm-torch.csv; SUMMARY lines last
+# (scripts/ksmm-summary.py): per dtype, layout and batch, the patterns won
+# against the best baseline (cuBLAS fp32 without TF32, bmm, BSR and PyTorch's
+# three; TF32 counted for fp32 separately), the median and worst speedup, and
+# the medians of kernel / memory floor and kernel / roofline.
 set -euo pipefail
 bin=${SPKIT_BIN:-bin}
 dir=${SPKIT_BENCH_DIR:-build/bench}
@@ -37,41 +38,4 @@ for b in ${batches//,/ }; do
 	rm -f "$dir/ksmm-torch-$b.csv"
 done > "$dir/ksmm-torch.csv.part"
 mv "$dir/ksmm-torch.csv.part" "$dir/ksmm-torch.csv"
-python3 - "$dir/ksmm-bench.csv" "$dir/ksmm-torch.csv" <<'PY'
-import csv, statistics, sys
-ours = list(csv.DictReader(open(sys.argv[1])))
-torch = {}
-for r in csv.DictReader(open(sys.argv[2])):
-    key = tuple(r[k] for k in ("batch", "a", "b", "c", "d", "dtype", "layout"))
-    try:
-        ms = float(r["ms"])
-    except ValueError:
-        continue
-    if ms == ms:
-        torch.setdefault(key, {})["torch_" + r["method"]] = ms
-groups = {}
-for r in ours:
-    key = tuple(r[k] for k in ("batch", "a", "b", "c", "d", "dtype", "layout"))
-    if r["kernel_status"] != "ok":
-        groups.setdefault(key[5:] + (key[0],), []).append(None)
-        continue
-    k = float(r["kernel_ms"])
-    base = {m: float(r[m + "_ms"]) for m in ("dense", "bmm", "bsr") if r[m + "_status"] == "ok"}
-    base.update(torch.get(key, {}))
-    tf32 = float(r["dense_tf32_ms"]) if r["dense_tf32_status"] == "ok" else float("inf")
-    best = min(base.values())
-    groups.setdefault(key[5:] + (key[0],), []).append(
-        (best / k, k / float(r["floor_ms"]), min(best, tf32) / k, min(base, key=base.get)))
-for (dtype, layout, batch), rows in sorted(groups.items()):
-    ok = [r for r in rows if r]
-    if not ok:
-        print(f"SUMMARY {dtype} {layout} batch {batch}: no kernel row ran ({len(rows)} patterns)")
-        continue
-    wins = sum(r[0] > 1 for r in ok)
-    line = (f"SUMMARY {dtype} {layout} batch {batch:>5}: won {wins}/{len(rows)}, median speedup "
-            f"{statistics.median(r[0] for r in ok):.2f}x over the best baseline, kernel/floor "
-            f"{statistics.median(r[1] for r in ok):.2f}")
-    if dtype == "fp32":
-        line += f", {statistics.median(r[2] for r in ok):.2f}x counting TF32"
-    print(line)
-PY
+scripts/ksmm-summary.py "$dir/ksmm-bench.csv" --torch "$dir/ksmm-torch.csv"
