@@ -20,6 +20,7 @@
 #include "ksmm/ksmm_best.h"
 #include "sample/sample_config.h"
 #include "sample/sample_fit.h"
+#include "sample/sample_calibrate.h"
 #include "sample/sample_layer.h"
 #include "sample/sample_gpu.h"
 #include "sample/sample_gpu_clock.h"
@@ -37,6 +38,7 @@ static const char usage[] =
 	"       kernel-sample predict -m MODEL... --shape A,B,... | --shapes CSV [-o OUT.csv]\n"
 	"       kernel-sample predict --layer MP,B,H,L,DIM --models DIR [-o OUT.csv]\n"
 	"       kernel-sample layer [OPTION]... --layer MP,B,H,L,DIM [-o OUT.csv]\n"
+	"       kernel-sample calibrate [OPTION]... [--torch TORCH.csv] [-o OUT.csv]\n"
 	"Time operators (forward and backward) over the grid of shapes a config\n"
 	"describes, as estimate-train-time's sampling_controller.py does, and write\n"
 	"sampling_data/DEVICE_OP_PRECISION_PARTS_PART.csv (the shape, F_dur(us),\n"
@@ -102,6 +104,15 @@ static const char usage[] =
 	"NORM linear1 RoPE ATTENTION linear2 NORM res_add linear3 gelu linear4 res_add;\n"
 	"prints each one's times, their sum and the layer's, with --layer, --device,\n"
 	"--precision, --norm, --layer-attention, --attention, --seed and -o as above\n"
+	"calibrate: each transformer operator timed as the sweeps time it, at the H100\n"
+	"operator table's shapes (b4 h32 l2048 dim4096, and b8 h64 l4096 dim8192 too\n"
+	"for linear1, layernorm, gelu and fused attention; mp 1), with the bytes or\n"
+	"FLOPs it must move or do, beside PyTorch's times on the same card:\n"
+	"      --encoder MP,B,H,L,DIM  every operator at this shape instead (repeatable)\n"
+	"      --ops OP,...       only these operators\n"
+	"      --torch FILE       scripts/bench-sample-torch.py's CSV: PyTorch's times\n"
+	"                         beside ours, and ours / PyTorch\n"
+	"      with --device, --precision, --attention, --seed and -o as above\n"
 	"  -q, --quiet            no messages\n"
 	"  -v, --verbose          also each shape's times, the shapes skipped, and\n"
 	"                         flash_atten's backend\n"
@@ -118,7 +129,8 @@ static const char usage[] =
 	"  kernel-sample merge sampling_data/*_linear1_fp16_4_*.csv -o linear1_fp16.csv\n"
 	"  kernel-sample fit linear1_fp16.csv --output-dir models\n"
 	"  kernel-sample predict -m models/X_linear1_fp16_fwd.model --shape 1,4,2048,4096\n"
-	"  kernel-sample predict --layer 1,4,32,2048,4096 --models models\n";
+	"  kernel-sample predict --layer 1,4,32,2048,4096 --models models\n"
+	"  python3 scripts/bench-sample-torch.py > torch.csv && kernel-sample calibrate --torch torch.csv\n";
 
 /* --output-dir: a folder, so never "-" (standard output). */
 static const char *output_dir(const char *value, const char *what)
@@ -144,6 +156,14 @@ struct run_options {
 };
 
 static const char *const attention_names[] = {"cudnn", "own", NULL};
+
+static enum sample_precision parse_precision(const char *text)
+{
+	enum sample_precision p;
+	if (sample_precision_parse(text, &p))
+		cli_usage_error("--precision: '%s' is not one of fp16, bf16, fp32", text);
+	return p;
+}
 
 static enum sample_attention parse_attention(const char *text)
 {
@@ -178,11 +198,7 @@ static struct run_options parse_run(int argc, char **argv)
 		switch (c) {
 		case 'c': o.config = optarg; break;
 		case OPT_RUN: o.mode = cli_choice("--run", optarg, sample_mode_names); break;
-		case OPT_PRECISION:
-			if (sample_precision_parse(optarg, &o.precision))
-				cli_usage_error("--precision: '%s' is not one of fp16, bf16, fp32",
-						optarg);
-			break;
+		case OPT_PRECISION: o.precision = parse_precision(optarg); break;
 		case OPT_DEVICE: o.device = cli_device(optarg); break;
 		case OPT_PARTS: parts = optarg; break;
 		case OPT_PART: part = optarg; break;
@@ -538,10 +554,7 @@ static int layer_option(int c, struct layer_options *o)
 			cli_usage_error("--layer: expected 5 values, mp,b,h,l,dim");
 		o->has_layer = 1;
 		return 1;
-	case OPT_L_PRECISION:
-		if (sample_precision_parse(optarg, &o->precision))
-			cli_usage_error("--precision: '%s' is not one of fp16, bf16, fp32", optarg);
-		return 1;
+	case OPT_L_PRECISION: o->precision = parse_precision(optarg); return 1;
 	case OPT_NORM:
 		o->norm = sample_layer_norms[cli_choice("--norm", optarg, sample_layer_norms)];
 		return 1;
@@ -835,6 +848,177 @@ static int layer_main(int argc, char **argv)
 	return write_layer(output, ops, lo.enc, &t, 1);
 }
 
+/* The operators of --ops (default: every one the encoder shapes), each at
+ * the encoders given, or at the H100 table's. */
+struct calibrate_plan {
+	const char *ops[64];
+	int nops, explicit_ops;
+	int64_t enc[16][5];
+	int nenc;
+};
+
+static void calibrate_ops(const char *list, struct calibrate_plan *plan)
+{
+	char *copy = strdup(list), *save = NULL;
+	if (!copy)
+		cli_die("out of memory");
+	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		int k = 0;
+		while (sample_op_names[k] && strcmp(sample_op_names[k], name))
+			k++;
+		if (!sample_op_names[k])
+			cli_usage_error("--ops: unknown operator '%s'", name);
+		if (!sample_calibrate_fits(sample_cpu_op(name)))
+			cli_usage_error("--ops: %s's shape is not a transformer encoder's (mp, b, h, "
+					"l, dim): its sweeps are the way to time it",
+					name);
+		if (plan->nops == (int)(sizeof plan->ops / sizeof *plan->ops))
+			cli_usage_error("--ops: too many operators");
+		plan->ops[plan->nops++] = sample_op_names[k];
+	}
+	/* the names are sample_op_names' own, so the copy can go */
+	free(copy);
+	plan->explicit_ops = 1;
+}
+
+/* op,shape,precision, our times, the rate (GB/s of the bytes it must move,
+ * or TFLOP/s), that as a share of the copy bandwidth (GPU), PyTorch's
+ * times and ours / PyTorch's. */
+static void calibrate_row(struct csv_writer *w, const struct sample_op *op,
+			  enum sample_precision p, const struct sample_calibration *c,
+			  double copy_gbs, const struct sample_torch_table *torch)
+{
+	char shape[128];
+	const int flops = c->flops[0] > 0;
+	const double us[2] = {c->t.fwd_us, op->backward ? c->t.bwd_us : NAN};
+	sample_shape_named(op, c->shape, shape, sizeof shape);
+	csv_writer_str(w, op->name);
+	csv_writer_str(w, shape);
+	csv_writer_str(w, sample_precision_name(p));
+	for (int b = 0; b < 2; b++)
+		isnan(us[b]) ? csv_writer_str(w, "") : write_us(w, us[b]);
+	csv_writer_str(w, flops ? "TFLOP/s" : "GB/s");
+	double rate[2];
+	for (int b = 0; b < 2; b++) {
+		const double amount = flops ? c->flops[b] / 1e12 : c->bytes[b] / 1e9;
+		rate[b] = amount > 0 && us[b] > 0 ? amount / (us[b] * 1e-6) : NAN;
+		isnan(rate[b]) ? csv_writer_str(w, "") : csv_writer_double(w, rate[b], 4);
+	}
+	for (int b = 0; b < 2; b++)
+		!flops && copy_gbs > 0 && !isnan(rate[b]) ? csv_writer_double(w, rate[b] / copy_gbs, 3)
+							   : csv_writer_str(w, "");
+	const struct sample_torch_row *t = torch ? sample_torch_find(torch, op->name, shape) : NULL;
+	const double theirs[2] = {t ? t->fwd_us : NAN, t ? t->bwd_us : NAN};
+	for (int b = 0; b < 2; b++)
+		isnan(theirs[b]) ? csv_writer_str(w, "") : write_us(w, theirs[b]);
+	for (int b = 0; b < 2; b++)
+		!isnan(theirs[b]) && theirs[b] > 0 && !isnan(us[b])
+			? csv_writer_double(w, us[b] / theirs[b], 4)
+			: csv_writer_str(w, "");
+}
+
+static int calibrate_main(int argc, char **argv)
+{
+	enum { OPT_DEVICE = 256, OPT_SEED, OPT_BACKEND, OPT_PRECISION, OPT_ENCODER, OPT_OPS,
+	       OPT_TORCH };
+	static const struct option longopts[] = {
+		{"device", required_argument, NULL, OPT_DEVICE},
+		{"seed", required_argument, NULL, OPT_SEED},
+		{"attention", required_argument, NULL, OPT_BACKEND},
+		{"precision", required_argument, NULL, OPT_PRECISION},
+		{"encoder", required_argument, NULL, OPT_ENCODER},
+		{"ops", required_argument, NULL, OPT_OPS},
+		{"torch", required_argument, NULL, OPT_TORCH},
+		{"output", required_argument, NULL, 'o'},
+		CLI_COMMON_LONGOPTS,
+	};
+	static const char *const cols[] = {
+		"op", "shape", "precision", "F_dur(us)", "B_dur(us)", "rate_unit", "F_rate",
+		"B_rate", "F_of_copy", "B_of_copy", "torch_F_dur(us)", "torch_B_dur(us)",
+		"F_ratio", "B_ratio"};
+	struct run_options ro = {.device = DEVICE_AUTO, .precision = SAMPLE_FP16};
+	struct calibrate_plan plan = {0};
+	const char *output = "-", *torch_path = NULL;
+	int c;
+	opterr = 0;
+	while ((c = cli_getopt(argc, argv, ":o:" CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DEVICE: ro.device = cli_device(optarg); break;
+		case OPT_SEED: ro.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_BACKEND: ro.attention = parse_attention(optarg); break;
+		case OPT_PRECISION: ro.precision = parse_precision(optarg); break;
+		case OPT_ENCODER:
+			if (plan.nenc == (int)(sizeof plan.enc / sizeof *plan.enc))
+				cli_usage_error("--encoder: at most %d", plan.nenc);
+			if (cli_int_list("--encoder", optarg, plan.enc[plan.nenc], 5, 1,
+					 SAMPLE_MAX_VALUE) != 5)
+				cli_usage_error("--encoder: expected 5 values, mp,b,h,l,dim");
+			plan.nenc++;
+			break;
+		case OPT_OPS: calibrate_ops(optarg, &plan); break;
+		case OPT_TORCH: torch_path = optarg; break;
+		case 'o': output = optarg; break;
+		default: cli_common_option(c, usage, argv);
+		}
+	}
+	if (optind < argc)
+		cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!plan.explicit_ops)
+		for (int k = 0; sample_op_names[k]; k++)
+			if (sample_calibrate_fits(sample_cpu_op(sample_op_names[k])))
+				plan.ops[plan.nops++] = sample_op_names[k];
+	struct sp_err err;
+	struct sample_torch_table torch = {0};
+	if (torch_path && sample_torch_read(torch_path, ro.precision, &torch, &err))
+		cli_fatal(&err);
+	int gpu = cli_use_gpu(ro.device), uses_attention = 0;
+	for (int i = 0; i < plan.nops; i++)
+		uses_attention |= sample_is_attention(plan.ops[i]);
+	pick_attention(&ro, gpu, uses_attention ? "flash_atten" : "linear1");
+	struct sample_clock clock;
+	double copy_gbs = 0;
+	if (!gpu)
+		sample_cpu_clock(&clock);
+	else if (sample_gpu_clock(cli_device_index(), &clock, &err) ||
+		 gpu_copy_bandwidth(0, 20, &copy_gbs, &err))
+		cli_fatal(&err);
+	struct csv_writer w;
+	if (csv_writer_open(&w, output, cols, sizeof cols / sizeof *cols, &err))
+		cli_fatal(&err);
+	for (int i = 0; i < plan.nops; i++) {
+		const struct sample_op *op = gpu ? sample_gpu_op(plan.ops[i]) : sample_cpu_op(plan.ops[i]);
+		if (sample_check_precision(op->name, ro.precision, &err)) {
+			if (plan.explicit_ops)
+				goto fail;
+			cli_log(1, "%s: skipped: %s", op->name, err.msg);
+			continue;
+		}
+		const int64_t(*enc)[5] = plan.nenc ? (const int64_t(*)[5])plan.enc
+						   : (const int64_t(*)[5]) & sample_calibrate_small;
+		int nenc = plan.nenc ? plan.nenc : 1 + sample_calibrate_large_too(op->name);
+		for (int e = 0; e < nenc; e++) {
+			struct sample_calibration cal;
+			const int64_t *shape = plan.nenc || e == 0 ? enc[e] : sample_calibrate_large;
+			/* the configs' default schedule (sample_config.h) */
+			if (sample_calibrate_one(op, shape, &clock, ro.precision, ro.seed, 4, 6, 10,
+						 &cal, &err))
+				goto fail;
+			calibrate_row(&w, op, ro.precision, &cal, copy_gbs, torch_path ? &torch : NULL);
+			if (csv_writer_end_row(&w, &err))
+				goto fail;
+		}
+	}
+	if (csv_writer_commit(&w, &err))
+		cli_fatal(&err);
+	cli_log(2, "measured on %s%s%s", clock.device, torch_path ? "; PyTorch's times from " : "",
+		torch_path ? torch.device : "");
+	sample_torch_free(&torch);
+	return 0;
+fail:
+	csv_writer_abort(&w);
+	cli_fatal(&err);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct cli_command commands[] = {
@@ -843,6 +1027,7 @@ int main(int argc, char **argv)
 		{"fit", fit_main},
 		{"predict", predict_main},
 		{"layer", layer_main},
+		{"calibrate", calibrate_main},
 		{NULL, NULL},
 	};
 	cli_init("kernel-sample");

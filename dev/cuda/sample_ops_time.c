@@ -19,72 +19,20 @@
 #include <string.h>
 
 #include "core/gpu.h"
+#include "sample/sample_calibrate.h"
 #include "sample/sample_gpu.h"
 #include "sample/sample_op.h"
 #include "sample/sample_spec.h"
 
-struct size {
-	int64_t mp, b, h, l, dim;
-};
-static const struct size small = {1, 4, 32, 2048, 4096}, large = {1, 8, 64, 4096, 8192};
 
-static double tensor_bytes(const struct sample_state *st, int i)
-{
-	return (double)st->t[i].count * (double)sample_tensor_elem_bytes(&st->t[i], st->p);
-}
-
-/* Bytes an operator must move (read + written), forward or backward; 0 for
- * the GEMMs, which are counted in flops. */
-static double must_move(const char *op, const struct sample_state *st, int backward)
-{
-#define B(i) tensor_bytes(st, i)
-	if (!strcmp(op, "layernorm") || !strcmp(op, "RMSlayernorm"))
-		return backward ? B(NORM_X) + B(NORM_DY) + B(NORM_DX) : B(NORM_X) + B(NORM_Y);
-	if (!strcmp(op, "gelu"))
-		return backward ? B(ELT_X) + B(ELT_DY) + B(ELT_DX) : B(ELT_X) + B(ELT_Y);
-	if (!strcmp(op, "res_add"))
-		return B(ELT_X) + B(ELT_X2) + B(ELT_Y);
-	if (!strcmp(op, "softmax"))
-		return backward ? B(SM_Y) + B(SM_DY) + B(SM_DX) : B(SM_X) + B(SM_Y);
-	if (!strcmp(op, "ScaledUpperTriangMaskedSoftmax")) /* the kept lower triangle read */
-		return backward ? (B(SM_Y) + B(SM_DY)) / 2 + B(SM_DX) : B(SM_X) / 2 + B(SM_Y);
-	if (!strcmp(op, "RoPE"))
-		return 2 * (B(ROPE_Q) + B(ROPE_K));
-	if (!strcmp(op, "fillmask")) /* the upper triangle written */
-		return B(MASK_S) / 2;
-	if (!strcmp(op, "parallel_cross_entropy_128"))
-		return backward ? 2 * B(XENT_LOGITS) : B(XENT_LOGITS);
-	if (!strcmp(op, "embedding"))
-		return backward ? B(EMB_DY) + B(EMB_DW) : 2 * B(EMB_Y);
-	return 0;
-#undef B
-}
-
-static double flops(const char *op, const struct sample_state *st, int backward)
-{
-	const struct sample_dims *d = &st->d;
-	if (sample_is_attention(op))
-		return (backward ? 2.5 : 1.0) * 4.0 * (double)d->batch * (double)d->heads *
-		       (double)d->seq * (double)d->seq * (double)d->cols *
-		       (strcmp(op, "flash_atten_causal") ? 1.0 : 0.5);
-	return (backward ? 4.0 : 2.0) * (double)(d->batch ? d->batch : 1) * (double)d->m *
-	       (double)d->n * (double)d->k;
-}
-
-static void run(const char *name, const struct size *z, enum sample_precision p, double copy_gbs)
+/* enc: mp, b, h, l, dim */
+static void run(const char *name, const int64_t *enc, enum sample_precision p, double copy_gbs)
 {
 	const struct sample_op *op = sample_gpu_op(name);
-	int64_t all[] = {z->mp, z->b, z->h, z->l, z->dim}, shape[5];
-	char text[96] = "";
-	int n = 0;
-	for (int i = 0; i < op->nshape; i++) {
-		const char *c = op->shape_names[i];
-		int at = !strcmp(c, "mp") ? 0 : !strcmp(c, "b") ? 1 : !strcmp(c, "h") ? 2
-						: !strcmp(c, "l")  ? 3 : 4;
-		shape[i] = all[at];
-		n += snprintf(text + n, sizeof text - (size_t)n, "%s%s=%lld", i ? " " : "", c,
-			      (long long)shape[i]);
-	}
+	int64_t shape[5];
+	char text[128];
+	sample_calibrate_shape(op, enc, shape);
+	sample_shape_named(op, shape, text, sizeof text);
 	struct sp_err e;
 	void *st;
 	struct gpu_timing f = {0}, b = {0};
@@ -96,7 +44,7 @@ static void run(const char *name, const struct size *z, enum sample_precision p,
 		return;
 	}
 	const struct sample_state *s = st;
-	double mf = must_move(name, s, 0), mb = must_move(name, s, 1);
+	double mf = sample_op_bytes(name, s, 0), mb = sample_op_bytes(name, s, 1);
 	double fu = f.median_ms * 1e3, bu = b.median_ms * 1e3;
 	printf("%s,%s,%s,%.1f,", name, text, sample_precision_name(p), fu);
 	if (op->backward)
@@ -105,8 +53,8 @@ static void run(const char *name, const struct size *z, enum sample_precision p,
 		printf(",%.0f%%,%.0f%%", 100 * mf / (fu * 1e3) / copy_gbs,
 		       op->backward ? 100 * mb / (bu * 1e3) / copy_gbs : 0.0);
 	else
-		printf(",%.0f TFLOP/s,%.0f TFLOP/s", flops(name, s, 0) / fu / 1e6,
-		       flops(name, s, 1) / bu / 1e6);
+		printf(",%.0f TFLOP/s,%.0f TFLOP/s", sample_op_flops(name, s, 0) / fu / 1e6,
+		       sample_op_flops(name, s, 1) / bu / 1e6);
 	printf("\n");
 	fflush(stdout);
 	op->teardown(st);
@@ -120,20 +68,6 @@ static int listed(const char *list, const char *name)
 		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
 			return 1;
 	return 0;
-}
-
-/* Whether the operator's columns are all among mp, b, h, l and dim. */
-static int transformer_shape(const struct sample_op *op)
-{
-	static const char *const known[] = {"mp", "b", "h", "l", "dim"};
-	for (int i = 0; i < op->nshape; i++) {
-		int found = 0;
-		for (int k = 0; k < 5; k++)
-			found |= !strcmp(op->shape_names[i], known[k]);
-		if (!found)
-			return 0;
-	}
-	return 1;
 }
 
 int main(int argc, char **argv)
@@ -164,12 +98,11 @@ int main(int argc, char **argv)
 		const char *name = sample_op_names[i];
 		if (argc > 3 && !listed(argv[3], name))
 			continue;
-		if (!transformer_shape(sample_gpu_op(name)))
+		if (!sample_calibrate_fits(sample_gpu_op(name)))
 			continue; /* moe, the optimizer steps: dev/cuda/sample_train_time.c */
-		run(name, &small, p, gbs);
-		if (!strcmp(name, "linear1") || !strcmp(name, "layernorm") || !strcmp(name, "gelu") ||
-		    sample_is_attention(name))
-			run(name, &large, p, gbs);
+		run(name, sample_calibrate_small, p, gbs);
+		if (sample_calibrate_large_too(name))
+			run(name, sample_calibrate_large, p, gbs);
 	}
 	return 0;
 }

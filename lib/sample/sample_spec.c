@@ -16,6 +16,17 @@ const char *const sample_cols_mp_b_h_l_dim[] = {"mp", "b", "h", "l", "dim"};
 const char *const sample_op_names[] = {SAMPLE_OP_LIST(SAMPLE_NAME) NULL};
 #undef SAMPLE_NAME
 
+sample_layout_fn sample_op_layout(const char *name)
+{
+#define SAMPLE_LAYOUT(id, ncol, cols, check, family) sample_layout_##id,
+	static const sample_layout_fn layouts[] = {SAMPLE_OP_LIST(SAMPLE_LAYOUT)};
+#undef SAMPLE_LAYOUT
+	for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++)
+		if (!strcmp(sample_op_names[i], name))
+			return layouts[i];
+	return NULL;
+}
+
 /* Every column at least 1; the product of the columns times the larger of
  * 2^16 and the largest column under 2^62. Every operator's largest tensor is
  * at most that many elements (the padded vocabulary is below 2^16, attention

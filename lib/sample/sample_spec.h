@@ -214,6 +214,8 @@ enum { ADAM_MASTER, ADAM_M, ADAM_V, ADAM_GRAD, ADAM_WEIGHT };
 	void sample_layout_##id(const int64_t *shape, struct sample_state *st);
 SAMPLE_OP_LIST(SAMPLE_DECLARE_LAYOUT)
 #undef SAMPLE_DECLARE_LAYOUT
+/* The layout of the operator named `name`; NULL for no such operator. */
+sample_layout_fn sample_op_layout(const char *name);
 
 /* The parameters a pipeline stage of the GPT model holds on one of mp
  * tensor-parallel ranks (shape: mp, dim, encoders; which: 'f'irst,

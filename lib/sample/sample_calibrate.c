@@ -1,0 +1,248 @@
+/* kernel-sample calibrate (sample_calibrate.h). */
+#include "sample/sample_calibrate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/csv_reader.h"
+
+const int64_t sample_calibrate_small[5] = {1, 4, 32, 2048, 4096};
+const int64_t sample_calibrate_large[5] = {1, 8, 64, 4096, 8192};
+
+static const char *const encoder_columns[] = {"mp", "b", "h", "l", "dim"};
+
+static int encoder_column(const char *name)
+{
+	for (int k = 0; k < 5; k++)
+		if (!strcmp(name, encoder_columns[k]))
+			return k;
+	return -1;
+}
+
+int sample_calibrate_fits(const struct sample_op *op)
+{
+	for (int i = 0; i < op->nshape; i++)
+		if (encoder_column(op->shape_names[i]) < 0)
+			return 0;
+	return 1;
+}
+
+int sample_calibrate_large_too(const char *op)
+{
+	return !strcmp(op, "linear1") || !strcmp(op, "layernorm") || !strcmp(op, "gelu") ||
+	       sample_is_attention(op);
+}
+
+static double tensor_bytes(const struct sample_state *st, int i)
+{
+	return (double)st->t[i].count * (double)sample_tensor_elem_bytes(&st->t[i], st->p);
+}
+
+double sample_op_bytes(const char *op, const struct sample_state *st, int backward)
+{
+#define B(i) tensor_bytes(st, i)
+	if (!strcmp(op, "layernorm") || !strcmp(op, "RMSlayernorm"))
+		return backward ? B(NORM_X) + B(NORM_DY) + B(NORM_DX) : B(NORM_X) + B(NORM_Y);
+	if (!strcmp(op, "gelu"))
+		return backward ? B(ELT_X) + B(ELT_DY) + B(ELT_DX) : B(ELT_X) + B(ELT_Y);
+	if (!strcmp(op, "res_add"))
+		return backward ? 0 : B(ELT_X) + B(ELT_X2) + B(ELT_Y);
+	if (!strcmp(op, "softmax"))
+		return backward ? B(SM_Y) + B(SM_DY) + B(SM_DX) : B(SM_X) + B(SM_Y);
+	if (!strcmp(op, "ScaledUpperTriangMaskedSoftmax")) /* the kept lower triangle read */
+		return backward ? (B(SM_Y) + B(SM_DY)) / 2 + B(SM_DX) : B(SM_X) / 2 + B(SM_Y);
+	if (!strcmp(op, "RoPE"))
+		return 2 * (B(ROPE_Q) + B(ROPE_K));
+	if (!strcmp(op, "fillmask")) /* the upper triangle written */
+		return B(MASK_S) / 2;
+	if (!strcmp(op, "parallel_cross_entropy_128"))
+		return backward ? 2 * B(XENT_LOGITS) : B(XENT_LOGITS);
+	if (!strcmp(op, "embedding"))
+		return backward ? B(EMB_DY) + B(EMB_DW) : 2 * B(EMB_Y);
+	return 0;
+#undef B
+}
+
+double sample_op_flops(const char *op, const struct sample_state *st, int backward)
+{
+	const struct sample_dims *d = &st->d;
+	if (sample_is_attention(op))
+		return (backward ? 2.5 : 1.0) * 4.0 * (double)d->batch * (double)d->heads *
+		       (double)d->seq * (double)d->seq * (double)d->cols *
+		       (strcmp(op, "flash_atten_causal") ? 1.0 : 0.5);
+	if (!strncmp(op, "linear", 6) || !strcmp(op, "bmm") || !strcmp(op, "baddbmm"))
+		return (backward ? 4.0 : 2.0) * (double)(d->batch ? d->batch : 1) * (double)d->m *
+		       (double)d->n * (double)d->k;
+	return 0;
+}
+
+void sample_calibrate_shape(const struct sample_op *op, const int64_t *enc, int64_t *shape)
+{
+	for (int i = 0; i < op->nshape; i++)
+		shape[i] = enc[encoder_column(op->shape_names[i])];
+}
+
+const char *sample_shape_named(const struct sample_op *op, const int64_t *shape, char *buf,
+			       size_t size)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < op->nshape && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s=%lld", i ? " " : "",
+				      op->shape_names[i], (long long)shape[i]);
+	return buf;
+}
+
+int sample_calibrate_one(const struct sample_op *op, const int64_t *enc,
+			 const struct sample_clock *clock, enum sample_precision p, uint64_t seed,
+			 int wait, int warmup, int active, struct sample_calibration *out,
+			 struct sp_err *err)
+{
+	char text[128];
+	void *state = NULL;
+	struct sample_state layout = {0};
+	memset(out, 0, sizeof *out);
+	sample_calibrate_shape(op, enc, out->shape);
+	sample_shape_named(op, out->shape, text, sizeof text);
+	if (op->check(out->shape, err) || sample_check_precision(op->name, p, err) ||
+	    op->setup(out->shape, p, seed, &state, err))
+		return sp_err_prefix(err, "%s %s", op->name, text);
+	int rc = sample_time_schedule(clock, op->forward, op->backward, state, state,
+				      wait + warmup, active, NULL, &out->t, err);
+	op->teardown(state);
+	if (rc)
+		return sp_err_prefix(err, "%s %s", op->name, text);
+	sample_op_layout(op->name)(out->shape, &layout);
+	layout.p = p;
+	for (int b = 0; b < 2; b++) {
+		out->bytes[b] = sample_op_bytes(op->name, &layout, b);
+		out->flops[b] = sample_op_flops(op->name, &layout, b);
+	}
+	return 0;
+}
+
+/* --- PyTorch's CSV --- */
+
+enum { TORCH_OP, TORCH_SHAPE, TORCH_PRECISION, TORCH_FWD, TORCH_BWD, TORCH_DEVICE, TORCH_COLS };
+static const char *const torch_columns[TORCH_COLS] = {
+	"op", "shape", "precision", "F_dur(us)", "B_dur(us)", "device"};
+
+struct torch_scan {
+	const char *path;
+	enum sample_precision p;
+	int col[TORCH_COLS];
+	struct sample_torch_table *t;
+	size_t cap;
+};
+
+/* A time in microseconds: a finite number >= 0; empty (no backward) when
+ * empty_ok, as NAN. */
+static int parse_us(const char *s, int empty_ok, double *us)
+{
+	char *end;
+	if (!*s && empty_ok) {
+		*us = NAN;
+		return 0;
+	}
+	errno = 0;
+	*us = strtod(s, &end);
+	return *s && !*end && !errno && isfinite(*us) && *us >= 0 ? 0 : -1;
+}
+
+static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err *err)
+{
+	struct torch_scan *s = ctx;
+	if (row->index == 0) {
+		for (int c = 0; c < TORCH_COLS; c++) {
+			s->col[c] = -1;
+			for (size_t f = 0; f < row->nfields; f++)
+				if (!strcmp(row->fields[f], torch_columns[c]))
+					s->col[c] = (int)f;
+			if (s->col[c] < 0)
+				return sp_fail(err, "%s: no column '%s' (scripts/bench-sample-torch.py "
+						    "writes op,shape,precision,F_dur(us),B_dur(us),device)",
+					       s->path, torch_columns[c]);
+		}
+		return 0;
+	}
+	const char *const *f = row->fields;
+	struct sample_torch_row r;
+	enum sample_precision p;
+	if (sample_precision_parse(f[s->col[TORCH_PRECISION]], &p))
+		return sp_fail(err, "%s: line %zu: precision '%s' is not fp16, bf16 or fp32", s->path,
+			       row->line, f[s->col[TORCH_PRECISION]]);
+	if (p != s->p)
+		return sp_fail(err, "%s: line %zu: PyTorch timed at %s, this calibration is at %s",
+			       s->path, row->line, f[s->col[TORCH_PRECISION]],
+			       sample_precision_name(s->p));
+	if (parse_us(f[s->col[TORCH_FWD]], 0, &r.fwd_us) ||
+	    parse_us(f[s->col[TORCH_BWD]], 1, &r.bwd_us))
+		return sp_fail(err, "%s: line %zu: F_dur(us) '%s' or B_dur(us) '%s' is not a time",
+			       s->path, row->line, f[s->col[TORCH_FWD]], f[s->col[TORCH_BWD]]);
+	if (row->lens[s->col[TORCH_OP]] >= sizeof r.op ||
+	    row->lens[s->col[TORCH_SHAPE]] >= sizeof r.shape)
+		return sp_fail(err, "%s: line %zu: operator or shape too long", s->path, row->line);
+	memcpy(r.op, f[s->col[TORCH_OP]], row->lens[s->col[TORCH_OP]] + 1);
+	memcpy(r.shape, f[s->col[TORCH_SHAPE]], row->lens[s->col[TORCH_SHAPE]] + 1);
+	snprintf(s->t->device, sizeof s->t->device, "%s", f[s->col[TORCH_DEVICE]]);
+	if (s->t->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct sample_torch_row *rows = realloc(s->t->rows, cap * sizeof *rows);
+		if (!rows)
+			return sp_fail(err, "%s: out of memory", s->path);
+		s->t->rows = rows;
+		s->cap = cap;
+	}
+	s->t->rows[s->t->n++] = r;
+	return 0;
+}
+
+/* After a scan: an error, or a file without even a header, leaves t empty. */
+static int torch_done(int rc, const char *name, const struct csv_reader_result *res,
+		      struct sample_torch_table *t, struct sp_err *err)
+{
+	if (!rc && res->records == 0)
+		rc = sp_fail(err, "%s: empty (no header)", name);
+	if (rc)
+		sample_torch_free(t);
+	return rc;
+}
+
+int sample_torch_read(const char *path, enum sample_precision p, struct sample_torch_table *t,
+		      struct sp_err *err)
+{
+	struct torch_scan s = {.path = path, .p = p, .t = t};
+	struct csv_reader_result res = {0};
+	memset(t, 0, sizeof *t);
+	return torch_done(csv_reader_scan_file(path, 0, torch_row, &s, &res, err), path, &res, t,
+			  err);
+}
+
+int sample_torch_read_buffer(const void *data, size_t size, const char *name,
+			     enum sample_precision p, struct sample_torch_table *t,
+			     struct sp_err *err)
+{
+	struct torch_scan s = {.path = name, .p = p, .t = t};
+	struct csv_reader_result res = {0};
+	memset(t, 0, sizeof *t);
+	return torch_done(csv_reader_scan_buffer(data, size, name, 0, torch_row, &s, &res, err),
+			  name, &res, t, err);
+}
+
+const struct sample_torch_row *sample_torch_find(const struct sample_torch_table *t,
+						 const char *op, const char *shape)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->rows[i].op, op) && !strcmp(t->rows[i].shape, shape))
+			return &t->rows[i];
+	return NULL;
+}
+
+void sample_torch_free(struct sample_torch_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof *t);
+}
