@@ -286,5 +286,20 @@ sample_attention_backends() {
 check "kernel-sample --attention own and cudnn on flash_atten (cudnn: timed, or why it cannot load)" \
 	sample_attention_backends
 
+sample_calibrate_on_gpu() {
+	local out
+	printf 'op,shape,precision,F_dur(us),B_dur(us),device\nlayernorm,b=2 l=300 dim=1024,fp16,10.0,20.0,x\n' >torch.csv
+	out=$("$BIN/kernel-sample" calibrate -q --device cuda --encoder 1,2,16,300,1024 \
+		--ops layernorm,linear1,res_add --attention own --torch torch.csv) || { echo "$out"; return 1; }
+	[ "$(echo "$out" | wc -l)" -eq 4 ] || { echo "$out"; return 1; }
+	# on the GPU the memory-bound rows have a share of the copy bandwidth, in (0, 1.5)
+	echo "$out" | awk -F, '$1 == "layernorm" && $9 > 0 && $9 < 1.5 && $10 > 0 && $10 < 1.5 &&
+		$11 == 10 && $13 > 0 { ok = 1 } END { exit !ok }' || { echo "$out"; return 1; }
+	echo "$out" | awk -F, '$1 == "linear1" && $6 == "TFLOP/s" && $7 > 0 && $9 == "" { ok = 1 }
+		END { exit !ok }' || { echo "$out"; return 1; }
+}
+check "kernel-sample calibrate on the GPU: rates, shares of the copy bandwidth, PyTorch's row joined" \
+	sample_calibrate_on_gpu
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
