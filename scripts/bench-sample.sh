@@ -5,7 +5,8 @@
 # timed as the benchmarks time: events, L2 flushed, median) against
 # scripts/bench-sample-torch.py (PyTorch, the same shapes and layouts), as a
 # ratio; the spread of one shape sampled 10 times by `kernel-sample get_one`;
-# and the sweep rate of every test config. Writes $SPKIT_BENCH_DIR/sample-*.csv;
+# and the sweep rate of every test config; `kernel-sample calibrate --torch`
+# on PyTorch's CSV (sample-calibrate.csv). Writes $SPKIT_BENCH_DIR/sample-*.csv;
 # SUMMARY lines last. Needs `make dev` (SPKIT_DEV, default build/dev).
 # flash_atten runs on SAMPLE_ATTENTION (cudnn or own; default: cuDNN when it
 # loads) and is compared with PyTorch's SDPA as it picks and with each of
@@ -25,6 +26,10 @@ python3 scripts/bench-sample-torch.py --precision "$prec" > "$dir/sample-torch.c
 python3 scripts/bench-sample-torch.py --precision "$prec" --ops \
 	'moe,moe[grouped_mm],firstStage_optimizer,middleStage_optimizer,lastStage_optimizer,middleStage_optimizer[adam only]' \
 	>> "$dir/sample-torch.csv"
+
+# The calibrate report: ours timed as the sweeps time them, beside PyTorch's.
+"$bin/kernel-sample" calibrate -q --precision "$prec" ${SAMPLE_ATTENTION:+--attention "$SAMPLE_ATTENTION"} \
+	--torch "$dir/sample-torch.csv" -o "$dir/sample-calibrate.csv"
 
 # One shape sampled 10 times, each a whole get_one (wait, warm-up, active runs).
 for i in $(seq 10); do

@@ -207,6 +207,19 @@ bench_rows() {
 }
 check "ksmm-tune bench: a row per pattern, the kernel checked, the floor measured" bench_rows
 
+# 16,64,64,16 at batch 4096 in fp32: a dense 16384 x 16384 GEMM, 2.2 TFLOP,
+# against a bmm of 1/256th the work: dense is timed once and marked slow
+slow_dense_stops_early() {
+	"$BIN/ksmm-tune" bench --pattern 16,64,64,16 --batch 4096 --dtype fp32 --layout bsl \
+		--reps 5 --warmup 1 --skip bsr -o slow.csv || return 1
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$c["dense_status"] == "slow" && $c["dense_ms"] > 2 * $c["bmm_ms"] &&
+		$c["bmm_status"] == "ok" && $c["best_baseline"] != "dense" { ok = 1 }
+		END { exit !ok }' slow.csv || { cat slow.csv; return 1; }
+}
+check "ksmm-tune bench: a dense baseline over twice bmm's time is timed once, marked slow, never the best" \
+	slow_dense_stops_early
+
 ncu_runs_one() {
 	local out
 	out=$("$BIN/ksmm-tune" tune --pattern 4,64,64,16 --batch 1000 --space space.yaml --ncu -q) || return 1
