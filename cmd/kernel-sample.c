@@ -422,10 +422,6 @@ static int merge_main(int argc, char **argv)
 }
 
 /* A time in microseconds to the nanosecond, as the sweeps write them. */
-static void write_us(struct csv_writer *w, double us)
-{
-	csv_writer_double(w, round(us * 1000) / 1000, 0);
-}
 
 static int fit_main(int argc, char **argv)
 {
@@ -584,8 +580,8 @@ static int write_layer(const char *output, const char *const *ops, const int64_t
 		csv_writer_str(&w, i < t->n ? sample_shape_text(t->nshape[i], t->shape[i], text,
 								sizeof text)
 					    : sample_shape_text(5, enc, text, sizeof text));
-		write_us(&w, row->fwd_us);
-		write_us(&w, row->bwd_us);
+		sample_write_us(&w, row->fwd_us);
+		sample_write_us(&w, row->bwd_us);
 		if (csv_writer_end_row(&w, &err)) {
 			csv_writer_abort(&w);
 			cli_fatal(&err);
@@ -704,7 +700,7 @@ static int predict_shapes(const char *const *model_paths, int nmodels, const cha
 		for (int c = 0; c < m[0].ncols; c++)
 			csv_writer_int(&w, shapes[i * SAMPLE_MAX_DIMS + (size_t)c]);
 		for (int k = 0; k < nmodels; k++)
-			write_us(&w, us[2 * i + (size_t)k]);
+			sample_write_us(&w, us[2 * i + (size_t)k]);
 		if (csv_writer_end_row(&w, &err)) {
 			csv_writer_abort(&w);
 			cli_fatal(&err);
@@ -881,42 +877,6 @@ static void calibrate_ops(const char *list, struct calibrate_plan *plan)
 	plan->explicit_ops = 1;
 }
 
-/* op,shape,precision, our times, the rate (GB/s of the bytes it must move,
- * or TFLOP/s), that as a share of the copy bandwidth (GPU), PyTorch's
- * times and ours / PyTorch's. */
-static void calibrate_row(struct csv_writer *w, const struct sample_op *op,
-			  enum sample_precision p, const struct sample_calibration *c,
-			  double copy_gbs, const struct sample_torch_table *torch)
-{
-	char shape[128];
-	const int flops = c->flops[0] > 0;
-	const double us[2] = {c->t.fwd_us, op->backward ? c->t.bwd_us : NAN};
-	sample_shape_named(op, c->shape, shape, sizeof shape);
-	csv_writer_str(w, op->name);
-	csv_writer_str(w, shape);
-	csv_writer_str(w, sample_precision_name(p));
-	for (int b = 0; b < 2; b++)
-		isnan(us[b]) ? csv_writer_str(w, "") : write_us(w, us[b]);
-	csv_writer_str(w, flops ? "TFLOP/s" : "GB/s");
-	double rate[2];
-	for (int b = 0; b < 2; b++) {
-		const double amount = flops ? c->flops[b] / 1e12 : c->bytes[b] / 1e9;
-		rate[b] = amount > 0 && us[b] > 0 ? amount / (us[b] * 1e-6) : NAN;
-		isnan(rate[b]) ? csv_writer_str(w, "") : csv_writer_double(w, rate[b], 4);
-	}
-	for (int b = 0; b < 2; b++)
-		!flops && copy_gbs > 0 && !isnan(rate[b]) ? csv_writer_double(w, rate[b] / copy_gbs, 3)
-							   : csv_writer_str(w, "");
-	const struct sample_torch_row *t = torch ? sample_torch_find(torch, op->name, shape) : NULL;
-	const double theirs[2] = {t ? t->fwd_us : NAN, t ? t->bwd_us : NAN};
-	for (int b = 0; b < 2; b++)
-		isnan(theirs[b]) ? csv_writer_str(w, "") : write_us(w, theirs[b]);
-	for (int b = 0; b < 2; b++)
-		!isnan(theirs[b]) && theirs[b] > 0 && !isnan(us[b])
-			? csv_writer_double(w, us[b] / theirs[b], 4)
-			: csv_writer_str(w, "");
-}
-
 static int calibrate_main(int argc, char **argv)
 {
 	enum { OPT_DEVICE = 256, OPT_SEED, OPT_BACKEND, OPT_PRECISION, OPT_ENCODER, OPT_OPS,
@@ -932,10 +892,6 @@ static int calibrate_main(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		CLI_COMMON_LONGOPTS,
 	};
-	static const char *const cols[] = {
-		"op", "shape", "precision", "F_dur(us)", "B_dur(us)", "rate_unit", "F_rate",
-		"B_rate", "F_of_copy", "B_of_copy", "torch_F_dur(us)", "torch_B_dur(us)",
-		"F_ratio", "B_ratio"};
 	struct run_options ro = {.device = DEVICE_AUTO, .precision = SAMPLE_FP16};
 	struct calibrate_plan plan = {0};
 	const char *output = "-", *torch_path = NULL;
@@ -983,7 +939,7 @@ static int calibrate_main(int argc, char **argv)
 		 gpu_copy_bandwidth(0, 20, &copy_gbs, &err))
 		cli_fatal(&err);
 	struct csv_writer w;
-	if (csv_writer_open(&w, output, cols, sizeof cols / sizeof *cols, &err))
+	if (csv_writer_open(&w, output, sample_calibrate_columns, SAMPLE_CALIBRATE_COLUMNS, &err))
 		cli_fatal(&err);
 	for (int i = 0; i < plan.nops; i++) {
 		const struct sample_op *op = gpu ? sample_gpu_op(plan.ops[i]) : sample_cpu_op(plan.ops[i]);
@@ -1003,7 +959,7 @@ static int calibrate_main(int argc, char **argv)
 			if (sample_calibrate_one(op, shape, &clock, ro.precision, ro.seed, 4, 6, 10,
 						 &cal, &err))
 				goto fail;
-			calibrate_row(&w, op, ro.precision, &cal, copy_gbs, torch_path ? &torch : NULL);
+			sample_calibrate_write(&w, op, ro.precision, &cal, copy_gbs, torch_path ? &torch : NULL);
 			if (csv_writer_end_row(&w, &err))
 				goto fail;
 		}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "formats/csv_reader.h"
+#include "formats/csv_writer.h"
 
 const int64_t sample_calibrate_small[5] = {1, 4, 32, 2048, 4096};
 const int64_t sample_calibrate_large[5] = {1, 8, 64, 4096, 8192};
@@ -122,6 +123,50 @@ int sample_calibrate_one(const struct sample_op *op, const int64_t *enc,
 		out->flops[b] = sample_op_flops(op->name, &layout, b);
 	}
 	return 0;
+}
+
+const char *const sample_calibrate_columns[SAMPLE_CALIBRATE_COLUMNS] = {
+	"op",        "shape",     "precision", "F_dur(us)",       "B_dur(us)",
+	"rate_unit", "F_rate",    "B_rate",    "F_of_copy",       "B_of_copy",
+	"torch_F_dur(us)", "torch_B_dur(us)", "F_ratio", "B_ratio"};
+
+static void write_value(struct csv_writer *w, double v)
+{
+	if (isnan(v))
+		csv_writer_str(w, "");
+	else
+		csv_writer_double(w, v, 4);
+}
+
+void sample_calibrate_write(struct csv_writer *w, const struct sample_op *op,
+			    enum sample_precision p, const struct sample_calibration *c,
+			    double copy_gbs, const struct sample_torch_table *torch)
+{
+	char shape[128];
+	const int flops = c->flops[0] > 0;
+	const double us[2] = {c->t.fwd_us, op->backward ? c->t.bwd_us : NAN};
+	sample_shape_named(op, c->shape, shape, sizeof shape);
+	const struct sample_torch_row *t = torch ? sample_torch_find(torch, op->name, shape) : NULL;
+	const double theirs[2] = {t ? t->fwd_us : NAN, t ? t->bwd_us : NAN};
+	double rate[2];
+	for (int b = 0; b < 2; b++) {
+		const double amount = flops ? c->flops[b] / 1e12 : c->bytes[b] / 1e9;
+		rate[b] = amount > 0 && us[b] > 0 ? amount / (us[b] * 1e-6) : NAN;
+	}
+	csv_writer_str(w, op->name);
+	csv_writer_str(w, shape);
+	csv_writer_str(w, sample_precision_name(p));
+	for (int b = 0; b < 2; b++)
+		sample_write_us(w, us[b]);
+	csv_writer_str(w, flops ? "TFLOP/s" : "GB/s");
+	for (int b = 0; b < 2; b++)
+		write_value(w, rate[b]);
+	for (int b = 0; b < 2; b++)
+		write_value(w, !flops && copy_gbs > 0 ? rate[b] / copy_gbs : NAN);
+	for (int b = 0; b < 2; b++)
+		sample_write_us(w, theirs[b]);
+	for (int b = 0; b < 2; b++)
+		write_value(w, theirs[b] > 0 ? us[b] / theirs[b] : NAN);
 }
 
 /* --- PyTorch's CSV --- */

@@ -58,6 +58,20 @@ int sample_calibrate_one(const struct sample_op *op, const int64_t *enc,
 			 int wait, int warmup, int active, struct sample_calibration *out,
 			 struct sp_err *err);
 
+/* The report's CSV: op, shape, precision, our F_dur(us) and B_dur(us),
+ * rate_unit (GB/s of the bytes an operator must move, or TFLOP/s), F_rate,
+ * B_rate, F_of_copy and B_of_copy (the rates over copy_gbs: memory-bound
+ * operators with copy_gbs > 0), PyTorch's torch_F_dur(us) and
+ * torch_B_dur(us), and ours over PyTorch's, F_ratio and B_ratio; a value
+ * that does not apply is an empty cell. torch may be NULL. */
+#define SAMPLE_CALIBRATE_COLUMNS 14
+extern const char *const sample_calibrate_columns[SAMPLE_CALIBRATE_COLUMNS];
+struct csv_writer;
+struct sample_torch_table;
+void sample_calibrate_write(struct csv_writer *w, const struct sample_op *op,
+			    enum sample_precision p, const struct sample_calibration *c,
+			    double copy_gbs, const struct sample_torch_table *torch);
+
 /* PyTorch's times: the rows of bench-sample-torch.py's CSV (op, shape,
  * precision, F_dur(us), B_dur(us), device) at precision p. A file without
  * those columns, a row whose times are not numbers, or one of another

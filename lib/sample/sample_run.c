@@ -2,12 +2,14 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/num.h"
 #include "core/timer.h"
+#include "formats/csv_writer.h"
 #include "sample/sample_spec.h"
 
 static int wall_time(void *ctx, sample_call_fn fn, void *state, double *us, struct sp_err *err)
@@ -273,4 +275,12 @@ int sample_run_once(const struct sample_job *job, const int64_t *shape, struct s
 	int rc = run_both(job->op, state, err) || settle(job, err) ? -1 : 0;
 	job->op->teardown(state);
 	return rc ? fail_shape(job, shape, err) : 0;
+}
+
+void sample_write_us(struct csv_writer *w, double us)
+{
+	if (isnan(us))
+		csv_writer_str(w, "");
+	else
+		csv_writer_double(w, round(us * 1000) / 1000, 0);
 }

@@ -112,6 +112,11 @@ const char *sample_range_name(const struct sample_job *job, const int64_t *shape
 /* "[16, 2048, 1024]", as the original prints a shape. */
 const char *sample_shape_text(int ndims, const int64_t *shape, char *buf, size_t size);
 
+struct csv_writer;
+/* A duration in a sampling CSV, to the nanosecond (the digits that mean
+ * something); NAN as an empty cell. */
+void sample_write_us(struct csv_writer *w, double us);
+
 /* The original's average of n runs (sorts them). */
 double sample_trimmed_mean(double *runs, int n);
 

@@ -143,19 +143,13 @@ static int open_outputs(struct run *run, struct sp_err *err)
 	return 0;
 }
 
-/* Durations to the nanosecond: the digits that mean something. */
-static double to_ns(double us)
-{
-	return round(us * 1000) / 1000;
-}
-
 static int write_row(struct run *run, const int64_t *shape, const struct sample_times *t,
 		     struct sp_err *err)
 {
 	for (int i = 0; i < run->job->cfg->grid.ndims; i++)
 		csv_writer_int(&run->csv.w, shape[i]);
-	csv_writer_double(&run->csv.w, to_ns(t->fwd_us), 0);
-	csv_writer_double(&run->csv.w, to_ns(t->bwd_us), 0);
+	sample_write_us(&run->csv.w, t->fwd_us);
+	sample_write_us(&run->csv.w, t->bwd_us);
 	return sweep_end_row(&run->csv, err);
 }
 
