@@ -216,23 +216,25 @@ static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err 
 	const char *const *f = row->fields;
 	struct sample_torch_row r;
 	enum sample_precision p;
+	char q1[64], q2[64]; /* fields from the file, one line each in a message */
 	if (sample_precision_parse(f[s->col[TORCH_PRECISION]], &p))
 		return sp_fail(err, "%s: line %zu: precision '%s' is not fp16, bf16 or fp32", s->path,
-			       row->line, f[s->col[TORCH_PRECISION]]);
+			       row->line, sp_quote(q1, sizeof q1, f[s->col[TORCH_PRECISION]]));
 	if (p != s->p)
 		return sp_fail(err, "%s: line %zu: PyTorch timed at %s, this calibration is at %s",
-			       s->path, row->line, f[s->col[TORCH_PRECISION]],
+			       s->path, row->line, sample_precision_name(p),
 			       sample_precision_name(s->p));
 	if (parse_us(f[s->col[TORCH_FWD]], 0, &r.fwd_us) ||
 	    parse_us(f[s->col[TORCH_BWD]], 1, &r.bwd_us))
 		return sp_fail(err, "%s: line %zu: F_dur(us) '%s' or B_dur(us) '%s' is not a time",
-			       s->path, row->line, f[s->col[TORCH_FWD]], f[s->col[TORCH_BWD]]);
+			       s->path, row->line, sp_quote(q1, sizeof q1, f[s->col[TORCH_FWD]]),
+			       sp_quote(q2, sizeof q2, f[s->col[TORCH_BWD]]));
 	if (row->lens[s->col[TORCH_OP]] >= sizeof r.op ||
 	    row->lens[s->col[TORCH_SHAPE]] >= sizeof r.shape)
 		return sp_fail(err, "%s: line %zu: operator or shape too long", s->path, row->line);
 	memcpy(r.op, f[s->col[TORCH_OP]], row->lens[s->col[TORCH_OP]] + 1);
 	memcpy(r.shape, f[s->col[TORCH_SHAPE]], row->lens[s->col[TORCH_SHAPE]] + 1);
-	snprintf(s->t->device, sizeof s->t->device, "%s", f[s->col[TORCH_DEVICE]]);
+	sp_quote(s->t->device, sizeof s->t->device, f[s->col[TORCH_DEVICE]]);
 	if (s->t->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
 		struct sample_torch_row *rows = realloc(s->t->rows, cap * sizeof *rows);

@@ -95,6 +95,11 @@ EOF
 	printf 'op,shape,precision,F_dur(us),B_dur(us),device\nlayernorm,b=2,fp16,1,nan,x\n' >"$T/nan.csv"
 	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/nan.csv" -o "$T/out.csv"
 	assert_error 1 $K "nan.csv: line 2: F_dur\(us\) '1' or B_dur\(us\) 'nan' is not a time$"
+	# a quoted field spanning lines stays on the message's one line
+	printf 'op,shape,precision,F_dur(us),B_dur(us),device\nlayernorm,b=2,fp16,55,"1\n2",x\n' >"$T/multi.csv"
+	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/multi.csv" -o "$T/out.csv"
+	assert_error 1 $K "multi.csv: line 2: F_dur\(us\) '55' or B_dur\(us\) '1\\\\n2' is not a time$"
+	[ "${#lines[@]}" -eq 1 ]
 	: >"$T/empty.csv"
 	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/empty.csv" -o "$T/out.csv"
 	assert_error 1 $K "empty.csv: empty \(no header\)$"
