@@ -541,3 +541,30 @@ EOF
 		grep -q "^$k)" "$REPO/scripts/long_run.sh"
 	done
 }
+
+@test "scripts/ksmm-summary.py: patterns won against the best of ours and PyTorch's baselines, medians, the worst, floor and roofline" {
+	h=batch,a,b,c,d,dtype,layout,config,kernel_ms,kernel_rel_err,kernel_status,dense_ms,dense_rel_err,dense_status,dense_tf32_ms,dense_tf32_rel_err,dense_tf32_status,bmm_ms,bmm_rel_err,bmm_status,bsr_ms,bsr_rel_err,bsr_status,best_baseline,speedup,floor_ms,floor_ratio,copy_gbs
+	# A: best baseline PyTorch's einsum at 2 ms (dense 3, bmm 2.5), kernel 1:
+	# 2x; TF32 1.5 ms. B: best cuBLAS dense at 1 ms, kernel 2: 0.5x; its TF32
+	# is slow (not counted). A again (counted once), C failed.
+	cat >"$T/bench.csv" <<EOF2
+$h
+1000,1,2,2,1,fp32,bsl,exact,1,0,ok,3,0,ok,1.5,0,ok,2.5,0,ok,nan,nan,skipped,,,0.5,,3000
+1000,2,2,2,1,fp32,bsl,exact,2,0,ok,1,0,ok,0.9,0,slow,4,0,ok,nan,nan,skipped,,,1,,3000
+1000,1,2,2,1,fp32,bsl,exact,10,0,ok,3,0,ok,1.5,0,ok,2.5,0,ok,nan,nan,skipped,,,0.5,,3000
+1000,3,2,2,1,fp32,bsl,exact,nan,nan,error: launch,3,0,ok,1.5,0,ok,2.5,0,ok,nan,nan,skipped,,,0.5,,3000
+EOF2
+	cat >"$T/torch.csv" <<EOF2
+batch,a,b,c,d,dtype,layout,method,ms,rel_err,runs,floor_ms,copy_gbs,device,torch
+1000,1,2,2,1,fp32,bsl,einsum,2.0,0,10,0.5,3000,H100,2.11
+1000,1,2,2,1,fp32,bsl,dense,nan,nan,0,0.5,3000,H100,2.11
+1000,2,2,2,1,fp32,bsl,bmm,3.0,0,10,1,3000,H100,2.11
+EOF2
+	# at 4 MFLOP/s the roofline is the FLOPs: A 8000 of them, 2 ms; B 4 ms
+	run "$REPO/scripts/ksmm-summary.py" "$T/bench.csv" --torch "$T/torch.csv" --peak fp32=0.000004
+	[ "$status" -eq 0 ]
+	[ "$output" = "SUMMARY fp32 bsl batch  1000: won 1/3, median speedup 1.25x over the best baseline (worst 0.50x at 2,2,2,1), kernel/floor 2.00, kernel/roofline 0.50, 1.00x counting TF32" ]
+	# at the default peak the roofline is the floor
+	run "$REPO/scripts/ksmm-summary.py" "$T/bench.csv" --torch "$T/torch.csv"
+	[[ $output == *"kernel/floor 2.00, kernel/roofline 2.00,"* ]]
+}
