@@ -421,8 +421,6 @@ static int merge_main(int argc, char **argv)
 	return 0;
 }
 
-/* A time in microseconds to the nanosecond, as the sweeps write them. */
-
 static int fit_main(int argc, char **argv)
 {
 	enum { OPT_OUTPUT_DIR = 256, OPT_FOLDS, OPT_TREES, OPT_DEPTH, OPT_RATE, OPT_BASE,
@@ -859,22 +857,36 @@ static void calibrate_ops(const char *list, struct calibrate_plan *plan)
 	if (!copy)
 		cli_die("out of memory");
 	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-		int k = 0;
-		while (sample_op_names[k] && strcmp(sample_op_names[k], name))
-			k++;
-		if (!sample_op_names[k])
+		const struct sample_op *op = sample_cpu_op(name);
+		if (!op)
 			cli_usage_error("--ops: unknown operator '%s'", name);
-		if (!sample_calibrate_fits(sample_cpu_op(name)))
+		if (!sample_calibrate_fits(op))
 			cli_usage_error("--ops: %s's shape is not a transformer encoder's (mp, b, h, "
 					"l, dim): its sweeps are the way to time it",
 					name);
 		if (plan->nops == (int)(sizeof plan->ops / sizeof *plan->ops))
 			cli_usage_error("--ops: too many operators");
-		plan->ops[plan->nops++] = sample_op_names[k];
+		plan->ops[plan->nops++] = op->name; /* the table's own string, not the copy's */
 	}
-	/* the names are sample_op_names' own, so the copy can go */
 	free(copy);
 	plan->explicit_ops = 1;
+}
+
+/* The encoders op is timed at: those of --encoder, else the H100 table's
+ * smaller shape, and its larger one for the operators timed at both. */
+static int calibrate_encoders(const struct calibrate_plan *plan, const char *op,
+			      const int64_t **enc)
+{
+	int n = 0;
+	if (plan->nenc)
+		for (; n < plan->nenc; n++)
+			enc[n] = plan->enc[n];
+	else {
+		enc[n++] = sample_calibrate_small;
+		if (sample_calibrate_large_too(op))
+			enc[n++] = sample_calibrate_large;
+	}
+	return n;
 }
 
 static int calibrate_main(int argc, char **argv)
@@ -949,14 +961,12 @@ static int calibrate_main(int argc, char **argv)
 			cli_log(1, "%s: skipped: %s", op->name, err.msg);
 			continue;
 		}
-		const int64_t(*enc)[5] = plan.nenc ? (const int64_t(*)[5])plan.enc
-						   : (const int64_t(*)[5]) & sample_calibrate_small;
-		int nenc = plan.nenc ? plan.nenc : 1 + sample_calibrate_large_too(op->name);
+		const int64_t *enc[sizeof plan.enc / sizeof *plan.enc];
+		const int nenc = calibrate_encoders(&plan, op->name, enc);
 		for (int e = 0; e < nenc; e++) {
 			struct sample_calibration cal;
-			const int64_t *shape = plan.nenc || e == 0 ? enc[e] : sample_calibrate_large;
 			/* the configs' default schedule (sample_config.h) */
-			if (sample_calibrate_one(op, shape, &clock, ro.precision, ro.seed, 4, 6, 10,
+			if (sample_calibrate_one(op, enc[e], &clock, ro.precision, ro.seed, 4, 6, 10,
 						 &cal, &err))
 				goto fail;
 			sample_calibrate_write(&w, op, ro.precision, &cal, copy_gbs, torch_path ? &torch : NULL);

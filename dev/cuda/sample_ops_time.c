@@ -21,6 +21,7 @@
 #include "core/gpu.h"
 #include "sample/sample_calibrate.h"
 #include "sample/sample_gpu.h"
+#include "sample/sample_layer.h"
 #include "sample/sample_op.h"
 #include "sample/sample_spec.h"
 
@@ -31,9 +32,12 @@ static void run(const char *name, const int64_t *enc, enum sample_precision p, d
 	const struct sample_op *op = sample_gpu_op(name);
 	int64_t shape[5];
 	char text[128];
-	sample_calibrate_shape(op, enc, shape);
-	sample_shape_named(op, shape, text, sizeof text);
 	struct sp_err e;
+	if (sample_layer_shape(name, op->shape_names, op->nshape, enc, shape, &e)) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	sample_shape_named(op, shape, text, sizeof text);
 	void *st;
 	struct gpu_timing f = {0}, b = {0};
 	if (op->check(shape, &e) || sample_check_precision(name, p, &e) ||

@@ -1,34 +1,24 @@
 /* kernel-sample calibrate (sample_calibrate.h). */
 #include "sample/sample_calibrate.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/num.h"
 #include "formats/csv_reader.h"
 #include "formats/csv_writer.h"
+#include "sample/sample_layer.h"
 
 const int64_t sample_calibrate_small[5] = {1, 4, 32, 2048, 4096};
 const int64_t sample_calibrate_large[5] = {1, 8, 64, 4096, 8192};
 
-static const char *const encoder_columns[] = {"mp", "b", "h", "l", "dim"};
-
-static int encoder_column(const char *name)
-{
-	for (int k = 0; k < 5; k++)
-		if (!strcmp(name, encoder_columns[k]))
-			return k;
-	return -1;
-}
-
 int sample_calibrate_fits(const struct sample_op *op)
 {
-	for (int i = 0; i < op->nshape; i++)
-		if (encoder_column(op->shape_names[i]) < 0)
-			return 0;
-	return 1;
+	int64_t shape[SAMPLE_MAX_DIMS];
+	return !sample_layer_shape(op->name, op->shape_names, op->nshape, sample_calibrate_small,
+				   shape, NULL);
 }
 
 int sample_calibrate_large_too(const char *op)
@@ -80,12 +70,6 @@ double sample_op_flops(const char *op, const struct sample_state *st, int backwa
 	return 0;
 }
 
-void sample_calibrate_shape(const struct sample_op *op, const int64_t *enc, int64_t *shape)
-{
-	for (int i = 0; i < op->nshape; i++)
-		shape[i] = enc[encoder_column(op->shape_names[i])];
-}
-
 const char *sample_shape_named(const struct sample_op *op, const int64_t *shape, char *buf,
 			       size_t size)
 {
@@ -106,7 +90,8 @@ int sample_calibrate_one(const struct sample_op *op, const int64_t *enc,
 	void *state = NULL;
 	struct sample_state layout = {0};
 	memset(out, 0, sizeof *out);
-	sample_calibrate_shape(op, enc, out->shape);
+	if (sample_layer_shape(op->name, op->shape_names, op->nshape, enc, out->shape, err))
+		return -1;
 	sample_shape_named(op, out->shape, text, sizeof text);
 	if (op->check(out->shape, err) || sample_check_precision(op->name, p, err) ||
 	    op->setup(out->shape, p, seed, &state, err))
@@ -187,14 +172,11 @@ struct torch_scan {
  * empty_ok, as NAN. */
 static int parse_us(const char *s, int empty_ok, double *us)
 {
-	char *end;
 	if (!*s && empty_ok) {
 		*us = NAN;
 		return 0;
 	}
-	errno = 0;
-	*us = strtod(s, &end);
-	return *s && !*end && !errno && isfinite(*us) && *us >= 0 ? 0 : -1;
+	return num_parse_double(s, 0, us) == NUM_OK && *us >= 0 ? 0 : -1;
 }
 
 static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err *err)

@@ -27,7 +27,8 @@
 /* The default encoders (mp, b, h, l, dim). */
 extern const int64_t sample_calibrate_small[5], sample_calibrate_large[5];
 
-/* Whether op's columns are all among mp, b, h, l and dim. */
+/* Whether op's columns are all among mp, b, h, l and dim, so that
+ * sample_layer_shape gives its shape at an encoder. */
 int sample_calibrate_fits(const struct sample_op *op);
 /* Whether the default set times op at sample_calibrate_large too. */
 int sample_calibrate_large_too(const char *op);
@@ -38,8 +39,6 @@ int sample_calibrate_large_too(const char *op);
 double sample_op_bytes(const char *op, const struct sample_state *st, int backward);
 double sample_op_flops(const char *op, const struct sample_state *st, int backward);
 
-/* op's shape at encoder enc (mp, b, h, l, dim); op must fit. */
-void sample_calibrate_shape(const struct sample_op *op, const int64_t *enc, int64_t *shape);
 /* "mp=1 b=4 l=2048 dim=4096": the shape as the PyTorch script names it. */
 const char *sample_shape_named(const struct sample_op *op, const int64_t *shape, char *buf,
 			       size_t size);
