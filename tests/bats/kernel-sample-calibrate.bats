@@ -85,23 +85,27 @@ EOF
 	[ ! -e "$T/out.csv" ]
 }
 
+# torch_refused NAME TEXT: calibrate --torch on TEXT (printf's format) saved
+# as $T/NAME, run as $output, with nothing written to $T/out.csv
+torch_refused() {
+	printf "$2" >"$T/$1"
+	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/$1" -o "$T/out.csv"
+	[ ! -e "$T/out.csv" ]
+}
+
 @test "calibrate: a PyTorch CSV without the columns, of another precision, with a time that is not one, or empty, is one error naming it, and nothing is written" {
-	printf 'op,shape,F_dur(us),B_dur(us),device\nlayernorm,b=2,1,2,x\n' >"$T/nocol.csv"
-	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/nocol.csv" -o "$T/out.csv"
+	H='op,shape,precision,F_dur(us),B_dur(us),device\n'
+	torch_refused nocol.csv 'op,shape,F_dur(us),B_dur(us),device\nlayernorm,b=2,1,2,x\n'
 	assert_error 1 $K "nocol.csv: no column 'precision' \(scripts/bench-sample-torch.py writes"
-	printf 'op,shape,precision,F_dur(us),B_dur(us),device\nlayernorm,b=2,bf16,1,2,x\n' >"$T/bf16.csv"
-	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/bf16.csv" -o "$T/out.csv"
+	torch_refused bf16.csv "${H}layernorm,b=2,bf16,1,2,x\n"
 	assert_error 1 $K "bf16.csv: line 2: PyTorch timed at bf16, this calibration is at fp16$"
-	printf 'op,shape,precision,F_dur(us),B_dur(us),device\nlayernorm,b=2,fp16,1,nan,x\n' >"$T/nan.csv"
-	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/nan.csv" -o "$T/out.csv"
+	torch_refused nan.csv "${H}layernorm,b=2,fp16,1,nan,x\n"
 	assert_error 1 $K "nan.csv: line 2: F_dur\(us\) '1' or B_dur\(us\) 'nan' is not a time$"
 	# a quoted field spanning lines stays on the message's one line
-	printf 'op,shape,precision,F_dur(us),B_dur(us),device\nlayernorm,b=2,fp16,55,"1\n2",x\n' >"$T/multi.csv"
-	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/multi.csv" -o "$T/out.csv"
+	torch_refused multi.csv "${H}layernorm,b=2,fp16,55,\"1\n2\",x\n"
 	assert_error 1 $K "multi.csv: line 2: F_dur\(us\) '55' or B_dur\(us\) '1\\\\n2' is not a time$"
 	[ "${#lines[@]}" -eq 1 ]
-	: >"$T/empty.csv"
-	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/empty.csv" -o "$T/out.csv"
+	torch_refused empty.csv ''
 	assert_error 1 $K "empty.csv: empty \(no header\)$"
 	run "$BIN/$K" calibrate --device cpu --encoder $ENC --ops layernorm --torch "$T/missing.csv" -o "$T/out.csv"
 	assert_error 1 $K "missing.csv"
