@@ -869,6 +869,8 @@ static void calibrate_ops(const char *list, struct calibrate_plan *plan)
 		plan->ops[plan->nops++] = op->name; /* the table's own string, not the copy's */
 	}
 	free(copy);
+	if (!plan->nops)
+		cli_usage_error("--ops: no operator named in '%s'", list);
 	plan->explicit_ops = 1;
 }
 

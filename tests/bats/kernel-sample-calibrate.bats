@@ -115,6 +115,9 @@ torch_refused() {
 @test "calibrate: unknown or non-encoder operators, a wrong --encoder or precision are usage errors; an unrunnable shape is an error naming it, with no partial output" {
 	run "$BIN/$K" calibrate --device cpu --ops layernorm,nosuch
 	assert_error 2 $K "--ops: unknown operator 'nosuch'"
+	run "$BIN/$K" calibrate --device cpu --ops , -o "$T/out.csv"
+	assert_error 2 $K "--ops: no operator named in ','"
+	[ ! -e "$T/out.csv" ]
 	run "$BIN/$K" calibrate --device cpu --ops moe
 	assert_error 2 $K "--ops: moe's shape is not a transformer encoder's"
 	run "$BIN/$K" calibrate --device cpu --encoder 1,2,2,16
