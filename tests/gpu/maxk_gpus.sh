@@ -13,7 +13,13 @@ T=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$T"' EXIT
 cd "$T" || exit 1
 n=0 failed=0
+# The GPUs this process may use: CUDA_VISIBLE_DEVICES's list where it is
+# set (a queue or SLURM may give this test one GPU of four), else all.
 GPUS=$(nvidia-smi -L 2>/dev/null | wc -l)
+if [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then
+	visible=$(printf '%s' "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+	[ "$visible" -lt "$GPUS" ] && GPUS=$visible
+fi
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 
 check() { # NAME COMMAND...
