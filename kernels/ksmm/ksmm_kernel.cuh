@@ -225,13 +225,27 @@ struct step_regs {
 };
 
 /* The W vector i of the tiles at (r0, k0): its de (of TD), row and first
- * k. */
+ * k. In row order, except for SIMT (W transposed into [k][r] in shared
+ * memory) with an even number of vectors a row: there two neighbouring
+ * threads take the two halves of 2 VEC elements of a row (one 32-byte
+ * sector for fp32 VEC 4) and the next pair the next row, so that the
+ * scattered stores of a warp fall in distinct banks (row order put 8
+ * threads on one row, 4 ways in each bank for 64- and 128-row tiles).
+ * With the thread tiles below, on the H100 run described there: 43 of 51
+ * patterns won at a median 1.39x over the best baseline with the pairs,
+ * 42 at 1.34x (the kernel no faster than before) in row order. */
+#define W_PAIRS (!KSMM_MMA && (KSMM_TK / KSMM_VEC) % 2 == 0)
 __device__ __forceinline__ void w_vec_pos(int i, int *dd, int *r, int *k)
 {
 	*dd = i / (KSMM_TR * KSMM_TK / KSMM_VEC);
 	i %= KSMM_TR * KSMM_TK / KSMM_VEC;
+#if W_PAIRS
+	*r = i / 2 % KSMM_TR;
+	*k = (i / (2 * KSMM_TR) * 2 + i % 2) * KSMM_VEC;
+#else
 	*r = i / (KSMM_TK / KSMM_VEC);
 	*k = i % (KSMM_TK / KSMM_VEC) * KSMM_VEC;
+#endif
 }
 
 /* The X vector i of the tiles at (k0, n0): its first de, k and n; the
@@ -686,7 +700,25 @@ struct acc_t {
 	float v[KSMM_WR][KSMM_WB];
 };
 
-/* One step of TK: this thread's WR x WB outer products. */
+/* A thread's WR x WB outputs: WR contiguous rows by WB columns taken in
+ * chunks of BCH (4 where WB allows, else all WB), the threads' chunks side
+ * by side and a thread's own NSTEP columns apart, so that a warp's 16-byte
+ * reads of a k-row of X are consecutive: no bank conflict. Contiguous
+ * 8-wide thread tiles put neighbouring threads 32 bytes apart, a 2-way
+ * conflict on every read of X. Measured on an H100 (2026-11-27, fp32 bsl,
+ * batch 25,088, the 51 patterns of configs/ksmm/patterns_speed.in, seven
+ * points each, tuned): 128 x 8 x 128 blocks of 8 x 8 went from 100.1 to
+ * 85.0 ms on 1,1024,1024,64 and 8 x 8 points became the best on 43 of 51
+ * patterns (5 before); the kernel's time over the set, median 2.8% less
+ * (28 faster by over 2%, 9 slower). Chunking the rows the same way as
+ * well cost the 64 x 128, 8 x 4 point 3% and was 1.2 points worse at the
+ * median. */
+#define KSMM_BCH (KSMM_WB % 4 == 0 ? 4 : KSMM_WB)
+#define KSMM_NSTEP (KSMM_TB / KSMM_WB * KSMM_BCH)
+#define THREAD_COL(j) ((j) / KSMM_BCH * KSMM_NSTEP + (j) % KSMM_BCH)
+
+/* One step of TK: this thread's WR x WB outer products; tr0, tn0: its
+ * first row and its first chunk's column in the tile. */
 __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int tr0,
 						    int tn0, struct acc_t *acc)
 {
@@ -698,7 +730,7 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 			av[i] = as[A_AT(tr0 + i, k)];
 #pragma unroll
 		for (int j = 0; j < KSMM_WB; j++)
-			bv[j] = bs[B_AT(k, tn0 + j)];
+			bv[j] = bs[B_AT(k, tn0 + THREAD_COL(j))];
 #pragma unroll
 		for (int i = 0; i < KSMM_WR; i++)
 #pragma unroll
@@ -707,6 +739,9 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 	}
 }
 
+/* Element by element: a vector store of each bsl chunk (4 contiguous n)
+ * took 21 more registers on the 64 x 128, 8 x 4 point (149, one block an
+ * SM instead of two; ptxas of CUDA 13.0). */
 __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 						 const struct ksmm_args &p, int r0, int n0)
 {
@@ -714,7 +749,7 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 	for (int i = 0; i < KSMM_WR; i++)
 #pragma unroll
 		for (int j = 0; j < KSMM_WB; j++)
-			store_out(yg, p, r0 + i, n0 + j, acc->v[i][j]);
+			store_out(yg, p, r0 + i, n0 + THREAD_COL(j), acc->v[i][j]);
 }
 #endif
 
@@ -772,7 +807,7 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	const int wn0 = warp % (KSMM_TB / KSMM_WB) * KSMM_WB;
 #else
 	const int wr0 = gt / (KSMM_TB / KSMM_WB) * KSMM_WR;
-	const int wn0 = gt % (KSMM_TB / KSMM_WB) * KSMM_WB;
+	const int wn0 = gt % (KSMM_TB / KSMM_WB) * KSMM_BCH;
 #endif
 	struct acc_t acc;
 #pragma unroll
