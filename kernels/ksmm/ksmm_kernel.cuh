@@ -31,7 +31,8 @@
  * register path holds a whole step per thread and waits for it a step
  * later, where cp.async keeps several steps in flight without registers.
  * The output tile stays in registers until the end:
- *   SIMT (KSMM_MMA 0): each thread owns KSMM_WR x KSMM_WB outputs, an outer
+ *   SIMT (KSMM_MMA 0): each thread owns KSMM_WR x KSMM_WB outputs (its
+ *     columns in 4-wide chunks spread over the tile: acc_t below), an outer
  *     product a k; shared memory holds fp32 (fp16/bf16 converted once).
  *   MMA (KSMM_MMA 1): each warp owns a KSMM_WR x KSMM_WB tile made of
  *     m16n8k16 mma.sync (fp16, bf16; fragments by ldmatrix) or m16n8k8
