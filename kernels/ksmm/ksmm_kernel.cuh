@@ -234,7 +234,10 @@ struct step_regs {
  * threads on one row, 4 ways in each bank for 64- and 128-row tiles).
  * With the thread tiles below, on the H100 run described there: 43 of 51
  * patterns won at a median 1.39x over the best baseline with the pairs,
- * 42 at 1.34x (the kernel no faster than before) in row order. */
+ * 42 at 1.34x (the kernel no faster than before) in row order. Not for
+ * every point: 64 x 32 x 128 of 8 x 4 took 87.0 ms on 1,1024,1024,64
+ * with the pairs, 82.9 in row order, where 128 x 8 x 128 of 8 x 8 took
+ * 85.1 and 86.9. */
 #define W_PAIRS (!KSMM_MMA && (KSMM_TK / KSMM_VEC) % 2 == 0)
 __device__ __forceinline__ void w_vec_pos(int i, int *dd, int *r, int *k)
 {
@@ -712,8 +715,7 @@ struct acc_t {
  * 85.0 ms on 1,1024,1024,64 and 8 x 8 points became the best on 43 of 51
  * patterns (5 before); the kernel's time over the set, median 2.8% less
  * (28 faster by over 2%, 9 slower). Chunking the rows the same way as
- * well cost the 64 x 128, 8 x 4 point 3% and was 1.2 points worse at the
- * median. */
+ * well was 1.2 points worse at the median. */
 #define KSMM_BCH (KSMM_WB % 4 == 0 ? 4 : KSMM_WB)
 #define KSMM_NSTEP (KSMM_TB / KSMM_WB * KSMM_BCH)
 #define THREAD_COL(j) ((j) / KSMM_BCH * KSMM_NSTEP + (j) % KSMM_BCH)
