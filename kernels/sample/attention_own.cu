@@ -18,13 +18,19 @@
  *
  * Backward: D = rowsum(dO * O) first (with the fp32 dQ accumulator zeroed),
  * then a block of 8 warps per 128 keys: K and V stay in shared memory, query
- * tiles of 64 rows (Q, dO, logsumexp, D) stream through double buffers, and
- * each warp owns 16 keys: S^T = K Q^T, P^T = exp(S^T - lse), dV += P^T dO,
- * dP^T = V dO^T, dS^T = P^T (dP^T - D), dK += dS^T Q, all in registers;
- * dS^T goes through shared memory for dQ += dS K, which the 8 warps split
- * (16 queries x half the head each) and add to the fp32 accumulator with
- * atomics; a last pass scales dQ into the input type. Five products of
- * l^2 d per head: 2.5 times the forward's FLOPs.
+ * tiles of 64 rows (Q, dO, logsumexp, D) stream through double buffers. Per
+ * step, as FlashAttention-2 splits it: each warp computes S^T = K Q^T and
+ * dP^T = V dO^T for 32 keys x 32 queries, P^T = exp(S^T - lse) and dS^T =
+ * P^T (dP^T - D), and writes both to shared memory; then each warp takes 32
+ * keys x half the head for dV += P^T dO and dK += dS^T Q (accumulated in
+ * registers over the steps), and 16 queries x half the head for dQ += dS K,
+ * added to the fp32 accumulator with atomics; a last pass scales dQ into
+ * the input type. Five products of l^2 d per head: 2.5 times the forward's
+ * FLOPs. Shared memory read a step (head 128): 256 KB for S and dP, 192 KB
+ * for dV and dK, 160 KB for dQ, 32 KB of P^T and dS^T written; the layout
+ * before (16 keys x all 64 queries a warp, P^T kept in registers) read 320
+ * + 256 + 160 KB: at 128 bytes a clock shared memory, not the tensor cores,
+ * bounds a step (about 10.5 M multiply-adds).
  *
  * Causal: query blocks run heaviest first; key tiles past a block's last
  * query are never loaded, and only tiles that cross the diagonal or the end
@@ -188,20 +194,21 @@ static __device__ __forceinline__ void load_tile(T *tile, const T *head, int64_t
 	}
 }
 
-/* The double buffer's turn: the next step's copies issued (when there is
- * one) into the buffer the last step read, then this step's awaited; the
- * barrier makes every thread's copies visible to all. */
+/* The double buffer's turn, one barrier a step: this step's copies awaited
+ * and, by the barrier, made visible to all; the barrier also tells that
+ * every warp is done with the buffer the last step read, so the next
+ * step's copies (when there is one) go there right after it. (The copies
+ * issued before the wait instead needed a second barrier at the end of
+ * each step.) */
 template <typename Issue>
 static __device__ __forceinline__ void next_tiles(bool more, Issue issue)
 {
+	cp_async_wait<0>();
+	__syncthreads();
 	if (more) {
 		issue();
 		cp_async_commit();
-		cp_async_wait<1>();
-	} else {
-		cp_async_wait<0>();
 	}
-	__syncthreads();
 }
 
 /* ---- forward ---------------------------------------------------------- */
@@ -348,7 +355,6 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 				}
 			}
 		}
-		__syncthreads();
 	}
 
 #pragma unroll
@@ -378,10 +384,12 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 #define BWD_BN 128 /* keys a block */
 #define BWD_BM 64  /* queries a step */
 #define BWD_THREADS 256
+#define BWD_KW 32 /* keys a warp, in S^T and dP^T and in dV and dK */
 
+/* K, V; Q, dO double-buffered; P^T and dS^T ([key][query]); lse and D. */
 template <int D> constexpr size_t bwd_smem()
 {
-	return (size_t)(2 * BWD_BN + 4 * BWD_BM) * D * 2 + (size_t)BWD_BN * BWD_BM * 2 +
+	return (size_t)(2 * BWD_BN + 4 * BWD_BM) * D * 2 + 2 * (size_t)BWD_BN * BWD_BM * 2 +
 	       4 * BWD_BM * sizeof(float);
 }
 
@@ -432,7 +440,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 {
 	extern __shared__ __align__(128) unsigned char smem[];
 	T *sk = (T *)smem, *sv = sk + BWD_BN * D, *sq = sv + BWD_BN * D, *sdo = sq + 2 * BWD_BM * D;
-	T *sds = sdo + 2 * BWD_BM * D; /* dS^T, [key][query] */
+	T *sp = sdo + 2 * BWD_BM * D, *sds = sp + BWD_BN * BWD_BM; /* P^T, dS^T: [key][query] */
 	float *sl = (float *)(sds + BWD_BN * BWD_BM), *sd = sl + 2 * BWD_BM;
 	const int h = blockIdx.y, z = blockIdx.z, n0 = blockIdx.x * BWD_BN;
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -440,7 +448,10 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 	const int64_t stat = ((int64_t)z * heads + h) * seq;
 	const float scale_log2 = scale * LOG2E;
 	const int first = CAUSAL ? n0 / BWD_BM : 0, last = (seq + BWD_BM - 1) / BWD_BM;
-	const int kw = warp * 16; /* the warp's first key in the block */
+	/* S^T and dP^T: warp w takes keys 32 (w / 2).. and queries 32 (w % 2)..;
+	 * dV and dK: keys 32 (w % 4).. and half w / 4 of the head. */
+	const int kw = (warp >> 1) * BWD_KW, qw = (warp & 1) * (BWD_BM / 2);
+	const int kv = (warp & 3) * BWD_KW, dh = (warp >> 2) * (D / 2);
 
 	/* A query step's inputs: Q, dO by cp.async; lse (log2 units, +inf past
 	 * the end so P = 0 there) and D by plain stores. */
@@ -461,9 +472,12 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 	load_step(first, 0);
 	cp_async_commit();
 
-	float acc_dk[D / 8][4], acc_dv[D / 8][4];
-	zero(acc_dk);
-	zero(acc_dv);
+	float acc_dk[2][D / 16][4], acc_dv[2][D / 16][4];
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++) {
+		zero(acc_dk[mt]);
+		zero(acc_dv[mt]);
+	}
 
 	for (int step = first; step < last; step++) {
 		const int buf = (step - first) & 1, m0 = step * BWD_BM;
@@ -471,71 +485,102 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 		const T *cq = sq + buf * BWD_BM * D, *cdo = sdo + buf * BWD_BM * D;
 		const float *cl = sl + buf * BWD_BM, *cd = sd + buf * BWD_BM;
 
-		/* S^T = K Q^T: the warp's 16 keys x 64 queries. */
-		float s[BWD_BM / 8][4], dp[BWD_BM / 8][4];
-		zero(s);
-		zero(dp);
+		/* S^T = K Q^T, then dP^T = V dO^T: the warp's 32 keys x 32 queries,
+		 * each key fragment feeding 4 mma and each query fragment 4; one
+		 * product at a time holds half the fragments of both at once. */
+		float s[2][BWD_BM / 16][4], dp[2][BWD_BM / 16][4];
+		auto keys_by_queries = [&](float (&c)[2][BWD_BM / 16][4], const T *keys,
+					   const T *queries) {
 #pragma unroll
-		for (int kc = 0; kc < D / 16; kc++) {
-			uint32_t a[4], c[4];
-			ldsm_x4(a, sk + swz<D>(kw + (lane & 15), kc * 2 + (lane >> 4)));
-			ldsm_x4(c, sv + swz<D>(kw + (lane & 15), kc * 2 + (lane >> 4)));
+			for (int mt = 0; mt < 2; mt++)
+				zero(c[mt]);
 #pragma unroll
-			for (int np = 0; np < BWD_BM / 16; np++) {
-				uint32_t b[4], g[4];
-				const int row = np * 16 + (lane & 7) + ((lane >> 4) << 3);
-				const int chunk = kc * 2 + ((lane >> 3) & 1);
-				ldsm_x4(b, cq + swz<D>(row, chunk));
-				ldsm_x4(g, cdo + swz<D>(row, chunk));
-				mma_pair<T>(s[2 * np], s[2 * np + 1], a, b);
-				/* dP^T = V dO^T */
-				mma_pair<T>(dp[2 * np], dp[2 * np + 1], c, g);
+			for (int kc = 0; kc < D / 16; kc++) {
+				uint32_t a[2][4];
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++)
+					ldsm_x4(a[mt], keys + swz<D>(kw + mt * 16 + (lane & 15),
+								      kc * 2 + (lane >> 4)));
+#pragma unroll
+				for (int np = 0; np < BWD_BM / 32; np++) {
+					uint32_t b[4];
+					const int row = qw + np * 16 + (lane & 7) + ((lane >> 4) << 3);
+					ldsm_x4(b, queries + swz<D>(row, kc * 2 + ((lane >> 3) & 1)));
+#pragma unroll
+					for (int mt = 0; mt < 2; mt++)
+						mma_pair<T>(c[mt][2 * np], c[mt][2 * np + 1], a[mt], b);
+				}
 			}
-		}
+		};
+		keys_by_queries(s, sk, cq);
+		keys_by_queries(dp, sv, cdo);
 
 		/* P^T and dS^T = P^T (dP^T - D), masked past the end and (causal)
-		 * where the query comes before the key. */
-		const bool edge = n0 + kw + 15 >= seq || (CAUSAL && m0 < n0 + kw + 16);
+		 * where the query comes before the key, to shared memory. */
+		const bool edge = n0 + kw + BWD_KW - 1 >= seq || (CAUSAL && m0 + qw < n0 + kw + BWD_KW);
 #pragma unroll
-		for (int nt = 0; nt < BWD_BM / 8; nt++)
+		for (int mt = 0; mt < 2; mt++) {
 #pragma unroll
-			for (int e = 0; e < 4; e++) {
-				const int qi = nt * 8 + 2 * (lane & 3) + (e & 1);
-				const int key = n0 + kw + (lane >> 2) + (e >> 1) * 8;
-				float p = exp2_approx(s[nt][e] * scale_log2 - cl[qi]);
-				if (edge && (key >= seq || (CAUSAL && m0 + qi < key)))
-					p = 0;
-				s[nt][e] = p;
-				dp[nt][e] = p * (dp[nt][e] - cd[qi]);
-			}
-
-		/* dV += P^T dO, dK += dS^T Q; dS^T to shared memory for dQ. */
+			for (int nt = 0; nt < BWD_BM / 16; nt++)
 #pragma unroll
-		for (int kc = 0; kc < BWD_BM / 16; kc++) {
-			uint32_t a[4], c[4];
-			acc_to_a<T>(a, s[2 * kc], s[2 * kc + 1]);
-			acc_to_a<T>(c, dp[2 * kc], dp[2 * kc + 1]);
-			const int r0 = kw + (lane >> 2), col = kc * 16 + 2 * (lane & 3);
-			*(uint32_t *)(sds + swz<BWD_BM>(r0, col >> 3) + (col & 7)) = c[0];
-			*(uint32_t *)(sds + swz<BWD_BM>(r0 + 8, col >> 3) + (col & 7)) = c[1];
-			*(uint32_t *)(sds + swz<BWD_BM>(r0, (col >> 3) + 1) + (col & 7)) = c[2];
-			*(uint32_t *)(sds + swz<BWD_BM>(r0 + 8, (col >> 3) + 1) + (col & 7)) = c[3];
+				for (int e = 0; e < 4; e++) {
+					const int qi = qw + nt * 8 + 2 * (lane & 3) + (e & 1);
+					const int key = n0 + kw + mt * 16 + (lane >> 2) + (e >> 1) * 8;
+					float p = exp2_approx(s[mt][nt][e] * scale_log2 - cl[qi]);
+					if (edge && (key >= seq || (CAUSAL && m0 + qi < key)))
+						p = 0;
+					s[mt][nt][e] = p;
+					dp[mt][nt][e] = p * (dp[mt][nt][e] - cd[qi]);
+				}
 #pragma unroll
-			for (int dq = 0; dq < D / 16; dq++) {
-				uint32_t b[4], g[4];
-				const int row = kc * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
-				const int chunk = dq * 2 + (lane >> 4);
-				ldsm_x4_trans(g, cdo + swz<D>(row, chunk));
-				ldsm_x4_trans(b, cq + swz<D>(row, chunk));
-				mma_pair<T>(acc_dv[2 * dq], acc_dv[2 * dq + 1], a, g);
-				mma_pair<T>(acc_dk[2 * dq], acc_dk[2 * dq + 1], c, b);
+			for (int kc = 0; kc < BWD_BM / 32; kc++) {
+				uint32_t a[4], c[4];
+				acc_to_a<T>(a, s[mt][2 * kc], s[mt][2 * kc + 1]);
+				acc_to_a<T>(c, dp[mt][2 * kc], dp[mt][2 * kc + 1]);
+				const int r0 = kw + mt * 16 + (lane >> 2);
+				const int col = qw + kc * 16 + 2 * (lane & 3);
+				const int at[4] = {swz<BWD_BM>(r0, col >> 3) + (col & 7),
+						   swz<BWD_BM>(r0 + 8, col >> 3) + (col & 7),
+						   swz<BWD_BM>(r0, (col >> 3) + 1) + (col & 7),
+						   swz<BWD_BM>(r0 + 8, (col >> 3) + 1) + (col & 7)};
+#pragma unroll
+				for (int i = 0; i < 4; i++) {
+					*(uint32_t *)(sp + at[i]) = a[i];
+					*(uint32_t *)(sds + at[i]) = c[i];
+				}
 			}
 		}
 		__syncthreads();
 
+		/* dV += P^T dO, dK += dS^T Q: the warp's 32 keys x half the head,
+		 * over the step's 64 queries. */
+#pragma unroll
+		for (int kc = 0; kc < BWD_BM / 16; kc++) {
+			uint32_t a[2][4], c[2][4];
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++) {
+				const int at = swz<BWD_BM>(kv + mt * 16 + (lane & 15), kc * 2 + (lane >> 4));
+				ldsm_x4(a[mt], sp + at);
+				ldsm_x4(c[mt], sds + at);
+			}
+#pragma unroll
+			for (int dq = 0; dq < D / 32; dq++) {
+				uint32_t b[4], g[4];
+				const int row = kc * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
+				const int at = swz<D>(row, (dh >> 3) + dq * 2 + (lane >> 4));
+				ldsm_x4_trans(g, cdo + at);
+				ldsm_x4_trans(b, cq + at);
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++) {
+					mma_pair<T>(acc_dv[mt][2 * dq], acc_dv[mt][2 * dq + 1], a[mt], g);
+					mma_pair<T>(acc_dk[mt][2 * dq], acc_dk[mt][2 * dq + 1], c[mt], b);
+				}
+			}
+		}
+
 		/* dQ += dS K: warp w takes queries 16 (w % 4).., half w / 4 of the head. */
 		{
-			const int qw = (warp & 3) * 16, dh = (warp >> 2) * (D / 2);
+			const int qq = (warp & 3) * 16;
 			float acc[D / 16][4];
 			zero(acc);
 #pragma unroll
@@ -543,7 +588,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 				uint32_t a[4];
 				ldsm_x4_trans(a, sds + swz<BWD_BM>(kc * 16 + (lane & 7) +
 									   ((lane >> 4) << 3),
-								   (qw >> 3) + ((lane >> 3) & 1)));
+								   (qq >> 3) + ((lane >> 3) & 1)));
 #pragma unroll
 				for (int dq = 0; dq < D / 32; dq++) {
 					uint32_t b[4];
@@ -555,7 +600,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 			}
 #pragma unroll
 			for (int r = 0; r < 2; r++) {
-				const int row = m0 + qw + (lane >> 2) + r * 8;
+				const int row = m0 + qq + (lane >> 2) + r * 8;
 				if (row >= seq)
 					continue;
 				float *out = dq_acc + head + (int64_t)row * stride + dh + 2 * (lane & 3);
@@ -564,23 +609,25 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 					add2(out + nt * 8, acc[nt][2 * r], acc[nt][2 * r + 1]);
 			}
 		}
-		__syncthreads();
 	}
 
 #pragma unroll
-	for (int r = 0; r < 2; r++) {
-		const int key = n0 + kw + (lane >> 2) + r * 8;
-		if (key >= seq)
-			continue;
-		T *ok = dk + head + (int64_t)key * stride + 2 * (lane & 3);
-		T *ov = dv + head + (int64_t)key * stride + 2 * (lane & 3);
+	for (int mt = 0; mt < 2; mt++)
 #pragma unroll
-		for (int dt = 0; dt < D / 8; dt++) {
-			*(uint32_t *)(ok + dt * 8) =
-				pack<T>(acc_dk[dt][2 * r] * scale, acc_dk[dt][2 * r + 1] * scale);
-			*(uint32_t *)(ov + dt * 8) = pack<T>(acc_dv[dt][2 * r], acc_dv[dt][2 * r + 1]);
+		for (int r = 0; r < 2; r++) {
+			const int key = n0 + kv + mt * 16 + (lane >> 2) + r * 8;
+			if (key >= seq)
+				continue;
+			T *ok = dk + head + (int64_t)key * stride + dh + 2 * (lane & 3);
+			T *ov = dv + head + (int64_t)key * stride + dh + 2 * (lane & 3);
+#pragma unroll
+			for (int dt = 0; dt < D / 16; dt++) {
+				*(uint32_t *)(ok + dt * 8) = pack<T>(acc_dk[mt][dt][2 * r] * scale,
+								     acc_dk[mt][dt][2 * r + 1] * scale);
+				*(uint32_t *)(ov + dt * 8) =
+					pack<T>(acc_dv[mt][dt][2 * r], acc_dv[mt][dt][2 * r + 1]);
+			}
 		}
-	}
 }
 
 /* ---- the C interface -------------------------------------------------- */
