@@ -44,6 +44,8 @@ size_t ksmm_config_smem_bytes(const struct ksmm_config *cfg, enum ksmm_dtype t,
 	size_t buffers;
 	if (cfg->variant == KSMM_SIMT) { /* fp32, both tiles [k][...], rows padded by 4 */
 		buffers = stages * td * 4 * tk * (tr + 4 + tb + 4);
+		if (ksmm_async(NULL, t, l, cfg)) /* W as [r][k] */
+			buffers = stages * 4 * (tr * (tk + 4) + tk * (tb + 4));
 	} else if (ksmm_de_warps(cfg)) {
 		/* td W tiles [r][k] padded by 8; one x tile [n][k][de], rows
 		 * padded by min(td, 8); no staged output */
@@ -75,8 +77,12 @@ int ksmm_de_warps(const struct ksmm_config *cfg)
 	return cfg->tile_d > 1 && cfg->variant == KSMM_MMA && !cfg->tf32;
 }
 
-int ksmm_async(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksmm_config *cfg)
+int ksmm_async(const struct ksmm_pattern *p, enum ksmm_dtype t, enum ksmm_layout l,
+	       const struct ksmm_config *cfg)
 {
+	if (cfg->variant == KSMM_SIMT) /* fp32 bsl, three stages or more, 4 k a read */
+		return t == KSMM_F32 && l == KSMM_BS_LAST && cfg->tile_d == 1 && cfg->stages >= 3 &&
+		       cfg->tile_k % 4 == 0;
 	return cfg->variant == KSMM_MMA && !cfg->tf32 && cfg->vec >= 2 && cfg->stages >= 2 &&
 	       (ksmm_de_warps(cfg) || (cfg->tile_d == 1 && ksmm_xvec(p, l, cfg) == cfg->vec));
 }
@@ -149,9 +155,10 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
 				      kstep);
 	}
 	const int xvec = ksmm_xvec(p, l, k);
-	if (k->stages > 2 && !ksmm_async(p, l, k))
+	if (k->stages > 2 && !ksmm_async(p, t, l, k))
 		return reject(why, n, "stages %d: more than 2 needs cp.async (mma on fp16/bf16, "
-				      "vec >= 2, x loaded as wide as w or tile_d > 1)", k->stages);
+				      "vec >= 2, x loaded as wide as w or tile_d > 1; simt on fp32 "
+				      "bsl, tile_k a multiple of 4)", k->stages);
 	if (k->stages > 8)
 		return reject(why, n, "stages %d: at most 8", k->stages);
 	if (!divides(k->vec, k->tile_k))
@@ -210,7 +217,7 @@ static int widest(const struct ksmm_pattern *p, int64_t batch, enum ksmm_dtype t
 		  enum ksmm_layout l, struct ksmm_config *k)
 {
 	for (int vec = (int)(16 / ksmm_dtype_size(t)); vec >= 1; vec /= 2)
-		for (int stages = 3; stages >= 2; stages--) {
+		for (int stages = k->variant == KSMM_MMA ? 3 : 2; stages >= 2; stages--) {
 			k->vec = vec;
 			k->stages = stages;
 			if (ksmm_config_check(p, batch, t, l, k, NULL, 0) == 0)

@@ -46,8 +46,10 @@ int ksmm_de_warps(const struct ksmm_config *cfg);
 
 /* Whether the kernel stages tiles by cp.async (KSMM_ASYNC in the source):
  * 16-bit mma, vec >= 2, stages >= 2, and x loaded as wide as w or over
- * several de. Only then may stages exceed 2. */
-int ksmm_async(const struct ksmm_pattern *p, enum ksmm_layout l, const struct ksmm_config *cfg);
+ * several de; or SIMT on fp32 bsl at stages >= 3 with tile_k a multiple of
+ * 4 (p unused there). Only then may stages exceed 2. */
+int ksmm_async(const struct ksmm_pattern *p, enum ksmm_dtype t, enum ksmm_layout l,
+	       const struct ksmm_config *cfg);
 
 /* Blocks of the launch: a*d groups x row tiles x batch tiles. */
 int64_t ksmm_grid_blocks(const struct ksmm_pattern *p, int64_t batch,

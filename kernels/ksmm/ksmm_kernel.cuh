@@ -85,8 +85,9 @@ typedef unsigned short elem_t; /* fp16 or bf16 bits */
 
 /* Tiles go global -> shared by cp.async when shared memory holds them as
  * global memory does (16-bit tensor-core tiles, x loaded as wide as w, at
- * least 4 bytes, one de a block); otherwise through registers. Must match ksmm_async() on
- * the host. */
+ * least 4 bytes, one de a block; and SIMT fp32 bsl at three stages or
+ * more, KSMM_SIMT_ASYNC below); otherwise through registers. Must match
+ * ksmm_async() on the host. */
 /* A block spans TD values of de (bsf only; 1 otherwise); DTM: on 16-bit
  * tensor cores, each warp all TD of them; DTS: in TD groups of threads,
  * the output staged through shared memory. */
@@ -95,7 +96,13 @@ typedef unsigned short elem_t; /* fp16 or bf16 bits */
 #define KSMM_DTS (KSMM_DT && !KSMM_DTM)
 
 #define KSMM_X_ASYNC (KSMM_DTM || (KSMM_TD == 1 && KSMM_XVEC == KSMM_VEC))
-#if KSMM_MMA && !KSMM_TF32 && KSMM_VEC >= 2 && KSMM_STAGES >= 2 && KSMM_X_ASYNC
+/* SIMT, fp32, bsl, STAGES >= 3: W kept [r][k] as in global memory (not
+ * transposed) so that both tiles go by cp.async, STAGES - 1 steps in
+ * flight and no registers held for them; 1 or 2 stages keep the register
+ * path. */
+#define KSMM_SIMT_ASYNC (!KSMM_MMA && KSMM_DTYPE == KSMM_F32 && KSMM_BSL && KSMM_STAGES >= 3)
+#define KSMM_MMA_ASYNC (KSMM_MMA && !KSMM_TF32 && KSMM_VEC >= 2 && KSMM_STAGES >= 2)
+#if (KSMM_MMA_ASYNC && KSMM_X_ASYNC) || KSMM_SIMT_ASYNC
 #define KSMM_ASYNC 1
 #else
 #define KSMM_ASYNC 0
@@ -182,12 +189,20 @@ typedef unsigned short smem_t;
 #else
 typedef float smem_t;
 #define KSMM_PAD 4
-/* Both as [k][...]: the outer product reads a row of each per k. */
+/* Both as [k][...]: the outer product reads a row of each per k. With
+ * cp.async (KSMM_SIMT_ASYNC) W stays [r][k] as in memory, and a thread
+ * reads 4 k of a row at once. */
+#if KSMM_SIMT_ASYNC
+#define A_LD (KSMM_TK + KSMM_PAD)
+#define A_AT(r, k) ((r) * A_LD + (k))
+#define A_SIZE (KSMM_TR * A_LD)
+#else
 #define A_LD (KSMM_TR + KSMM_PAD)
 #define A_AT(r, k) ((k) * A_LD + (r))
+#define A_SIZE (KSMM_TK * A_LD)
+#endif
 #define B_LD (KSMM_TB + KSMM_PAD)
 #define B_AT(k, n) ((k) * B_LD + (n))
-#define A_SIZE (KSMM_TK * A_LD)
 #define B_SIZE (KSMM_TK * B_LD)
 #endif
 /* One buffer: the TD W tiles, then the groups' X tiles. */
@@ -237,8 +252,9 @@ struct step_regs {
  * 42 at 1.34x (the kernel no faster than before) in row order. Not for
  * every point: 64 x 32 x 128 of 8 x 4 took 87.0 ms on 1,1024,1024,64
  * with the pairs, 82.9 in row order, where 128 x 8 x 128 of 8 x 8 took
- * 85.1 and 86.9. */
-#define W_PAIRS (!KSMM_MMA && (KSMM_TK / KSMM_VEC) % 2 == 0)
+ * 85.1 and 86.9; yet row order at tile_k 32 and above, tuned over the 51
+ * patterns, left the tuned times where they were (median 1.003 times). */
+#define W_PAIRS (!KSMM_MMA && !KSMM_SIMT_ASYNC && (KSMM_TK / KSMM_VEC) % 2 == 0)
 __device__ __forceinline__ void w_vec_pos(int i, int *dd, int *r, int *k)
 {
 	*dd = i / (KSMM_TR * KSMM_TK / KSMM_VEC);
@@ -389,7 +405,8 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 		w_vec_pos(i, &dd, &r, &k);
 		const bool in = r0 + r < p.b && k0 + k < p.c;
 		const elem_t *src = wg + ((size_t)dd * p.b + r0 + r) * p.c + k0 + k;
-		cp_async<KSMM_VEC * 2>(as + dd * A_SIZE + A_AT(r, k), in ? src : wg, in);
+		cp_async<KSMM_VEC * (int)sizeof(elem_t)>(as + dd * A_SIZE + A_AT(r, k), in ? src : wg,
+							  in);
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
@@ -408,7 +425,7 @@ __device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
 #if KSMM_DTM
 		cp_async<KSMM_XVEC * 2>(bs + n * XS_LD + k * KSMM_TD + dd, in ? src : xg, in);
 #else
-		cp_async<KSMM_XVEC * 2>(bs + B_AT(k, n), in ? src : xg, in);
+		cp_async<KSMM_XVEC * (int)sizeof(elem_t)>(bs + B_AT(k, n), in ? src : xg, in);
 #endif
 	}
 }
@@ -720,17 +737,52 @@ struct acc_t {
 #define KSMM_NSTEP (KSMM_TB / KSMM_WB * KSMM_BCH)
 #define THREAD_COL(j) ((j) / KSMM_BCH * KSMM_NSTEP + (j) % KSMM_BCH)
 
+/* A thread's rows: WR contiguous ones; with W as [r][k] (KSMM_SIMT_ASYNC)
+ * one row of every TR / WR instead, so that the threads of a warp read
+ * neighbouring rows (A_LD floats apart, distinct banks) rather than rows
+ * WR * A_LD apart, a multiple of 32 floats. */
+#if KSMM_SIMT_ASYNC
+#define THREAD_ROW(i) ((i) * (KSMM_TR / KSMM_WR))
+#define KSMM_ROW0 1
+#else
+#define THREAD_ROW(i) (i)
+#define KSMM_ROW0 KSMM_WR
+#endif
+
 /* One step of TK: this thread's WR x WB outer products; tr0, tn0: its
  * first row and its first chunk's column in the tile. */
 __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int tr0,
 						    int tn0, struct acc_t *acc)
 {
+#if KSMM_SIMT_ASYNC
+	/* W as [r][k]: 4 k of each row in one 16-byte read, then 4 k-rows of
+	 * X. */
+#pragma unroll
+	for (int k4 = 0; k4 < KSMM_TK; k4 += 4) {
+		float a4[KSMM_WR][4];
+#pragma unroll
+		for (int i = 0; i < KSMM_WR; i++)
+			*(float4 *)a4[i] = *(const float4 *)(as + A_AT(tr0 + THREAD_ROW(i), k4));
+#pragma unroll
+		for (int kk = 0; kk < 4; kk++) {
+			float bv[KSMM_WB];
+#pragma unroll
+			for (int j = 0; j < KSMM_WB; j++)
+				bv[j] = bs[B_AT(k4 + kk, tn0 + THREAD_COL(j))];
+#pragma unroll
+			for (int i = 0; i < KSMM_WR; i++)
+#pragma unroll
+				for (int j = 0; j < KSMM_WB; j++)
+					acc->v[i][j] = fmaf(a4[i][kk], bv[j], acc->v[i][j]);
+		}
+	}
+#else
 #pragma unroll
 	for (int k = 0; k < KSMM_TK; k++) {
 		float av[KSMM_WR], bv[KSMM_WB];
 #pragma unroll
 		for (int i = 0; i < KSMM_WR; i++)
-			av[i] = as[A_AT(tr0 + i, k)];
+			av[i] = as[A_AT(tr0 + THREAD_ROW(i), k)];
 #pragma unroll
 		for (int j = 0; j < KSMM_WB; j++)
 			bv[j] = bs[B_AT(k, tn0 + THREAD_COL(j))];
@@ -740,6 +792,7 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 			for (int j = 0; j < KSMM_WB; j++)
 				acc->v[i][j] = fmaf(av[i], bv[j], acc->v[i][j]);
 	}
+#endif
 }
 
 /* Element by element: a vector store of each bsl chunk (4 contiguous n)
@@ -752,7 +805,7 @@ __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 	for (int i = 0; i < KSMM_WR; i++)
 #pragma unroll
 		for (int j = 0; j < KSMM_WB; j++)
-			store_out(yg, p, r0 + i, n0 + THREAD_COL(j), acc->v[i][j]);
+			store_out(yg, p, r0 + THREAD_ROW(i), n0 + THREAD_COL(j), acc->v[i][j]);
 }
 #endif
 
@@ -809,7 +862,7 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	const int wr0 = warp / (KSMM_TB / KSMM_WB) * KSMM_WR;
 	const int wn0 = warp % (KSMM_TB / KSMM_WB) * KSMM_WB;
 #else
-	const int wr0 = gt / (KSMM_TB / KSMM_WB) * KSMM_WR;
+	const int wr0 = gt / (KSMM_TB / KSMM_WB) * KSMM_ROW0;
 	const int wn0 = gt % (KSMM_TB / KSMM_WB) * KSMM_BCH;
 #endif
 	struct acc_t acc;

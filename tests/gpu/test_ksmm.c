@@ -2,7 +2,8 @@
  * the CPU reference (lib/ksmm/ksmm_ref.c) on fresh random data: 44
  * patterns (a = 1, d = 1, b != c, sizes that no tile divides), batches of 1,
  * 7, 33, 1000 and others, fp32, fp16 and bf16, both layouts, several
- * configurations of each variant (SIMT, mma.sync fp16/bf16, TF32), plus
+ * configurations of each variant (SIMT through registers and by cp.async,
+ * mma.sync fp16/bf16, TF32), plus
  * the default configuration. Outputs are poisoned (NaN) before every run.
  * Relative error max|y - ref| / max|ref| under ksmm_tolerance (fp32 1e-5,
  * TF32 1e-3, fp16/bf16 1e-2). Also: the disk cache (a second build of a
@@ -55,6 +56,9 @@ static const struct ksmm_config configs_f32[] = {
 	MMA(64, 32, 128, 32, 64, 4, 2, 1), MMA(32, 16, 64, 16, 32, 1, 1, 1),
 	SIMT_D(32, 16, 64, 8, 4, 4, 2, 2), SIMT_D(16, 8, 32, 4, 4, 1, 1, 4),
 	SIMT_D(32, 32, 32, 4, 4, 2, 2, 16), MMA_D(32, 16, 32, 16, 8, 4, 2, 1, 4),
+	/* SIMT by cp.async (bsl; refused for bsf): 16-, 8- and 4-byte copies,
+	 * 3 and 4 stages, one warp reading 2 and 4 threads' rows */
+	SIMT(128, 16, 64, 8, 8, 4, 3), SIMT(64, 8, 64, 8, 4, 2, 4), SIMT(32, 4, 32, 4, 4, 1, 3),
 };
 static const struct ksmm_config configs_16[] = {
 	MMA(64, 32, 128, 32, 64, 8, 2, 0), MMA(32, 16, 64, 16, 16, 2, 1, 0),

@@ -49,7 +49,7 @@ static void test_rules_refuse(void **state)
 		{1000, f16, bsf, MMA(48, 16, 64, 24, 32, 1, 2, 0), "not a multiple of 16"},
 		{1000, f16, bsf, MMA(64, 16, 48, 32, 24, 1, 2, 0), "not a multiple of 16"},
 		{1000, f16, bsf, MMA(64, 8, 64, 32, 32, 1, 2, 0), "tile_k 8 not a multiple of 16"},
-		{1000, f32, bsl, SIMT(64, 16, 64, 8, 8, 1, 3), "stages 3: more than 2 needs cp.async"},
+		{1000, f32, bsf, SIMT(64, 16, 64, 8, 8, 1, 3), "stages 3: more than 2 needs cp.async"},
 		{1000, f16, bsl, MMA(64, 16, 64, 32, 32, 1, 3, 0), "stages 3: more than 2"},
 		{1000, f32, bsl, SIMT(64, 16, 64, 8, 8, 3, 2), "vec 3: must be 1, 2, 4 or 8"},
 		{1000, f32, bsl, SIMT(64, 16, 64, 8, 8, 8, 2), "32 bytes, over the widest load"},
@@ -112,7 +112,7 @@ static void test_tile_d_rules(void **state)
 	assert_int_equal(ksmm_config_check(&p16, 64, f32, bsf, &ts, why, sizeof why), 0);
 	assert_int_equal(ksmm_config_threads(&ts), 4 * 64);
 	assert_int_equal(ksmm_config_smem_bytes(&ts, f32, bsf), 2 * 4 * 4 * 16 * (36 + 36));
-	assert_int_equal(ksmm_async(&p16, bsf, &ts), 0);
+	assert_int_equal(ksmm_async(&p16, f32, bsf, &ts), 0);
 	struct ksmm_config td = MMA(32, 32, 64, 32, 16, 8, 2, 0);
 	td.tile_d = 4;
 	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
@@ -121,7 +121,7 @@ static void test_tile_d_rules(void **state)
 			 2 * 2 * (4 * 32 * (32 + 8) + 64 * (32 * 4 + 4)));
 	assert_int_equal(ksmm_grid_blocks(&p16, 64, &td), 2 * 4 * 2 * 1);
 	assert_int_equal(ksmm_xvec(&p16, bsf, &td), 4); /* within the 4 de, not vec 8 */
-	assert_int_equal(ksmm_async(&p16, bsf, &td), 1);
+	assert_int_equal(ksmm_async(&p16, f16, bsf, &td), 1);
 	td.stages = 3;
 	assert_int_equal(ksmm_config_check(&p16, 64, f16, bsf, &td, why, sizeof why), 0);
 	td.stages = 1;
@@ -139,6 +139,31 @@ static void test_tile_d_rules(void **state)
 	ts.tile_d = 16; /* 16 groups of 64 threads */
 	ts.tile_rows = 64;
 	refused(&p16, f32, bsf, &ts, "threads per block: 2048");
+}
+
+/* SIMT by cp.async: fp32 bsl at three stages or more, W kept [r][k] (its
+ * rows padded by 4) beside X [k][n]; two stages keep the register path,
+ * and the default stays there. */
+static void test_simt_async_rules(void **state)
+{
+	const struct ksmm_pattern p = {2, 256, 256, 4};
+	char why[200];
+	struct ksmm_config k = SIMT(128, 16, 64, 8, 8, 4, 3);
+	assert_int_equal(ksmm_config_check(&p, 64, KSMM_F32, KSMM_BS_LAST, &k, why, sizeof why), 0);
+	assert_int_equal(ksmm_async(&p, KSMM_F32, KSMM_BS_LAST, &k), 1);
+	assert_int_equal(ksmm_config_smem_bytes(&k, KSMM_F32, KSMM_BS_LAST),
+			 3 * 4 * (128 * (16 + 4) + 16 * (64 + 4)));
+	refused(&p, KSMM_F32, KSMM_BS_FIRST, &k, "stages 3");
+	refused(&p, KSMM_F16, KSMM_BS_LAST, &k, "stages 3");
+	k.tile_k = 2;
+	k.vec = 2;
+	refused(&p, KSMM_F32, KSMM_BS_LAST, &k, "tile_k a multiple of 4");
+	k = (struct ksmm_config)SIMT(128, 16, 64, 8, 8, 4, 2);
+	assert_int_equal(ksmm_async(&p, KSMM_F32, KSMM_BS_LAST, &k), 0);
+	assert_int_equal(ksmm_config_smem_bytes(&k, KSMM_F32, KSMM_BS_LAST),
+			 2 * 4 * 16 * (128 + 4 + 64 + 4));
+	ksmm_config_default(&p, 25088, KSMM_F32, KSMM_BS_LAST, &k);
+	assert_int_equal(k.stages, 2);
 }
 
 /* The default passes the rules for every shape, dtype, layout and batch,
@@ -301,7 +326,7 @@ static void test_cache_entries(void **state)
 
 /* Every path of the kernel source (SIMT, mma.sync by cp.async and through
  * registers, TF32; both layouts, d = 1 and d > 1) compiles with NVRTC for
- * sm_90 and sm_80, which needs no device: a syntax error in
+ * sm_90 and sm_80 (SIMT by cp.async too), which needs no device: a syntax error in
  * ksmm_kernel.cuh fails here, not on the GPU machine. A second build of
  * the same configuration reads the cache. */
 static void test_nvrtc_builds(void **state)
@@ -329,6 +354,8 @@ static void test_nvrtc_builds(void **state)
 		{&d2, KSMM_F32, KSMM_BS_FIRST, SIMT(64, 16, 64, 8, 4, 4, 2), 80},
 		{&d16, KSMM_F32, KSMM_BS_FIRST, dts, 90},
 		{&d16, KSMM_BF16, KSMM_BS_FIRST, dtm, 90},
+		{&d2, KSMM_F32, KSMM_BS_LAST, SIMT(128, 16, 64, 8, 8, 4, 3), 90},
+		{&d2, KSMM_F32, KSMM_BS_LAST, SIMT(64, 8, 64, 8, 4, 2, 4), 80},
 	};
 	const size_t n = sizeof builds / sizeof builds[0];
 	struct ksmm_cache_stats s0, s1;
@@ -361,6 +388,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_refuse),
 		cmocka_unit_test(test_tile_d_rules),
+		cmocka_unit_test(test_simt_async_rules),
 		cmocka_unit_test(test_default_always_runs),
 		cmocka_unit_test(test_block_sizes),
 		cmocka_unit_test(test_names_and_tolerances),
