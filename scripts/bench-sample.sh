@@ -23,9 +23,11 @@ python3 scripts/bench-sample-torch.py --precision "$prec" > "$dir/sample-torch.c
 # build/dev/sample_train_time, PyTorch's as bench-sample-torch.py says
 # (MoE with a per-expert loop and with torch._grouped_mm; fused Adam).
 "$dev/sample_train_time" "$prec" >> "$dir/sample-ours.csv"
+# Each run of the PyTorch script writes its header; the second's is dropped
+# so that the file is one CSV (calibrate refuses a header line mid-file).
 python3 scripts/bench-sample-torch.py --precision "$prec" --ops \
-	'moe,moe[grouped_mm],firstStage_optimizer,middleStage_optimizer,lastStage_optimizer,middleStage_optimizer[adam only]' \
-	>> "$dir/sample-torch.csv"
+	'moe,moe[grouped_mm],firstStage_optimizer,middleStage_optimizer,lastStage_optimizer,middleStage_optimizer[adam only]' |
+	sed 1d >> "$dir/sample-torch.csv"
 
 # The calibrate report: ours timed as the sweeps time them, beside PyTorch's.
 "$bin/kernel-sample" calibrate -q --precision "$prec" ${SAMPLE_ATTENTION:+--attention "$SAMPLE_ATTENTION"} \
