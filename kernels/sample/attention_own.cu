@@ -61,6 +61,12 @@ static __device__ __forceinline__ void cp_async16(void *dst, const void *src, bo
 	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
 		     "l"(src), "r"(valid ? 16 : 0));
 }
+/* 4 bytes global -> shared (through L1), zeros when !valid. */
+static __device__ __forceinline__ void cp_async4(void *dst, const void *src, bool valid)
+{
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)),
+		     "l"(src), "r"(valid ? 4 : 0));
+}
 static __device__ __forceinline__ void cp_async_commit()
 {
 	asm volatile("cp.async.commit_group;\n" ::);
@@ -71,17 +77,17 @@ template <int N> static __device__ __forceinline__ void cp_async_wait()
 }
 
 /* Four 8x8 matrices of 16-bit elements; lanes 8i..8i+7 give matrix i's rows. */
-static __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void *p)
+static __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t at)
 {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-		     : "r"(smem_addr(p)));
+		     : "r"(at));
 }
-static __device__ __forceinline__ void ldsm_x4_trans(uint32_t r[4], const void *p)
+static __device__ __forceinline__ void ldsm_x4_trans(uint32_t r[4], uint32_t at)
 {
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-		     : "r"(smem_addr(p)));
+		     : "r"(at));
 }
 
 /* c += a b: a 16x16 (row), b 16x8 (col), c 16x8 fp32; TYPE names T in PTX. */
@@ -178,6 +184,25 @@ template <int W> static __device__ __forceinline__ int swz(int row, int chunk)
 	return row * W + ((chunk ^ (row & 7)) << 3);
 }
 
+/* A lane's ldmatrix addresses: tile_at gives the shared-memory address of
+ * (row, chunk) of a swizzled tile of 16-bit elements once, and tile_step
+ * the one `rows` (a multiple of 8: same swizzle) further down and `chunks`
+ * further right, where the lane's chunk has none of the bits of `chunks`
+ * set (chunk + chunks == chunk ^ chunks): the swizzle's XOR is then the
+ * address's own, as tiles start on a 256-byte boundary and rows are 128 or
+ * 256 bytes. Each ldmatrix so costs one LOP3, or an immediate offset, where
+ * working out swz for each spent about four instructions. */
+template <int W> static __device__ __forceinline__ uint32_t tile_at(const void *tile, int row,
+								     int chunk)
+{
+	return smem_addr((const char *)tile + 2 * swz<W>(row, chunk));
+}
+template <int W> static __device__ __forceinline__ uint32_t tile_step(uint32_t at, int rows,
+								       int chunks)
+{
+	return (at ^ (uint32_t)(chunks << 4)) + (uint32_t)(rows * W * 2);
+}
+
 /* ROWS rows of head h from position p0 of a (b, l, heads, D) tensor (`head`
  * points at position 0 of the batch and head, `stride` elements apart),
  * into a swizzled tile; rows past `seq` are zeros. Each thread copies one
@@ -239,7 +264,7 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 			  T *__restrict__ o, float *__restrict__ lse, int seq, int heads,
 			  float scale)
 {
-	extern __shared__ __align__(128) unsigned char smem[];
+	extern __shared__ __align__(1024) unsigned char smem[];
 	T *sq = (T *)smem, *sk = sq + FWD_BM * D, *sv = sk + 2 * FWD_BN * D;
 	const int mblk = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
 	const int h = blockIdx.y, z = blockIdx.z, m0 = mblk * FWD_BM;
@@ -265,6 +290,9 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 		row_sum[mt][0] = row_sum[mt][1] = 0;
 	}
 	const int wrow = warp * 16 * FWD_MT; /* the warp's first row in the block */
+	const uint32_t q_at = tile_at<D>(sq, wrow + (lane & 15), lane >> 4);
+	const uint32_t k_at = tile_at<D>(sk, (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);
+	const uint32_t v_at = tile_at<D>(sv, (lane & 7) + (((lane >> 3) & 1) << 3), lane >> 4);
 
 	for (int j = 0; j < ntiles; j++) {
 		const int buf = j & 1;
@@ -274,7 +302,7 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 			load_tile<T, D, FWD_BN, FWD_THREADS>(sv + (buf ^ 1) * FWD_BN * D, v + head,
 							     stride, (j + 1) * FWD_BN, seq);
 		});
-		const T *ck = sk + buf * FWD_BN * D, *cv = sv + buf * FWD_BN * D;
+		const uint32_t ck = k_at + buf * FWD_BN * D * 2, cv = v_at + buf * FWD_BN * D * 2;
 
 		/* S = Q K^T, 32 rows x 64 keys a warp. */
 		float s[FWD_MT][FWD_BN / 8][4];
@@ -286,13 +314,11 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 			uint32_t a[FWD_MT][4];
 #pragma unroll
 			for (int mt = 0; mt < FWD_MT; mt++)
-				ldsm_x4(a[mt], sq + swz<D>(wrow + mt * 16 + (lane & 15),
-							   kc * 2 + (lane >> 4)));
+				ldsm_x4(a[mt], tile_step<D>(q_at, mt * 16, kc * 2));
 #pragma unroll
 			for (int np = 0; np < FWD_BN / 16; np++) {
 				uint32_t b[4];
-				ldsm_x4(b, ck + swz<D>(np * 16 + (lane & 7) + ((lane >> 4) << 3),
-						       kc * 2 + ((lane >> 3) & 1)));
+				ldsm_x4(b, tile_step<D>(ck, np * 16, kc * 2));
 #pragma unroll
 				for (int mt = 0; mt < FWD_MT; mt++) {
 					mma_pair<T>(s[mt][2 * np], s[mt][2 * np + 1], a[mt], b);
@@ -356,9 +382,7 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 #pragma unroll
 			for (int dp = 0; dp < D / 16; dp++) {
 				uint32_t b[4];
-				ldsm_x4_trans(b, cv + swz<D>(kc * 16 + (lane & 7) +
-								 (((lane >> 3) & 1) << 3),
-							 dp * 2 + (lane >> 4)));
+				ldsm_x4_trans(b, tile_step<D>(cv, kc * 16, dp * 2));
 #pragma unroll
 				for (int mt = 0; mt < FWD_MT; mt++) {
 					mma_pair<T>(acc[mt][2 * dp], acc[mt][2 * dp + 1], a[mt], b);
@@ -448,7 +472,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 			   const float *__restrict__ dsum, float *__restrict__ dq_acc,
 			   T *__restrict__ dk, T *__restrict__ dv, int seq, int heads, float scale)
 {
-	extern __shared__ __align__(128) unsigned char smem[];
+	extern __shared__ __align__(1024) unsigned char smem[];
 	T *sk = (T *)smem, *sv = sk + BWD_BN * D, *sq = sv + BWD_BN * D, *sdo = sq + 2 * BWD_BM * D;
 	T *sp = sdo + 2 * BWD_BM * D, *sds = sp + BWD_BN * BWD_BM; /* P^T, dS^T: [key][query] */
 	float *sl = (float *)(sds + BWD_BN * BWD_BM), *sd = sl + 2 * BWD_BM;
@@ -461,19 +485,35 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 	/* S^T and dP^T: warp w takes keys 32 (w / 2).. and queries 32 (w % 2)..;
 	 * dV and dK: keys 32 (w % 4).. and half w / 4 of the head. */
 	const int kw = (warp >> 1) * BWD_KW, qw = (warp & 1) * (BWD_BM / 2);
-	const int kv = (warp & 3) * BWD_KW, dh = (warp >> 2) * (D / 2);
+	const int kv = (warp & 3) * BWD_KW, dh = (warp >> 2) * (D / 2), qq = (warp & 3) * 16;
+	/* The lanes' ldmatrix addresses (tile_at): K or V rows and Q or dO rows
+	 * of S^T and dP^T; P^T (dS^T at the same offset) rows, dO or Q columns
+	 * of dV and dK; dS^T columns and K columns of dQ. */
+	const uint32_t key_at = tile_at<D>(sk, kw + (lane & 15), lane >> 4);
+	const uint32_t query_at = tile_at<D>(sq, qw + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);
+	const uint32_t pt_at = tile_at<BWD_BM>(sp, kv + (lane & 15), lane >> 4);
+	const uint32_t col_at = tile_at<D>(sq, (lane & 7) + (((lane >> 3) & 1) << 3), (dh >> 3) + (lane >> 4));
+	const uint32_t dst_at = tile_at<BWD_BM>(sds, (lane & 7) + ((lane >> 4) << 3),
+						(qq >> 3) + ((lane >> 3) & 1));
+	const uint32_t kcol_at = tile_at<D>(sk, (lane & 7) + (((lane >> 3) & 1) << 3), (dh >> 3) + (lane >> 4));
+	const uint32_t v_off = BWD_BN * D * 2, do_off = 2 * BWD_BM * D * 2; /* sv - sk, sdo - sq */
+	const uint32_t ds_off = BWD_BN * BWD_BM * 2;                         /* sds - sp */
 
-	/* A query step's inputs: Q, dO by cp.async; lse (log2 units, +inf past
-	 * the end so P = 0 there) and D by plain stores. */
+	/* A query step's inputs, all by cp.async: Q, dO, lse and D, zeros past
+	 * the end (there Q and dO rows of zeros make P^T dO and dS^T = P^T (0 -
+	 * 0) zero whatever P is). Plain loads of lse and D held the two warps
+	 * that made them for a global load's latency at the start of each step. */
 	auto load_step = [&](int step, int buf) {
 		const int m0 = step * BWD_BM;
 		load_tile<T, D, BWD_BM, BWD_THREADS>(sq + buf * BWD_BM * D, q + head, stride, m0, seq);
 		load_tile<T, D, BWD_BM, BWD_THREADS>(sdo + buf * BWD_BM * D, dout + head, stride, m0,
 						     seq);
-		for (int r = threadIdx.x; r < BWD_BM; r += BWD_THREADS) {
-			bool valid = m0 + r < seq;
-			sl[buf * BWD_BM + r] = valid ? lse[stat + m0 + r] * LOG2E : INFINITY;
-			sd[buf * BWD_BM + r] = valid ? dsum[stat + m0 + r] : 0.0f;
+		static_assert(2 * BWD_BM <= BWD_THREADS, "a thread a row of lse or D");
+		if (threadIdx.x < 2 * BWD_BM) {
+			const int r = threadIdx.x % BWD_BM;
+			const bool valid = m0 + r < seq;
+			const float *src = (threadIdx.x < BWD_BM ? lse : dsum) + stat + (valid ? m0 + r : 0);
+			cp_async4((threadIdx.x < BWD_BM ? sl : sd) + buf * BWD_BM + r, src, valid);
 		}
 	};
 
@@ -492,15 +532,15 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 	for (int step = first; step < last; step++) {
 		const int buf = (step - first) & 1, m0 = step * BWD_BM;
 		next_tiles(step + 1 < last, [&] { load_step(step + 1, buf ^ 1); });
-		const T *cq = sq + buf * BWD_BM * D, *cdo = sdo + buf * BWD_BM * D;
+		const uint32_t cq = buf * BWD_BM * D * 2; /* the step's Q or dO tile, from sq or sdo */
 		const float *cl = sl + buf * BWD_BM, *cd = sd + buf * BWD_BM;
 
 		/* S^T = K Q^T, then dP^T = V dO^T: the warp's 32 keys x 32 queries,
 		 * each key fragment feeding 4 mma and each query fragment 4; one
 		 * product at a time holds half the fragments of both at once. */
 		float s[2][BWD_BM / 16][4], dp[2][BWD_BM / 16][4];
-		auto keys_by_queries = [&](float (&c)[2][BWD_BM / 16][4], const T *keys,
-					   const T *queries) {
+		auto keys_by_queries = [&](float (&c)[2][BWD_BM / 16][4], uint32_t keys,
+					   uint32_t queries) {
 #pragma unroll
 			for (int mt = 0; mt < 2; mt++)
 				zero(c[mt]);
@@ -509,21 +549,19 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 				uint32_t a[2][4];
 #pragma unroll
 				for (int mt = 0; mt < 2; mt++)
-					ldsm_x4(a[mt], keys + swz<D>(kw + mt * 16 + (lane & 15),
-								      kc * 2 + (lane >> 4)));
+					ldsm_x4(a[mt], tile_step<D>(keys, mt * 16, kc * 2));
 #pragma unroll
 				for (int np = 0; np < BWD_BM / 32; np++) {
 					uint32_t b[4];
-					const int row = qw + np * 16 + (lane & 7) + ((lane >> 4) << 3);
-					ldsm_x4(b, queries + swz<D>(row, kc * 2 + ((lane >> 3) & 1)));
+					ldsm_x4(b, tile_step<D>(queries, np * 16, kc * 2));
 #pragma unroll
 					for (int mt = 0; mt < 2; mt++)
 						mma_pair<T>(c[mt][2 * np], c[mt][2 * np + 1], a[mt], b);
 				}
 			}
 		};
-		keys_by_queries(s, sk, cq);
-		keys_by_queries(dp, sv, cdo);
+		keys_by_queries(s, key_at, query_at + cq);
+		keys_by_queries(dp, key_at + v_off, query_at + cq + do_off);
 
 		/* P^T and dS^T = P^T (dP^T - D), masked past the end and (causal)
 		 * where the query comes before the key, to shared memory. */
@@ -536,7 +574,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 				for (int e = 0; e < 4; e++) {
 					const int qi = qw + nt * 8 + 2 * (lane & 3) + (e & 1);
 					const int key = n0 + kw + mt * 16 + (lane >> 2) + (e >> 1) * 8;
-					float p = exp2_approx(s[mt][nt][e] * scale_log2 - cl[qi]);
+					float p = exp2_approx(s[mt][nt][e] * scale_log2 - cl[qi] * LOG2E);
 					if (edge && (key >= seq || (CAUSAL && m0 + qi < key)))
 						p = 0;
 					s[mt][nt][e] = p;
@@ -569,17 +607,16 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 			uint32_t a[2][4], c[2][4];
 #pragma unroll
 			for (int mt = 0; mt < 2; mt++) {
-				const int at = swz<BWD_BM>(kv + mt * 16 + (lane & 15), kc * 2 + (lane >> 4));
-				ldsm_x4(a[mt], sp + at);
-				ldsm_x4(c[mt], sds + at);
+				const uint32_t at = tile_step<BWD_BM>(pt_at, mt * 16, kc * 2);
+				ldsm_x4(a[mt], at);
+				ldsm_x4(c[mt], at + ds_off);
 			}
 #pragma unroll
 			for (int dq = 0; dq < D / 32; dq++) {
 				uint32_t b[4], g[4];
-				const int row = kc * 16 + (lane & 7) + (((lane >> 3) & 1) << 3);
-				const int at = swz<D>(row, (dh >> 3) + dq * 2 + (lane >> 4));
-				ldsm_x4_trans(g, cdo + at);
-				ldsm_x4_trans(b, cq + at);
+				const uint32_t at = tile_step<D>(col_at + cq, kc * 16, dq * 2);
+				ldsm_x4_trans(g, at + do_off);
+				ldsm_x4_trans(b, at);
 #pragma unroll
 				for (int mt = 0; mt < 2; mt++) {
 					mma_pair<T>(acc_dv[mt][2 * dq], acc_dv[mt][2 * dq + 1], a[mt], g);
@@ -590,21 +627,16 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 
 		/* dQ += dS K: warp w takes queries 16 (w % 4).., half w / 4 of the head. */
 		{
-			const int qq = (warp & 3) * 16;
 			float acc[D / 16][4];
 			zero(acc);
 #pragma unroll
 			for (int kc = 0; kc < BWD_BN / 16; kc++) {
 				uint32_t a[4];
-				ldsm_x4_trans(a, sds + swz<BWD_BM>(kc * 16 + (lane & 7) +
-									   ((lane >> 4) << 3),
-								   (qq >> 3) + ((lane >> 3) & 1)));
+				ldsm_x4_trans(a, tile_step<BWD_BM>(dst_at, kc * 16, 0));
 #pragma unroll
 				for (int dq = 0; dq < D / 32; dq++) {
 					uint32_t b[4];
-					ldsm_x4_trans(b, sk + swz<D>(kc * 16 + (lane & 7) +
-									     (((lane >> 3) & 1) << 3),
-								     (dh >> 3) + dq * 2 + (lane >> 4)));
+					ldsm_x4_trans(b, tile_step<D>(kcol_at, kc * 16, dq * 2));
 					mma_pair<T>(acc[2 * dq], acc[2 * dq + 1], a, b);
 				}
 			}
