@@ -268,6 +268,8 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 {
 	extern __shared__ __align__(1024) unsigned char smem[];
 	T *sq = (T *)smem, *sk = sq + FWD_BM * D, *sv = sk + 2 * FWD_BN * D;
+	static_assert(FWD_BM * D * 2 % 256 == 0 && FWD_BN * D * 2 % 256 == 0,
+		      "tiles on 256-byte boundaries (tile_step)");
 	const int mblk = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
 	const int h = blockIdx.y, z = blockIdx.z, m0 = mblk * FWD_BM;
 	const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -476,6 +478,9 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 {
 	extern __shared__ __align__(1024) unsigned char smem[];
 	T *sk = (T *)smem, *sv = sk + BWD_BN * D, *sq = sv + BWD_BN * D, *sdo = sq + 2 * BWD_BM * D;
+	static_assert(BWD_BN * D * 2 % 256 == 0 && BWD_BM * D * 2 % 256 == 0 &&
+			      BWD_BN * BWD_BM * 2 % 256 == 0,
+		      "tiles on 256-byte boundaries (tile_step)");
 	T *sp = sdo + 2 * BWD_BM * D, *sds = sp + BWD_BN * BWD_BM; /* P^T, dS^T: [key][query] */
 	float *sl = (float *)(sds + BWD_BN * BWD_BM), *sd = sl + 2 * BWD_BM;
 	const int h = blockIdx.y, z = blockIdx.z, n0 = blockIdx.x * BWD_BN;
