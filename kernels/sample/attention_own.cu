@@ -43,6 +43,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "core/cp_async.cuh"
 #include "core/gpu_check.cuh"
 extern "C" {
 #include "sample/attention.h"
@@ -51,32 +52,6 @@ extern "C" {
 #define LOG2E 1.4426950408889634f
 
 /* ---- the instructions ------------------------------------------------- */
-
-static __device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-	return (uint32_t)__cvta_generic_to_shared(p);
-}
-
-/* 16 bytes global -> shared, zeros when !valid (the source is not read). */
-static __device__ __forceinline__ void cp_async16(void *dst, const void *src, bool valid)
-{
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
-		     "l"(src), "r"(valid ? 16 : 0));
-}
-/* 4 bytes global -> shared (through L1), zeros when !valid. */
-static __device__ __forceinline__ void cp_async4(void *dst, const void *src, bool valid)
-{
-	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)),
-		     "l"(src), "r"(valid ? 4 : 0));
-}
-static __device__ __forceinline__ void cp_async_commit()
-{
-	asm volatile("cp.async.commit_group;\n" ::);
-}
-template <int N> static __device__ __forceinline__ void cp_async_wait()
-{
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 /* Four 8x8 matrices of 16-bit elements; lanes 8i..8i+7 give matrix i's rows. */
 static __device__ __forceinline__ void ldsm_x4(uint32_t r[4], uint32_t at)
