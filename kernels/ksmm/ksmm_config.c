@@ -212,7 +212,8 @@ static int fit_pow2(int64_t x, int lo, int cap)
 }
 
 /* The widest load that divides c (and a bsl batch), within 16 bytes, and
- * three stages where cp.async allows them: 0 when k can then run. */
+ * three stages for mma (by cp.async), two for SIMT (through registers, as
+ * the default's SIMT point stages): 0 when k can then run. */
 static int widest(const struct ksmm_pattern *p, int64_t batch, enum ksmm_dtype t,
 		  enum ksmm_layout l, struct ksmm_config *k)
 {

@@ -740,7 +740,8 @@ struct acc_t {
 /* A thread's rows: WR contiguous ones; with W as [r][k] (KSMM_SIMT_ASYNC)
  * one row of every TR / WR instead, so that the threads of a warp read
  * neighbouring rows (A_LD floats apart, distinct banks) rather than rows
- * WR * A_LD apart, a multiple of 32 floats. */
+ * WR * A_LD floats apart, which puts several of them in one bank (a
+ * multiple of 32 floats at WR 8). */
 #if KSMM_SIMT_ASYNC
 #define THREAD_ROW(i) ((i) * (KSMM_TR / KSMM_WR))
 #define KSMM_ROW0 1
