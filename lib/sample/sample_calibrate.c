@@ -199,6 +199,13 @@ static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err 
 	struct sample_torch_row r;
 	enum sample_precision p;
 	char q1[64], q2[64]; /* fields from the file, one line each in a message */
+	if (!strcmp(f[s->col[TORCH_OP]], torch_columns[TORCH_OP]) &&
+	    !strcmp(f[s->col[TORCH_PRECISION]], torch_columns[TORCH_PRECISION]))
+		return sp_fail(err,
+			       "%s: line %zu: a second header line (two runs of "
+			       "scripts/bench-sample-torch.py appended to one file? keep the first "
+			       "header only)",
+			       s->path, row->line);
 	if (sample_precision_parse(f[s->col[TORCH_PRECISION]], &p))
 		return sp_fail(err, "%s: line %zu: precision '%s' is not fp16, bf16 or fp32", s->path,
 			       row->line, sp_quote(q1, sizeof q1, f[s->col[TORCH_PRECISION]]));

@@ -112,6 +112,11 @@ static void test_torch_csv(void **state)
 		{"op,shape,precision,F_dur(us),B_dur(us),device\nx,s,fp16,,2,d\n",
 		 "t.csv: line 2: F_dur(us) '' or B_dur(us) '2' is not a time"},
 		{"", "t.csv: empty (no header)"},
+		/* two runs of the PyTorch script appended to one file */
+		{"op,shape,precision,F_dur(us),B_dur(us),device\nx,s,fp16,1,2,d\n"
+		 "op,shape,precision,F_dur(us),B_dur(us),device\ny,s,fp16,1,2,d\n",
+		 "t.csv: line 3: a second header line (two runs of scripts/bench-sample-torch.py "
+		 "appended to one file? keep the first header only)"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		assert_int_equal(sample_torch_read_buffer(bad[i].csv, strlen(bad[i].csv), "t.csv",
