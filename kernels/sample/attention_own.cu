@@ -180,6 +180,35 @@ template <int W> static __device__ __forceinline__ uint32_t tile_step(uint32_t a
 	return (at ^ (uint32_t)(chunks << 4)) + (uint32_t)(rows * W * 2);
 }
 
+/* c = A B^T over the D columns of two [row][D] swizzled tiles: A's 32 rows
+ * (two m16 tiles) from the lane's address a_at by B's 16 NP rows from b_at
+ * (lane addresses as tile_at gives them for the non-transposed ldmatrix
+ * layouts); each A fragment feeds 2 NP mma and each B fragment 4. The
+ * forward's S = Q K^T and the backward's S^T = K Q^T and dP^T = V dO^T. */
+template <typename T, int D, int NP>
+static __device__ __forceinline__ void rows_by_rows(float (&c)[2][2 * NP][4], uint32_t a_at,
+						    uint32_t b_at)
+{
+#pragma unroll
+	for (int mt = 0; mt < 2; mt++)
+		zero(c[mt]);
+#pragma unroll
+	for (int kc = 0; kc < D / 16; kc++) {
+		uint32_t a[2][4];
+#pragma unroll
+		for (int mt = 0; mt < 2; mt++)
+			ldsm_x4(a[mt], tile_step<D>(a_at, mt * 16, kc * 2));
+#pragma unroll
+		for (int np = 0; np < NP; np++) {
+			uint32_t b[4];
+			ldsm_x4(b, tile_step<D>(b_at, np * 16, kc * 2));
+#pragma unroll
+			for (int mt = 0; mt < 2; mt++)
+				mma_pair<T>(c[mt][2 * np], c[mt][2 * np + 1], a[mt], b);
+		}
+	}
+}
+
 /* ROWS rows of head h from position p0 of a (b, l, heads, D) tensor (`head`
  * points at position 0 of the batch and head, `stride` elements apart),
  * into a swizzled tile; rows past `seq` are zeros. Each thread copies one
@@ -284,26 +313,9 @@ static __global__ void __launch_bounds__(FWD_THREADS, 2)
 		const uint32_t ck = k_at + buf * FWD_BN * D * 2, cv = v_at + buf * FWD_BN * D * 2;
 
 		/* S = Q K^T, 32 rows x 64 keys a warp. */
+		static_assert(FWD_MT == 2, "rows_by_rows takes 32 rows");
 		float s[FWD_MT][FWD_BN / 8][4];
-#pragma unroll
-		for (int mt = 0; mt < FWD_MT; mt++)
-			zero(s[mt]);
-#pragma unroll
-		for (int kc = 0; kc < D / 16; kc++) {
-			uint32_t a[FWD_MT][4];
-#pragma unroll
-			for (int mt = 0; mt < FWD_MT; mt++)
-				ldsm_x4(a[mt], tile_step<D>(q_at, mt * 16, kc * 2));
-#pragma unroll
-			for (int np = 0; np < FWD_BN / 16; np++) {
-				uint32_t b[4];
-				ldsm_x4(b, tile_step<D>(ck, np * 16, kc * 2));
-#pragma unroll
-				for (int mt = 0; mt < FWD_MT; mt++) {
-					mma_pair<T>(s[mt][2 * np], s[mt][2 * np + 1], a[mt], b);
-				}
-			}
-		}
+		rows_by_rows<T, D, FWD_BN / 16>(s, q_at, ck);
 
 		/* Keys past the end, and (causal) keys after the query. */
 		const int n0 = j * FWD_BN;
@@ -526,29 +538,8 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 		 * each key fragment feeding 4 mma and each query fragment 4; one
 		 * product at a time holds half the fragments of both at once. */
 		float s[2][BWD_BM / 16][4], dp[2][BWD_BM / 16][4];
-		auto keys_by_queries = [&](float (&c)[2][BWD_BM / 16][4], uint32_t keys,
-					   uint32_t queries) {
-#pragma unroll
-			for (int mt = 0; mt < 2; mt++)
-				zero(c[mt]);
-#pragma unroll
-			for (int kc = 0; kc < D / 16; kc++) {
-				uint32_t a[2][4];
-#pragma unroll
-				for (int mt = 0; mt < 2; mt++)
-					ldsm_x4(a[mt], tile_step<D>(keys, mt * 16, kc * 2));
-#pragma unroll
-				for (int np = 0; np < BWD_BM / 32; np++) {
-					uint32_t b[4];
-					ldsm_x4(b, tile_step<D>(queries, np * 16, kc * 2));
-#pragma unroll
-					for (int mt = 0; mt < 2; mt++)
-						mma_pair<T>(c[mt][2 * np], c[mt][2 * np + 1], a[mt], b);
-				}
-			}
-		};
-		keys_by_queries(s, key_at, query_at + cq);
-		keys_by_queries(dp, key_at + v_off, query_at + cq + do_off);
+		rows_by_rows<T, D, BWD_BM / 32>(s, key_at, query_at + cq);
+		rows_by_rows<T, D, BWD_BM / 32>(dp, key_at + v_off, query_at + cq + do_off);
 
 		/* P^T and dS^T = P^T (dP^T - D), masked past the end and (causal)
 		 * where the query comes before the key, to shared memory. */
