@@ -337,7 +337,8 @@ static int bias_grad(const struct sample_gpu_state *st, struct sp_err *err)
 	const struct sample_dims *d = &st->s.d;
 	const dim3 grid((unsigned)((d->n / V + 255) / 256), (unsigned)e->bias_parts);
 	colsum_partial<T, V><<<grid, 256>>>(sample_dev<T>(st, LIN_DY), d->m, d->n, e->bias_partial);
-	colsum_finish_launch<T>(e->bias_partial, e->bias_parts, d->n, sample_dev<T>(st, LIN_DB));
+	colsum_finish_launch<T>(e->bias_partial, e->bias_parts, d->n, sample_dev<T>(st, LIN_DB),
+				(T *)NULL);
 	GPU_CHECK_LAUNCH(err, "dbias");
 	return 0;
 }

@@ -195,43 +195,54 @@ static inline int sample_row_threads(int64_t nvec)
 		}                                                   \
 	} while (0)
 
-/* out[j] = sum over g < parts of partial[g][j], for j < n: the last step of a
- * column sum done as per-block partial sums (fp32). Blocks of
- * COLSUM_THREADS_X x COLSUM_THREADS_Y threads: 32 columns a block, each
- * column's parts split over 32 threads and added in shared memory. At 4096
- * columns that is 128 blocks, one an SM. Measured on an H100 (2026-11-27,
- * dev/cuda/sample_ops_time, two processes each): the layernorm backward at
- * b4 l2048 dim4096 fp16 went from 124.4/122.8 us with 8 threads a column
- * (each waiting on 66 loads in turn for its 528 parts) to 118.6/118.1 us
- * (54-55% to 57% of the copy bandwidth), RMSNorm's from 88.6 to 85.0. */
+/* out_s[j] = sum over g < parts of partial[s][g][j], for j < n and each of
+ * the gridDim.y sums s (outs[s]): the last step of column sums done as
+ * per-block partial sums (fp32). Blocks of COLSUM_THREADS_X x
+ * COLSUM_THREADS_Y threads: 32 columns a block, each column's parts split
+ * over 32 threads and added in shared memory. At 4096 columns that is 128
+ * blocks a sum; the norms' two sums (weight and bias) go in one launch.
+ * Measured on an H100 (2026-11-27, dev/cuda/sample_ops_time, two processes
+ * each): the layernorm backward at b4 l2048 dim4096 fp16 went from
+ * 124.4/122.8 us with 8 threads a column (each waiting on 66 loads in turn
+ * for its 528 parts) to 118.6/118.1 us (54-55% to 57% of the copy
+ * bandwidth), RMSNorm's from 88.6 to 85.0. */
 #define COLSUM_THREADS_X 32
 #define COLSUM_THREADS_Y 32
+#define COLSUM_MAX_SUMS 2
+template <typename T> struct colsum_outs {
+	T *out[COLSUM_MAX_SUMS];
+};
+
 template <typename T>
 static __global__ void colsum_finish(const float *__restrict__ partial, int parts, int64_t n,
-				     T *__restrict__ out)
+				     colsum_outs<T> outs)
 {
 	__shared__ float sums[COLSUM_THREADS_Y][COLSUM_THREADS_X];
 	const int64_t j = (int64_t)blockIdx.x * COLSUM_THREADS_X + threadIdx.x;
+	const float *p = partial + (int64_t)blockIdx.y * parts * n;
 	float acc = 0;
 	if (j < n)
 		for (int g = threadIdx.y; g < parts; g += COLSUM_THREADS_Y)
-			acc += partial[(int64_t)g * n + j];
+			acc += p[(int64_t)g * n + j];
 	sums[threadIdx.y][threadIdx.x] = acc;
 	__syncthreads();
 	if (threadIdx.y == 0 && j < n) {
 		for (int y = 1; y < COLSUM_THREADS_Y; y++)
 			acc += sums[y][threadIdx.x];
-		out[j] = from_f<T>(acc);
+		outs.out[blockIdx.y][j] = from_f<T>(acc);
 	}
 }
 
-/* Launch colsum_finish over n columns. */
+/* Launch colsum_finish over n columns for one sum (out1 NULL) or two, the
+ * second's partials right after the first's (parts x n floats each). */
 template <typename T>
-static inline void colsum_finish_launch(const float *partial, int parts, int64_t n, T *out)
+static inline void colsum_finish_launch(const float *partial, int parts, int64_t n, T *out0,
+					T *out1)
 {
 	const dim3 block(COLSUM_THREADS_X, COLSUM_THREADS_Y);
-	colsum_finish<T><<<(unsigned)((n + COLSUM_THREADS_X - 1) / COLSUM_THREADS_X), block>>>(
-		partial, parts, n, out);
+	const dim3 grid((unsigned)((n + COLSUM_THREADS_X - 1) / COLSUM_THREADS_X), out1 ? 2 : 1);
+	colsum_outs<T> outs = {{out0, out1}};
+	colsum_finish<T><<<grid, block>>>(partial, parts, n, outs);
 }
 
 #endif

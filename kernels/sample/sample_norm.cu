@@ -15,9 +15,10 @@
  * (each column owned by one thread, so no atomics; stored element-major,
  * acc[e][vector], so that a warp's 32 threads touch 32 banks, where the
  * column order would put 8 threads on each bank at fp16). The blocks' partial
- * column sums (gridDim.x x dim x 2 floats) are summed by colsum_finish into
- * dweight and dbias. Bytes: x and dy read once, dx written once, plus the
- * partials (under 5% at dim 4096 and 8192 rows).
+ * column sums (gridDim.x x dim x 2 floats) are summed by one colsum_finish
+ * launch into dweight and dbias. Bytes: x and dy read once, dx written once,
+ * plus the partials written and read (16.8 MB each way at dim 4096 and 512
+ * blocks: 8% more than the 201 MB of a fp16 b4 l2048 backward).
  *
  * A row that does not split into 16-byte vectors (dim not a multiple of 8
  * at fp16/bf16, of 4 at fp32) runs the same code one element at a time. */
@@ -75,6 +76,29 @@ static __global__ void norm_forward(const T *__restrict__ x, const T *__restrict
 		if (!RMS)
 			mean_out[row] = mean;
 		inv_out[row] = inv;
+	}
+}
+
+/* dst[e] = acc[e * stride] for e < V, stored 16 bytes at a time where V
+ * allows: a thread's V columns are contiguous in the partial sums, so a
+ * warp's stores cover whole sectors (one float a store put 32 threads' 4
+ * bytes in 32 sectors 32 bytes apart at V = 8). With one colsum launch for
+ * both sums, on an H100 (2026-11-28) the fp16 layernorm backward at b4
+ * l2048 dim4096 went from 118.4-119.6 us (56-57% of copy; ncu: 109 us in
+ * norm_backward) to 92.3-92.5 (73%; 84 us), at b8 l4096 dim8192 from 665
+ * to 636 (84%). */
+template <int V>
+static __device__ void store_columns(float *__restrict__ dst, const float *acc, int64_t stride)
+{
+	if (V % 4 == 0) {
+#pragma unroll
+		for (int e = 0; e < V; e += 4)
+			*(float4 *)(dst + e) = make_float4(acc[e * stride], acc[(e + 1) * stride],
+							   acc[(e + 2) * stride], acc[(e + 3) * stride]);
+	} else {
+#pragma unroll
+		for (int e = 0; e < V; e++)
+			dst[e] = acc[e * stride];
 	}
 }
 
@@ -137,12 +161,12 @@ static __global__ void norm_backward(const T *__restrict__ x, const T *__restric
 			vstore<T, V>(dx + row * cols + v * V, o);
 		}
 	}
-	for (int64_t v = threadIdx.x; v < nvec; v += blockDim.x)
-		for (int e = 0; e < V; e++) {
-			partial[blockIdx.x * cols + v * V + e] = acc_w[e * nvec + v];
-			if (!RMS)
-				partial[(gridDim.x + blockIdx.x) * cols + v * V + e] = acc_b[e * nvec + v];
-		}
+	for (int64_t v = threadIdx.x; v < nvec; v += blockDim.x) {
+		store_columns<V>(partial + blockIdx.x * cols + v * V, acc_w + v, nvec);
+		if (!RMS)
+			store_columns<V>(partial + (gridDim.x + blockIdx.x) * cols + v * V, acc_b + v,
+					 nvec);
+	}
 }
 
 struct norm_extra {
@@ -183,7 +207,10 @@ static int norm_step(struct sample_gpu_state *st, enum norm_step step, struct sp
 				       &per_sm, norm_backward<T, V, RMS>, e->threads, e->bwd_smem));
 		if (sample_gpu_sms(err, &sms))
 			return -1;
-		e->grid = (int)((int64_t)sms * per_sm < d->rows ? sms * per_sm : d->rows);
+		/* as few blocks as keep the rows' turns: the fewest partial sums */
+		const int64_t resident = (int64_t)sms * per_sm,
+			      turns = (d->rows + resident - 1) / resident;
+		e->grid = (int)((d->rows + turns - 1) / turns);
 		return gpu_malloc((void **)&e->partial, (size_t)e->grid * d->cols * 2 * sizeof(float),
 				  "norm partial sums", err);
 	}
@@ -201,10 +228,8 @@ static int norm_step(struct sample_gpu_state *st, enum norm_step step, struct sp
 		sample_dev<float>(s, NORM_MEAN), sample_dev<float>(s, NORM_RSTD),
 		sample_dev<T>(s, NORM_DX), e->partial, d->rows, d->cols);
 	GPU_CHECK_LAUNCH(err, "norm_backward");
-	colsum_finish_launch<T>(e->partial, e->grid, d->cols, sample_dev<T>(s, NORM_DW));
-	if (!RMS)
-		colsum_finish_launch<T>(e->partial + (size_t)e->grid * d->cols, e->grid, d->cols,
-					sample_dev<T>(s, NORM_DB));
+	colsum_finish_launch<T>(e->partial, e->grid, d->cols, sample_dev<T>(s, NORM_DW),
+				RMS ? (T *)NULL : sample_dev<T>(s, NORM_DB));
 	GPU_CHECK_LAUNCH(err, "colsum_finish");
 	return 0;
 }
