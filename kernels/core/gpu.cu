@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <atomic>
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -142,11 +145,39 @@ int gpu_malloc(void **p, size_t n, const char *what, struct sp_err *err)
 	return sp_fail(err, "cudaMalloc(%zu bytes) for '%s': %s", n, what, msg);
 }
 
+/* For some milliseconds after a large cudaFree the device moves memory about
+ * 15% slower: the driver's work on the freed memory. Measured on an H100
+ * (2026-11-28, kernel-sample's res_add at b4 l2048 dim4096, 3 warm-ups and
+ * 20 timed runs): 64.3 us fresh, 74.3 us right after freeing 2 GB, 64.5 us
+ * when 20 ms passed after the free; 23 back-to-back 1 GB copies with no
+ * free changed nothing. So gpu_free counts the bytes it gives back, and
+ * gpu_time waits for them at FREED_SETTLE_GBS before it times anything (2 GB:
+ * 10.7 ms; the slow spell lasted about 5 ms). */
+#define FREED_SETTLE_GBS 200.0
+#define FREED_SETTLE_MIN_BYTES ((size_t)16 << 20)
+static std::atomic<size_t> freed_unsettled{0};
+
 void gpu_free(void *p)
 {
+	size_t before, after, total;
+	const bool counted = p && cudaMemGetInfo(&before, &total) == cudaSuccess;
 	/* Only an invalid pointer or an earlier fault makes cudaFree fail, and
 	 * a fault is reported again by the next synchronizing call. */
 	gpu_status_message(cudaFree(p));
+	if (counted && cudaMemGetInfo(&after, &total) == cudaSuccess && after > before)
+		freed_unsettled += after - before;
+}
+
+/* Sleep out the slow spell after the frees since the last call (above). */
+static void settle_freed(void)
+{
+	const size_t bytes = freed_unsettled.exchange(0);
+	if (bytes < FREED_SETTLE_MIN_BYTES)
+		return;
+	const double seconds = (double)bytes / (FREED_SETTLE_GBS * 1e9);
+	struct timespec ts = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+	while (nanosleep(&ts, &ts) != 0)
+		;
 }
 
 static int copy(void *dst, const void *src, size_t n, cudaMemcpyKind kind, int async,
@@ -284,6 +315,7 @@ int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_
 			       warmup);
 	/* Warm-up keeps module loading, lazy allocation and library handle set-up
 	 * out of the times; a failure in it is reported before timing starts. */
+	settle_freed();
 	for (int i = 0; i < warmup; i++)
 		if (enqueue(ctx, err))
 			return -1;

@@ -84,7 +84,9 @@ struct gpu_timing {
 /* Run `enqueue` warmup times, then reps more, each between its own pair of
  * events, with the L2 flushed before each timed repetition (outside the
  * events) when flush_l2. The repetitions are queued back to back and
- * synchronized once, so host-side launch gaps stay out of the times. */
+ * synchronized once, so host-side launch gaps stay out of the times. First
+ * it waits out the device's slow spell after gpu_free gave back memory
+ * (about 5 ms after 2 GB; gpu.cu says what was measured). */
 int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_l2,
 	     struct gpu_timing *out, struct sp_err *err);
 
