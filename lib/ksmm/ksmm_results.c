@@ -1,6 +1,7 @@
 #include "ksmm/ksmm_results.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,8 @@ static int parse_row(const struct table *t, size_t i, struct ksmm_result *r, str
 	if (!*status)
 		return sp_fail(err, "%s:%zu: column 'status' is empty", t->name, r->line);
 	snprintf(r->status, sizeof r->status, "%s", status);
-	if (strcmp(status, "ok") == 0 && !(r->ms > 0))
+	/* An ok row's time is what best ranks by: a positive, finite number. */
+	if (strcmp(status, "ok") == 0 && !(r->ms > 0 && isfinite(r->ms)))
 		return sp_fail(err, "%s:%zu: an ok row with ms = %g", t->name, r->line, r->ms);
 	return 0;
 }

@@ -469,6 +469,7 @@ EOF
 	tuning_csv "$T/short.csv" "100,2,16,16,2,fp32,bsf"
 	tuning_csv "$T/neg.csv" "100,2,-16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-8,ok"
 	tuning_csv "$T/okms.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,nan,0.01,1e-8,ok"
+	tuning_csv "$T/okinf.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,inf,0.01,1e-8,ok"
 	printf 'batch,a\n"unterminated\n' >"$T/quote.csv"
 	tuning_csv "$T/empty.csv"
 	local cases=(
@@ -478,6 +479,7 @@ EOF
 		"short.csv:2: "
 		"neg.csv:2: column 'b': -16 is out of range"
 		"okms.csv:2: an ok row with ms = nan"
+		"okinf.csv:2: an ok row with ms = inf"
 		"quote.csv"
 		"empty.csv: no rows to reduce"
 	)
