@@ -1,6 +1,7 @@
 #include "sample/sample_merge.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,19 +130,32 @@ int sample_shape_cell(const struct table *t, size_t row, size_t col, int64_t *ou
 	return 0;
 }
 
-/* Every row's shape as integers and durations as numbers. */
+/* A duration cell: a finite number >= 0, as fit needs it (kernel-sample
+ * writes no row for a shape that failed, so nan or a negative is damage). */
+static int duration_cell(const struct table *t, size_t row, size_t col, struct sp_err *err)
+{
+	double d;
+	if (table_double(t, row, col, &d, err) || !(d >= 0 && isfinite(d))) {
+		char shown[64];
+		return sp_fail(err, "%s:%zu: column '%s': expected a time (a number >= 0), "
+			       "found '%s'", t->name, table_line(t, row), table_header(t, col),
+			       sp_quote(shown, sizeof shown, table_cell(t, row, col)));
+	}
+	return 0;
+}
+
+/* Every row's shape as integers and durations as times. */
 static int collect_rows(const struct table *t, size_t n, struct row *rows, struct sp_err *err)
 {
 	size_t k = 0, nshape = t[0].ncols - 2;
 	for (size_t f = 0; f < n; f++) {
 		for (size_t r = 0; r < t[f].nrows; r++, k++) {
 			rows[k] = (struct row){.file = f, .row = r, .order = k};
-			double d;
 			for (size_t c = 0; c < nshape; c++)
 				if (sample_shape_cell(&t[f], r, c, &rows[k].key[c], err))
 					return -1;
-			if (table_double(&t[f], r, nshape, &d, err) ||
-			    table_double(&t[f], r, nshape + 1, &d, err))
+			if (duration_cell(&t[f], r, nshape, err) ||
+			    duration_cell(&t[f], r, nshape + 1, err))
 				return -1;
 		}
 	}

@@ -440,6 +440,12 @@ EOF
 	assert_error 1 $K "missing_layernorm_fp16.csv"
 	run "$BIN/$K" merge -o out.csv
 	assert_error 2 $K "merge: no PART.csv given"
+	# a duration that is not a time (fit would refuse the merged file)
+	for d in nan inf -5 ''; do
+		{ head -2 "$a"; echo "1,1,1,$d,2"; } >"${dev}_layernorm_fp16_3_1.csv"
+		run "$BIN/$K" merge "${dev}_layernorm_fp16_3_1.csv" -o out.csv
+		assert_error 1 $K "${dev}_layernorm_fp16_3_1.csv:3: column 'F_dur\(us\)': expected a time \(a number >= 0\), found '$d'"
+	done
 	[ ! -e out.csv ]
 	ls | grep -q '\.tmp\.' && return 1
 	true
