@@ -27,6 +27,7 @@ struct scanner {
 	int cr_pending; /* the last byte was a CR, so an LF now ends no new line */
 	size_t offset;  /* file offset of the next byte */
 	int record_open;
+	int record_closed; /* libcsv ended a record in the piece being fed */
 	size_t record_line;
 
 	/* The record being collected: each field followed by a NUL. */
@@ -111,6 +112,7 @@ static void on_record(int c, void *arg)
 {
 	struct scanner *s = arg;
 	s->record_open = 0;
+	s->record_closed = 1;
 	if (!s->failed)
 		deliver(s);
 	s->nfields = 0;
@@ -155,8 +157,13 @@ static void feed_piece(struct scanner *s, const char *p, size_t n)
 		return;
 	}
 	s->offset += n;
-	if (!s->record_open)
+	/* complete_bytes ends with a record's terminator (the LF of its CRLF
+	 * too), never after blank lines: an appender continues there. */
+	if (s->record_closed)
 		s->res.complete_bytes = s->offset;
+	else if (n == 1 && p[0] == '\n' && s->cr_pending && s->res.complete_bytes == s->offset - 1)
+		s->res.complete_bytes = s->offset;
+	s->record_closed = 0;
 	if (ends_line && !(p[n - 1] == '\n' && n == 1 && s->cr_pending))
 		s->line++;
 	s->cr_pending = ends_line && p[n - 1] == '\r';

@@ -39,7 +39,8 @@ enum csv_reader_flags {
 
 struct csv_reader_result {
 	size_t records;        /* delivered, the header included */
-	size_t complete_bytes; /* bytes up to the end of the last complete record (or blank line) */
+	size_t complete_bytes; /* bytes up to the end of the last complete record and its line
+				end, blank lines after it left out */
 	int partial_tail;      /* CSVR_PARTIAL_TAIL: an unfinished last record was left out */
 };
 

@@ -344,6 +344,22 @@ EOF
 	cmp foreign.csv "$csv"
 }
 
+@test "a rerun after blank lines at the end (LF or CRLF) appends right after the last row: no blank line inside" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu
+	csv=$(ls sampling_data/*.csv)
+	cp "$csv" full.csv
+	for cr in '' $'\r'; do
+		head -n 6 full.csv | sed "s/\$/$cr/" >"$csv"
+		printf '%s\n%s\n' "$cr" "$cr" >>"$csv"
+		run "$BIN/$K" ln.yml --device cpu
+		[[ $output == *"7 measured, 0 skipped, 0 failed, 5 done before"* ]]
+		[ "$(grep -c $'^\r\\?$' "$csv")" -eq 0 ]
+		diff <(cut -d, -f1-3 full.csv) <(tr -d '\r' <"$csv" | cut -d, -f1-3)
+	done
+}
+
 @test "a part file the original wrote (shapes as NumPy floats) resumes: its shapes are not timed again" {
 	small
 	cd "$T"

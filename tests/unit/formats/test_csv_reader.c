@@ -211,19 +211,27 @@ static void test_partial_tail(void **state)
 	assert_int_equal(res.complete_bytes, 8);
 	assert_true(res.partial_tail);
 	/* Cut inside a quoted field that holds a newline: the line ends, the
-	 * record does not. */
+	 * record does not; the blank line before it is not kept either, so an
+	 * appender continues right after the last record's CRLF. */
 	const char *t2 = "a,b\r\n1,2\r\n\r\n3,\"x\ny";
 	memset(&c, 0, sizeof c);
 	assert_int_equal(
 		csv_reader_scan_buffer(t2, strlen(t2), "s.csv", CSVR_PARTIAL_TAIL, collect, &c, &res, &e),
 		0);
 	assert_int_equal(res.records, 2);
-	assert_int_equal(res.complete_bytes, 12);
+	assert_int_equal(res.complete_bytes, 10);
 	assert_true(res.partial_tail);
 	/* Complete files: no tail. */
 	const char *t3 = "a,b\n1,2\n";
 	assert_int_equal(
 		csv_reader_scan_buffer(t3, strlen(t3), "s.csv", CSVR_PARTIAL_TAIL, NULL, NULL, &res, &e),
+		0);
+	assert_int_equal(res.complete_bytes, 8);
+	assert_false(res.partial_tail);
+	/* Blank lines after the last record are not part of it. */
+	const char *t4 = "a,b\n1,2\n\n\r\n";
+	assert_int_equal(
+		csv_reader_scan_buffer(t4, strlen(t4), "s.csv", CSVR_PARTIAL_TAIL, NULL, NULL, &res, &e),
 		0);
 	assert_int_equal(res.complete_bytes, 8);
 	assert_false(res.partial_tail);
