@@ -853,6 +853,7 @@ struct calibrate_plan {
 
 static void calibrate_ops(const char *list, struct calibrate_plan *plan)
 {
+	cli_list_check("--ops", list);
 	char *copy = strdup(list), *save = NULL;
 	if (!copy)
 		cli_die("out of memory");
@@ -869,9 +870,7 @@ static void calibrate_ops(const char *list, struct calibrate_plan *plan)
 		plan->ops[plan->nops++] = op->name; /* the table's own string, not the copy's */
 	}
 	free(copy);
-	if (!plan->nops)
-		cli_usage_error("--ops: no operator named in '%s'", list);
-	plan->explicit_ops = 1;
+	plan->explicit_ops = 1; /* an empty value or item was refused above */
 }
 
 /* The encoders op is timed at: those of --encoder, else the H100 table's

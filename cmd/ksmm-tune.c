@@ -375,6 +375,7 @@ static int run_apply(int argc, char **argv)
 	if (o.ndtypes != 1 || o.nlayouts != 1)
 		cli_usage_error("apply takes one --dtype and one --layout");
 	const char *weights[MAX_WEIGHTS];
+	cli_list_check("--weights", o.weights);
 	char *wtext = strdup(o.weights);
 	size_t nw = 0;
 	if (!wtext)

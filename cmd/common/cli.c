@@ -319,10 +319,18 @@ double cli_fraction(const char *option, const char *text)
 	return v;
 }
 
+void cli_list_check(const char *option, const char *text)
+{
+	size_t len = strlen(text);
+	if (len && (text[0] == ',' || text[len - 1] == ',' || strstr(text, ",,")))
+		cli_usage_error("%s: an empty item in '%s'", option, text);
+}
+
 int cli_int_list(const char *option, const char *text, int64_t *out, int cap,
 		 int64_t min, int64_t max)
 {
 	char buf[1024];
+	cli_list_check(option, text);
 	if (strlen(text) >= sizeof buf)
 		cli_usage_error("%s: list is too long", option);
 	strcpy(buf, text);

@@ -97,6 +97,9 @@ int64_t cli_int(const char *option, const char *text, int64_t min, int64_t max);
 double cli_double(const char *option, const char *text, double min, double max);
 /* A number in (0, 1]: a density or a fraction. */
 double cli_fraction(const char *option, const char *text);
+/* A comma-separated list with an empty item ("a,,b", "a,", ",a") is a
+ * usage error: the user meant something there. */
+void cli_list_check(const char *option, const char *text);
 /* Parse "a,b,c" integers into out (at most cap); returns the count. */
 int cli_int_list(const char *option, const char *text, int64_t *out, int cap,
 		 int64_t min, int64_t max);

@@ -116,7 +116,11 @@ torch_refused() {
 	run "$BIN/$K" calibrate --device cpu --ops layernorm,nosuch
 	assert_error 2 $K "--ops: unknown operator 'nosuch'"
 	run "$BIN/$K" calibrate --device cpu --ops , -o "$T/out.csv"
-	assert_error 2 $K "--ops: no operator named in ','"
+	assert_error 2 $K "--ops: an empty item in ','"
+	run "$BIN/$K" calibrate --device cpu --ops layernorm,,res_add -o "$T/out.csv"
+	assert_error 2 $K "--ops: an empty item in 'layernorm,,res_add'"
+	run "$BIN/$K" calibrate --device cpu --encoder 1,,2,2,16,128 -o "$T/out.csv"
+	assert_error 2 $K "--encoder: an empty item in '1,,2,2,16,128'"
 	[ ! -e "$T/out.csv" ]
 	run "$BIN/$K" calibrate --device cpu --ops moe
 	assert_error 2 $K "--ops: moe's shape is not a transformer encoder's"

@@ -192,6 +192,8 @@ rows() {
 	assert_error 2 $K "--shape: 2 values, the config's shapes have 3"
 	run "$BIN/$K" ln.yml --device cpu --run get_one --shape 1,0,4
 	assert_error 2 $K "--shape"
+	run "$BIN/$K" ln.yml --device cpu --run get_one --shape 1,4,,40
+	assert_error 2 $K "--shape: an empty item in '1,4,,40'"
 	cfg gelu.yml <<'EOF'
 { "kernel_name": "gelu", "columns_name": ['mp', 'b', 'l', 'dim', 'F_dur(us)', 'B_dur(us)'],
   "first_n_column": 4, "starts": [1, 1, 4, 8], "steps": [2, 1, 1, 1], "ends": [4, 1, 4, 10],

@@ -189,6 +189,13 @@ tuning_csv() {
 	assert_error 2 $K "--pattern: b: expected a whole number, found 'x'"
 	run "$BIN/$K" apply --pattern 2,0,4,2 --weights "$T/w.npy" "$T/x.npy" -o "$T/y.npy"
 	assert_error 2 $K "--pattern: b = 0 is out of range"
+	# an empty item is a mistake, not nothing
+	for list in "$T/w.npy,," ",$T/w.npy" "$T/w.npy,,$T/w.npy"; do
+		run "$BIN/$K" apply --pattern 2,3,4,2 --weights "$list" "$T/x.npy" -o "$T/y.npy"
+		assert_error 2 $K "--weights: an empty item in '$list'"
+	done
+	run "$BIN/$K" tune --pattern 2,3,4,2 --dry-run --batch 8,,16
+	assert_error 2 $K "--batch: an empty item in '8,,16'"
 	assert_only_files "$T" w.npy x.npy
 }
 
