@@ -179,6 +179,15 @@ static int read_names(const struct yaml_doc_node *root, struct sample_config *cf
 				     "get_profiler or run_function)",
 				     sp_quote(q, sizeof q, run));
 	}
+	/* kernel_name is a part of the output files' names, which merge and
+	 * fit read back: DEVICE_KERNEL_PRECISION_PARTS_PART.csv. */
+	if (!*kernel || strchr(kernel, '/')) {
+		char q[64];
+		return yaml_doc_fail(yaml_doc_get(root, "kernel_name"), err,
+				     "kernel_name: '%s' cannot name the output files (it must be "
+				     "non-empty, with no '/')",
+				     sp_quote(q, sizeof q, kernel));
+	}
 	cfg->run = (enum sample_mode)mode;
 	cfg->kernel_name = strdup(kernel);
 	cfg->function_name = strdup(function);

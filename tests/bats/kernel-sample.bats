@@ -274,6 +274,9 @@ bad_config() {
 	assert_error 1 $K "one.yml:2: operators\[0\]: unknown operator 'pow' \(expected mul or add\)"
 	bad_config active "active: 0" "bad.yml:11: active: 0 is outside 1..100000"
 	bad_config kernel_name "kernel_name: [a, b]" "bad.yml:1: kernel_name"
+	# it names the output files: DEVICE_KERNEL_..., which merge reads back
+	bad_config kernel_name "kernel_name: ''"$'\n'"function_name: layernorm" "bad.yml:1: kernel_name: '' cannot name the output files \(it must be non-empty, with no '/'\)"
+	bad_config kernel_name "kernel_name: ../../ln"$'\n'"function_name: layernorm" "bad.yml:1: kernel_name: '../../ln' cannot name the output files \(it must be non-empty, with no '/'\)"
 	bad_config columns_name "columns_name: [b, l, dim, F_dur(us)]" "bad.yml:2: columns_name has 4 names"
 	bad_config columns_name "columns_name: [mp, l, dim, F_dur(us), B_dur(us)]" \
 		"bad.yml:2: columns_name: layernorm takes the shape \(b, l, dim\), the config names \(mp, l, dim\)"
