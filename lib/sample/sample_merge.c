@@ -116,13 +116,23 @@ static int check_same(const char *const *inputs, size_t n, const struct table *t
 	return 0;
 }
 
+int sample_is_shape_value(double v)
+{
+	return v >= 0 && v <= (double)SAMPLE_MAX_VALUE && v == (double)(int64_t)v;
+}
+
+int sample_is_time(double v)
+{
+	return v >= 0 && isfinite(v);
+}
+
 int sample_shape_cell(const struct table *t, size_t row, size_t col, int64_t *out,
 		      struct sp_err *err)
 {
 	double v;
 	if (table_double(t, row, col, &v, err))
 		return -1;
-	if (!(v >= 0 && v <= (double)SAMPLE_MAX_VALUE) || v != (double)(int64_t)v)
+	if (!sample_is_shape_value(v))
 		return sp_fail(err, "%s:%zu: column '%s': expected a whole number, found '%s'",
 			       t->name, table_line(t, row), table_header(t, col),
 			       table_cell(t, row, col));
@@ -130,12 +140,12 @@ int sample_shape_cell(const struct table *t, size_t row, size_t col, int64_t *ou
 	return 0;
 }
 
-/* A duration cell: a finite number >= 0, as fit needs it (kernel-sample
- * writes no row for a shape that failed, so nan or a negative is damage). */
+/* kernel-sample writes no row for a shape that failed, so a duration of
+ * nan or below 0 is damage. */
 static int duration_cell(const struct table *t, size_t row, size_t col, struct sp_err *err)
 {
 	double d;
-	if (table_double(t, row, col, &d, err) || !(d >= 0 && isfinite(d))) {
+	if (table_double(t, row, col, &d, err) || !sample_is_time(d)) {
 		char shown[64];
 		return sp_fail(err, "%s:%zu: column '%s': expected a time (a number >= 0), "
 			       "found '%s'", t->name, table_line(t, row), table_header(t, col),

@@ -29,6 +29,9 @@ int sample_file_name_parse(const char *path, struct sample_file_name *name, stru
  * as kernel-sample writes it ("1024") or as the original does (its rows are
  * NumPy floats: "1024.0"). */
 struct table;
+int sample_is_shape_value(double v);
+/* A duration cell: a finite number >= 0 (fit needs it so). */
+int sample_is_time(double v);
 int sample_shape_cell(const struct table *t, size_t row, size_t col, int64_t *out,
 		      struct sp_err *err);
 

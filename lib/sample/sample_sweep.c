@@ -9,8 +9,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/num.h"
 #include "core/timer.h"
 #include "sample/sample_grid.h"
+#include "sample/sample_merge.h"
 #include "sweep/sweep.h"
 
 /* Progress lines go to the log every this many shapes, as in the original. */
@@ -117,6 +119,28 @@ static int make_path(char *buf, size_t size, struct sp_err *err, const char *fmt
 	return 0;
 }
 
+/* A row the CSV already holds: its shape whole numbers, its durations
+ * times, as merge and fit read them; anything else is damage a rerun must
+ * not build on (it would run to the end and leave a file merge refuses). */
+static int check_row(void *ctx, const struct csv_reader_row *row, struct sp_err *err)
+{
+	const struct run *run = ctx;
+	size_t nshape = (size_t)run->job->cfg->grid.ndims;
+	for (size_t c = 0; c < row->nfields; c++) {
+		double v;
+		int shape = c < nshape;
+		if (num_parse_double(row->fields[c], 1, &v) == NUM_OK &&
+		    (shape ? sample_is_shape_value(v) : sample_is_time(v)))
+			continue;
+		char q[64];
+		return sp_fail(err, "%s:%zu: column '%s': expected %s, found '%s'", run->r->csv,
+			       row->line, run->job->cfg->columns[c],
+			       shape ? "a whole number" : "a time (a number >= 0)",
+			       sp_quote(q, sizeof q, row->fields[c]));
+	}
+	return 0;
+}
+
 static int open_outputs(struct run *run, struct sp_err *err)
 {
 	const struct sample_job *job = run->job;
@@ -131,8 +155,9 @@ static int open_outputs(struct run *run, struct sp_err *err)
 	if (make_dir(job->output_dir, err) || make_dir(data, err) || make_dir(logs, err))
 		return -1;
 	const struct sample_config *cfg = job->cfg;
-	if (sweep_open(&run->csv, r->csv, (const char *const *)cfg->columns, cfg->ncols,
-		       (const char *const *)cfg->columns, (size_t)cfg->grid.ndims, err))
+	if (sweep_open_checked(&run->csv, r->csv, (const char *const *)cfg->columns, cfg->ncols,
+			       (const char *const *)cfg->columns, (size_t)cfg->grid.ndims,
+			       check_row, run, err))
 		return -1;
 	run->log = fopen(r->log, "a");
 	if (!run->log) {

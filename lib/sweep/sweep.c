@@ -39,6 +39,8 @@ static int remember(struct sweep *s)
 static int on_row(void *ctx, const struct csv_reader_row *row, struct sp_err *err)
 {
 	struct sweep *s = ctx;
+	if (s->check && s->check(s->check_ctx, row, err))
+		return -1;
 	s->resumed++;
 	int bad = 0;
 	for (size_t i = 0; i < s->nkeys; i++)
@@ -78,8 +80,17 @@ static void free_keys(struct sweep *s)
 int sweep_open(struct sweep *s, const char *path, const char *const *columns, size_t ncols,
 	       const char *const *keys, size_t nkeys, struct sp_err *err)
 {
+	return sweep_open_checked(s, path, columns, ncols, keys, nkeys, NULL, NULL, err);
+}
+
+int sweep_open_checked(struct sweep *s, const char *path, const char *const *columns,
+		       size_t ncols, const char *const *keys, size_t nkeys,
+		       csv_reader_row_fn check, void *ctx, struct sp_err *err)
+{
 	memset(s, 0, sizeof *s);
 	s->nkeys = nkeys;
+	s->check = check;
+	s->check_ctx = ctx;
 	if (find_keys(s, path, columns, ncols, keys, err) ||
 	    csv_writer_open_append_scan(&s->w, path, columns, ncols, on_row, s, err)) {
 		free_keys(s);

@@ -30,6 +30,7 @@
 
 #include <stddef.h>
 
+#include "formats/csv_reader.h"
 #include "formats/csv_writer.h"
 #include "core/err.h"
 #include "core/strmap.h"
@@ -40,6 +41,8 @@ struct sweep {
 	/* private */
 	size_t nkeys;
 	size_t *key_cols;
+	csv_reader_row_fn check; /* sweep_open_checked's, or NULL */
+	void *check_ctx;
 	struct strmap done; /* the key columns of every row written, joined by NULs */
 	struct buf key;
 };
@@ -48,6 +51,12 @@ struct sweep {
  * identify a configuration. */
 int sweep_open(struct sweep *s, const char *path, const char *const *columns, size_t ncols,
 	       const char *const *keys, size_t nkeys, struct sp_err *err);
+/* sweep_open, with each row the file already holds passed to check(ctx,
+ * row, err) first: a nonzero return refuses the file (damage a rerun must
+ * not build on) with the message check put in err. */
+int sweep_open_checked(struct sweep *s, const char *path, const char *const *columns,
+		       size_t ncols, const char *const *keys, size_t nkeys,
+		       csv_reader_row_fn check, void *ctx, struct sp_err *err);
 /* Has a row with these key values (in the order of keys) been written,
  * by this run or an earlier one? O(1). (Out of memory counts as no.) */
 int sweep_done(struct sweep *s, const char *const *key_values);

@@ -66,7 +66,7 @@ rows() {
 	[ "$(ls "$T/out/sampling_data" | wc -l)" -eq "$(ls "$REPO"/configs/kernel_sampling/test/*.yml | wc -l)" ]
 	for f in "$REPO"/configs/kernel_sampling/collect/*.yml; do
 		name=$(basename "$f")
-		shape=$(grep '"starts"' "$REPO/configs/kernel_sampling/test/$name" | tr -dc '0-9,')
+		shape=$(grep '"starts"' "$REPO/configs/kernel_sampling/test/$name" | tr -dc '0-9,' | sed 's/,$//')
 		run "$BIN/$K" "$f" --device cpu --run run_function --shape "$shape"
 		[ "$status" -eq 0 ] || { echo "$name: $output"; return 1; }
 		[[ $output == *": input_shape: ["*"] ran once" ]]
@@ -362,6 +362,21 @@ EOF
 		[[ $output == *"7 measured, 0 skipped, 0 failed, 5 done before"* ]]
 		[ "$(grep -c $'^\r\\?$' "$csv")" -eq 0 ]
 		diff <(cut -d, -f1-3 full.csv) <(tr -d '\r' <"$csv" | cut -d, -f1-3)
+	done
+}
+
+@test "a rerun refuses a CSV with a damaged row (a shape or a time that is not one), naming the line; the file untouched" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu
+	csv=$(ls sampling_data/*.csv)
+	cp "$csv" full.csv
+	for row in $'\xff\xfe,4,8,1,2' '1,4,nan,1,2' '1,4,8.5,1,2' '1,4,8,-1,2' '1,4,8,1,inf'; do
+		{ head -n 4 full.csv; printf '%s\n' "$row"; } >"$csv"
+		cp "$csv" before.csv
+		run "$BIN/$K" ln.yml --device cpu
+		assert_error 1 $K "$csv:5: column '(b|dim|F_dur\(us\)|B_dur\(us\))': expected (a whole number|a time \(a number >= 0\)), found"
+		cmp before.csv "$csv"
 	done
 }
 
