@@ -349,12 +349,17 @@ EOF
 	cmp foreign.csv "$csv"
 }
 
-@test "a rerun after blank lines at the end (LF or CRLF) appends right after the last row: no blank line inside" {
+# swept_small: in $T, the small sweep run once: $csv its CSV, full.csv a copy.
+swept_small() {
 	small
 	cd "$T"
 	"$BIN/$K" -q ln.yml --device cpu
 	csv=$(ls sampling_data/*.csv)
 	cp "$csv" full.csv
+}
+
+@test "a rerun after blank lines at the end (LF or CRLF) appends right after the last row: no blank line inside" {
+	swept_small
 	for cr in '' $'\r'; do
 		head -n 6 full.csv | sed "s/\$/$cr/" >"$csv"
 		printf '%s\n%s\n' "$cr" "$cr" >>"$csv"
@@ -366,11 +371,7 @@ EOF
 }
 
 @test "a rerun refuses a CSV with a damaged row (a shape or a time that is not one), naming the line; the file untouched" {
-	small
-	cd "$T"
-	"$BIN/$K" -q ln.yml --device cpu
-	csv=$(ls sampling_data/*.csv)
-	cp "$csv" full.csv
+	swept_small
 	for row in $'\xff\xfe,4,8,1,2' '1,4,nan,1,2' '1,4,8.5,1,2' '1,4,8,-1,2' '1,4,8,1,inf'; do
 		{ head -n 4 full.csv; printf '%s\n' "$row"; } >"$csv"
 		cp "$csv" before.csv
