@@ -110,10 +110,8 @@ static int enqueue_add(void *ctx, struct sp_err *err)
 static int run(int64_t elements, bool random, bool separate, struct sp_err *err)
 {
 	struct gpu_info info;
-	if (gpu_query(0, &info, err))
-		return -1;
 	double copy_gbs;
-	if (gpu_copy_bandwidth(0, 20, &copy_gbs, err))
+	if (probe_device(&info, &copy_gbs, err))
 		return -1;
 	const int64_t n = elements / 8;
 	const double bytes = 3.0 * n * 16;

@@ -49,10 +49,8 @@ static int enqueue_empty(void *ctx, struct sp_err *err)
 static int run(const std::vector<size_t> &sizes, struct sp_err *err)
 {
 	struct gpu_info info;
-	if (gpu_query(0, &info, err))
-		return -1;
 	double copy_gbs;
-	if (gpu_copy_bandwidth(0, 20, &copy_gbs, err))
+	if (probe_device(&info, &copy_gbs, err))
 		return -1;
 	std::printf("%s, %d SMs, L2 %zu MB, copy %.0f GB/s; medians of %d, L2 flushed before each\n",
 		    info.name, info.sms, info.l2_bytes >> 20, copy_gbs, REPS);
