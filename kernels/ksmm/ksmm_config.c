@@ -53,10 +53,11 @@ size_t ksmm_config_smem_bytes(const struct ksmm_config *cfg, enum ksmm_dtype t,
 		return stages * 2 * (td * tr * (tk + 8) + tb * (tk * td + xpad));
 	} else {
 		/* MMA: the inputs' type (TF32 as fp32), rows padded by 8 halves
-		 * or 4 floats; bsl's 16-bit X tile is [k][n], the others [n][k]. */
+		 * or 4 floats (8 for TF32's bsl X); bsl's X tile is [k][n], bsf's
+		 * [n][k]. */
 		const size_t size = cfg->tf32 ? 4 : 2, pad = cfg->tf32 ? 4 : 8;
-		const size_t b_tile = (l == KSMM_BS_LAST && !cfg->tf32) ? tk * (tb + pad)
-									 : tb * (tk + pad);
+		const size_t b_tile = l == KSMM_BS_LAST ? tk * (tb + (cfg->tf32 ? 8 : pad))
+							 : tb * (tk + pad);
 		buffers = stages * td * size * (tr * (tk + pad) + b_tile);
 	}
 	/* tile_d > 1 on SIMT or TF32: the output tile passes through the same
@@ -83,7 +84,7 @@ int ksmm_async(const struct ksmm_pattern *p, enum ksmm_dtype t, enum ksmm_layout
 	if (cfg->variant == KSMM_SIMT) /* fp32 bsl, three stages or more, 4 k a read */
 		return t == KSMM_F32 && l == KSMM_BS_LAST && cfg->tile_d == 1 && cfg->stages >= 3 &&
 		       cfg->tile_k % 4 == 0;
-	return cfg->variant == KSMM_MMA && !cfg->tf32 && cfg->vec >= 2 && cfg->stages >= 2 &&
+	return cfg->variant == KSMM_MMA && cfg->vec >= 2 && cfg->stages >= 2 &&
 	       (ksmm_de_warps(cfg) || (cfg->tile_d == 1 && ksmm_xvec(p, l, cfg) == cfg->vec));
 }
 
@@ -127,6 +128,9 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
 		return reject(why, n, "vec %d: %zu bytes, over the widest load (16)", k->vec,
 			      k->vec * esize);
 
+	if (k->tf32 != 0 && k->tf32 != 1 && k->tf32 != 3)
+		return reject(why, n, "tf32 %d: must be 0, 1 (TF32) or 3 (three TF32 products)",
+			      k->tf32);
 	if (k->tf32 && t != KSMM_F32)
 		return reject(why, n, "tf32 applies to fp32 only");
 	if (k->tf32 && k->variant != KSMM_MMA)
@@ -156,8 +160,8 @@ int ksmm_config_check_any(const struct ksmm_pattern *p, int64_t batch, enum ksmm
 	}
 	const int xvec = ksmm_xvec(p, l, k);
 	if (k->stages > 2 && !ksmm_async(p, t, l, k))
-		return reject(why, n, "stages %d: more than 2 needs cp.async (mma on fp16/bf16, "
-				      "vec >= 2, x loaded as wide as w or tile_d > 1; simt on fp32 "
+		return reject(why, n, "stages %d: more than 2 needs cp.async (mma: vec >= 2, x "
+				      "loaded as wide as w, or tile_d > 1 on fp16/bf16; simt: fp32 "
 				      "bsl, tile_k a multiple of 4)", k->stages);
 	if (k->stages > 8)
 		return reject(why, n, "stages %d: at most 8", k->stages);
@@ -305,7 +309,7 @@ double ksmm_tolerance(enum ksmm_dtype t, int tf32)
 {
 	if (t != KSMM_F32)
 		return 1e-2;
-	return tf32 ? 1e-3 : 1e-5;
+	return tf32 == 1 ? 1e-3 : 1e-5;
 }
 
 const char *ksmm_method_name(enum ksmm_method m)

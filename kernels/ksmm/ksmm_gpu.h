@@ -170,8 +170,8 @@ int ksmm_bench_pattern(const struct ksmm_pattern *p, int64_t batch, enum ksmm_dt
 		       const struct ksmm_bench_opts *opts, struct ksmm_bench_result *out,
 		       struct sp_err *err);
 
-/* Relative error allowed per dtype: fp32 1e-5 (1e-3 with cfg->tf32), fp16
- * and bf16 1e-2. */
+/* Relative error allowed per dtype: fp32 1e-5 (1e-3 with cfg->tf32 1; three
+ * TF32 products, tf32 3, are held to fp32's), fp16 and bf16 1e-2. */
 double ksmm_tolerance(enum ksmm_dtype t, int tf32);
 
 #ifdef __cplusplus

@@ -36,8 +36,9 @@
  *     product a k; shared memory holds fp32 (fp16/bf16 converted once).
  *   MMA (KSMM_MMA 1): each warp owns a KSMM_WR x KSMM_WB tile made of
  *     m16n8k16 mma.sync (fp16, bf16; fragments by ldmatrix) or m16n8k8
- *     (TF32, only when asked: KSMM_TF32); shared memory holds the inputs'
- *     own type. Small warp tiles win where the pattern is memory-bound:
+ *     on fp32 (only when asked): KSMM_TF32 1 rounds the inputs to TF32,
+ *     KSMM_TF32 3 keeps fp32's accuracy with three TF32 products (below,
+ *     mma_tf32x3); shared memory holds the inputs' own type. Small warp tiles win where the pattern is memory-bound:
  *     32 x 16 (64 registers, 8 warps a 64 x 64 block) is the best point on
  *     7 of the 9 anchor patterns (fp16 bsl): more warps an SM, more loads
  *     in flight. (It came in with the paired bsl stores of store_pair;
@@ -101,7 +102,7 @@ typedef unsigned short elem_t; /* fp16 or bf16 bits */
  * flight and no registers held for them; 1 or 2 stages keep the register
  * path. */
 #define KSMM_SIMT_ASYNC (!KSMM_MMA && KSMM_DTYPE == KSMM_F32 && KSMM_BSL && KSMM_STAGES >= 3)
-#define KSMM_MMA_ASYNC (KSMM_MMA && !KSMM_TF32 && KSMM_VEC >= 2 && KSMM_STAGES >= 2)
+#define KSMM_MMA_ASYNC (KSMM_MMA && KSMM_VEC >= 2 && KSMM_STAGES >= 2)
 #if (KSMM_MMA_ASYNC && KSMM_X_ASYNC) || KSMM_SIMT_ASYNC
 #define KSMM_ASYNC 1
 #else
@@ -153,24 +154,28 @@ template <int N> struct __align__(N * sizeof(elem_t)) vec_t {
 /* Shared-memory tiles. Rows are padded so that the reads of the inner
  * loop fall in distinct banks: SIMT reads a k-row of W and of X (padding 4
  * floats keeps 16-byte reads aligned); MMA's ldmatrix reads 8 rows of 16
- * bytes (padding 8 halves spreads them over all 32 banks), TF32 reads a
- * column of 8 rows (padding 4 floats). */
+ * bytes (padding 8 halves spreads them over all 32 banks); TF32 reads 4 k
+ * of 8 rows of W (padding 4 floats) and, for bsl, 8 n of 4 k-rows of X
+ * (padding 8 floats: lane (g, t) at bank 8 t + g). */
 #if KSMM_MMA
 #if KSMM_TF32
 typedef float smem_t;
 #define KSMM_KSTEP 8
 #define KSMM_PAD 4
+#define KSMM_BPAD (KSMM_BSL ? 8 : 4)
 #else
 typedef unsigned short smem_t;
 #define KSMM_KSTEP 16
 #define KSMM_PAD 8
+#define KSMM_BPAD 8
 #endif
 /* W as [row][k]; X as [n][k] (bsf: contiguous along k as in memory) or, for
- * bsl, [k][n] (contiguous along n as in memory; ldmatrix.trans turns it). */
+ * bsl, [k][n] (contiguous along n as in memory; ldmatrix.trans turns it for
+ * 16-bit types). Both as in memory, so that cp.async can bring them. */
 #define A_LD (KSMM_TK + KSMM_PAD)
 #define A_AT(r, k) ((r) * A_LD + (k))
-#if KSMM_BSL && !KSMM_TF32
-#define B_LD (KSMM_TB + KSMM_PAD)
+#if KSMM_BSL
+#define B_LD (KSMM_TB + KSMM_BPAD)
 #define B_AT(k, n) ((k) * B_LD + (n))
 #else
 #define B_LD (KSMM_TK + KSMM_PAD)
@@ -184,7 +189,7 @@ typedef unsigned short smem_t;
 #define XS_LD (KSMM_TK * KSMM_TD + XS_PAD)
 #define B_SIZE (KSMM_TB * XS_LD)
 #else
-#define B_SIZE ((KSMM_BSL && !KSMM_TF32) ? KSMM_TK * B_LD : KSMM_TB * B_LD)
+#define B_SIZE (KSMM_BSL ? KSMM_TK * B_LD : KSMM_TB * B_LD)
 #endif
 #else
 typedef float smem_t;
@@ -208,16 +213,12 @@ typedef float smem_t;
 /* One buffer: the TD W tiles, then the groups' X tiles. */
 #define STAGE_SIZE (KSMM_TD * A_SIZE + KSMM_GROUPS * B_SIZE)
 
+/* An element as shared memory holds it: fp32 for SIMT, the input's own
+ * type for MMA (TF32's rounding happens as fragments are read). */
 __device__ __forceinline__ smem_t to_smem(elem_t v)
 {
 #if KSMM_MMA
-#if KSMM_TF32
-	unsigned t;
-	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(t) : "f"(v));
-	return __uint_as_float(t);
-#else
 	return v;
-#endif
 #else
 	return elem_to_float(v);
 #endif
@@ -590,45 +591,121 @@ __device__ __forceinline__ void store_frag(elem_t *__restrict__ yg, const struct
 	}
 }
 #else
+#if KSMM_TF32
+/* c += A (16 x 8, four registers) times B (8 x 8, two), TF32 inputs. */
+__device__ __forceinline__ void mma_tf32(float *c, const unsigned *a, const unsigned *b)
+{
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+		     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+		     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* v rounded to TF32 (10 bits of mantissa), to nearest with ties away from
+ * zero as cvt.rna.tf32.f32 does (it rounds the magnitude, and fp32 keeps
+ * sign and magnitude apart), in two integer operations where cvt.rna takes
+ * about five on sm_90 (it also guards NaNs, which this does not need: a
+ * NaN stays one unless its payload lies in the low 13 bits only). */
+__device__ __forceinline__ unsigned tf32_round(float v)
+{
+	return (__float_as_uint(v) + 0x1000u) & 0xffffe000u;
+}
+
+/* An fp32 fragment element as TF32: big, its rounding, and for KSMM_TF32 3
+ * small, what big left out (v - big, exact in fp32) truncated to TF32 (one
+ * operation; small is as often negative as positive, so truncation's error
+ * builds no bias), so that big + small carries 21 bits of v. */
+__device__ __forceinline__ void tf32_split(float v, unsigned *big, unsigned *small)
+{
+	*big = tf32_round(v);
+#if KSMM_TF32 == 3
+	*small = __float_as_uint(v - __uint_as_float(*big)) & 0xffffe000u;
+#endif
+}
+
+/* c += A B with fp32's accuracy from TF32 tensor cores ("3xTF32", as
+ * CUTLASS's fast fp32 GEMMs): A B = Ab Bb + Ab Bs + As Bb + As Bs, the
+ * last term below 2^-20 of the product and dropped; the small terms first,
+ * so that they are not lost against a large accumulator. Three mma.sync a
+ * tile where TF32 takes one. Non-finite inputs give NaN (inf - inf in the
+ * split). */
+__device__ __forceinline__ void mma_tf32x3(float *c, const unsigned *ab, const unsigned *as,
+					   const unsigned *bb, const unsigned *bs)
+{
+	mma_tf32(c, as, bb);
+	mma_tf32(c, ab, bs);
+	mma_tf32(c, ab, bb);
+}
+
+/* One step of TK on TF32 tensor cores: the warp's MI x NI tiles of m16n8
+ * accumulate A (wr0.., k) times B (k, wn0..) into acc. Fragments as the PTX
+ * ISA's mma.m16n8k8 figures: A (g, t), (g + 8, t), (g, t + 4), (g + 8,
+ * t + 4); B (k t, n g), (t + 4, g). The small parts are used at KSMM_TF32 3
+ * only. */
+__device__ __forceinline__ void tf32_step(const smem_t *as, const smem_t *bs, int wr0, int wn0,
+					  struct acc_t *acc)
+{
+	const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+	for (int kk = 0; kk < KSMM_TK; kk += KSMM_KSTEP) {
+		unsigned af[MI][4], bf[NI][2], afs[MI][4], bfs[NI][2];
+#pragma unroll
+		for (int mi = 0; mi < MI; mi++) {
+			const int r = wr0 + mi * 16 + g;
+#pragma unroll
+			for (int e = 0; e < 4; e++)
+				tf32_split(as[A_AT(r + (e & 1) * 8, kk + t + (e >> 1) * 4)],
+					   &af[mi][e], &afs[mi][e]);
+		}
+#pragma unroll
+		for (int ni = 0; ni < NI; ni++) {
+			const int n = wn0 + ni * 8 + g;
+#pragma unroll
+			for (int e = 0; e < 2; e++)
+				tf32_split(bs[B_AT(kk + t + e * 4, n)], &bf[ni][e], &bfs[ni][e]);
+		}
+#pragma unroll
+		for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+			for (int ni = 0; ni < NI; ni++) {
+#if KSMM_TF32 == 3
+				mma_tf32x3(acc->v[mi][ni], af[mi], afs[mi], bf[ni], bfs[ni]);
+#else
+				mma_tf32(acc->v[mi][ni], af[mi], bf[ni]);
+#endif
+			}
+	}
+}
+#endif
+
 /* One step of TK: the warp's MI x NI tiles of m16n8 accumulate A (wr0.., k)
  * times B (k, wn0..). Fragment layouts are those of the PTX ISA's
  * mma.m16n8k16 / m16n8k8 figures. */
 __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs, int wr0,
 						    int wn0, struct acc_t *acc)
 {
+#if KSMM_TF32 == 3
+	/* The tensor cores' fp32 accumulator drops the bits an addition
+	 * shifts out (truncation, always toward zero): summed into acc over a
+	 * whole c of 1,024, that bias reached 8.6e-6 of the output on the H100,
+	 * near fp32's 1e-5. A step's products summed apart, then added to acc
+	 * with rounding to nearest, keep it to the few additions of a step (a
+	 * model of it: 9.3e-6 -> 3.4e-7 at c = 1,024 with tile_k 16), for MI x
+	 * NI x 4 more registers. */
+	struct acc_t part;
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof part.v / sizeof(float)); i++)
+		((float *)part.v)[i] = 0.f;
+	tf32_step(as, bs, wr0, wn0, &part);
+#pragma unroll
+	for (int i = 0; i < (int)(sizeof part.v / sizeof(float)); i++)
+		((float *)acc->v)[i] += ((float *)part.v)[i];
+#elif KSMM_TF32
+	tf32_step(as, bs, wr0, wn0, acc);
+#else
 	const int lane = threadIdx.x & 31;
 #pragma unroll
 	for (int kk = 0; kk < KSMM_TK; kk += KSMM_KSTEP) {
-#if KSMM_TF32
-		const int g = lane >> 2, t = lane & 3;
-		unsigned af[MI][4], bf[NI][2];
-#pragma unroll
-		for (int mi = 0; mi < MI; mi++) {
-			const int r = wr0 + mi * 16 + g;
-			af[mi][0] = __float_as_uint(as[A_AT(r, kk + t)]);
-			af[mi][1] = __float_as_uint(as[A_AT(r + 8, kk + t)]);
-			af[mi][2] = __float_as_uint(as[A_AT(r, kk + t + 4)]);
-			af[mi][3] = __float_as_uint(as[A_AT(r + 8, kk + t + 4)]);
-		}
-#pragma unroll
-		for (int ni = 0; ni < NI; ni++) {
-			const int n = wn0 + ni * 8 + g;
-			bf[ni][0] = __float_as_uint(bs[B_AT(kk + t, n)]);
-			bf[ni][1] = __float_as_uint(bs[B_AT(kk + t + 4, n)]);
-		}
-#pragma unroll
-		for (int mi = 0; mi < MI; mi++)
-#pragma unroll
-			for (int ni = 0; ni < NI; ni++) {
-				float *c = acc->v[mi][ni];
-				asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-					     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-					     "{%0,%1,%2,%3};"
-					     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-					     : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]),
-					       "r"(af[mi][3]), "r"(bf[ni][0]), "r"(bf[ni][1]));
-			}
-#else
 		const int q = lane >> 3, l8 = lane & 7;
 		unsigned af[MI][4], bf[NI][2];
 		/* A: matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7,
@@ -669,8 +746,8 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 			for (int ni = 0; ni < NI; ni++) {
 				mma_16(acc->v[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
 			}
-#endif
 	}
+#endif
 }
 
 /* Y_g[r][n], Y_g[r][n + 1] = v0, v1. For bsl they are neighbours in memory:

@@ -83,7 +83,7 @@ static void build_opts_make(const struct ksmm_config *k, const struct ksmm_patte
 	opt_add(o, "KSMM_DTYPE", t == KSMM_F32 ? 0 : t == KSMM_F16 ? 1 : 2);
 	opt_add(o, "KSMM_BSL", l == KSMM_BS_LAST);
 	opt_add(o, "KSMM_MMA", k->variant == KSMM_MMA);
-	opt_add(o, "KSMM_TF32", k->tf32 != 0);
+	opt_add(o, "KSMM_TF32", k->tf32);
 	opt_add(o, "KSMM_TR", k->tile_rows);
 	opt_add(o, "KSMM_TK", k->tile_k);
 	opt_add(o, "KSMM_TB", k->tile_batch);

@@ -37,7 +37,8 @@ struct ksmm_config {
 	int thread_batch;
 	int vec;         /* vector width of global loads, in elements */
 	int stages;      /* shared-memory buffers (2 = double buffering) */
-	int tf32;        /* fp32 on tensor cores as TF32: only when asked */
+	int tf32;        /* fp32 on tensor cores, only when asked: 1 as TF32, 3 as
+			  * three TF32 products (fp32's accuracy); 0 not */
 	int tile_d;      /* bsf: neighbouring de a block covers (divides d), so
 			  * that x and y move along de, their contiguous
 			  * dimension; 1 otherwise */

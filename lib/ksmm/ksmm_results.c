@@ -93,9 +93,12 @@ static int parse_row(const struct table *t, size_t i, struct ksmm_result *r, str
 	r->cfg.variant = (enum ksmm_variant)variant;
 	for (int p = 0; p < KSMM_P_COUNT; p++) {
 		int64_t x;
-		if (cell_int(t, i, 8 + p, p == KSMM_P_TF32 ? 0 : 1,
-			     p == KSMM_P_TF32 ? 1 : KSMM_SPACE_VALUE_MAX, &x, err))
+		if (table_int(t, i, 8 + p, &x, err))
 			return -1;
+		const char *refusal = ksmm_param_refusal((enum ksmm_param)p, x);
+		if (refusal)
+			return sp_fail(err, "%s:%zu: column '%s': %" PRId64 " is %s", t->name,
+				       table_line(t, i), table_header(t, 8 + p), x, refusal);
 		ksmm_config_set(&r->cfg, (enum ksmm_param)p, (int)x);
 	}
 	if (table_double(t, i, KSMM_RESULT_KEYS, &r->ms, err) ||

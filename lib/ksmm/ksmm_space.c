@@ -38,22 +38,22 @@ void ksmm_config_set(struct ksmm_config *c, enum ksmm_param k, int v)
 	*f[k] = v;
 }
 
-static int param_min(enum ksmm_param k)
+const char *ksmm_param_refusal(enum ksmm_param k, int64_t v)
 {
-	return k == KSMM_P_TF32 ? 0 : 1;
-}
-
-static int param_max(enum ksmm_param k)
-{
-	return k == KSMM_P_TF32 ? 1 : k == KSMM_P_STAGES ? 8 : KSMM_SPACE_VALUE_MAX;
+	if (k == KSMM_P_TF32)
+		return v == 0 || v == 1 || v == 3 ? NULL : "not 0, 1 or 3";
+	if (k == KSMM_P_STAGES)
+		return v >= 1 && v <= 8 ? NULL : "out of range (1 to 8)";
+	_Static_assert(KSMM_SPACE_VALUE_MAX == 4096, "the message below says 4096");
+	return v >= 1 && v <= KSMM_SPACE_VALUE_MAX ? NULL : "out of range (1 to 4096)";
 }
 
 static int check_value(const struct yaml_doc_node *n, enum ksmm_param k, int64_t v,
 		       struct sp_err *err)
 {
-	if (v < param_min(k) || v > param_max(k))
-		return yaml_doc_fail(n, err, "%s: %" PRId64 " is out of range (%d to %d)",
-				 param_names[k], v, param_min(k), param_max(k));
+	const char *refusal = ksmm_param_refusal(k, v);
+	if (refusal)
+		return yaml_doc_fail(n, err, "%s: %" PRId64 " is %s", param_names[k], v, refusal);
 	return 0;
 }
 
@@ -89,6 +89,10 @@ static int read_range(const struct yaml_doc_node *n, enum ksmm_param k, int **ou
 		return yaml_doc_fail(n, err, "out of memory");
 	size_t m = 0;
 	for (int64_t x = from;; x = times ? x * times : x + step) {
+		if (check_value(n, k, x, err)) { /* tf32 {from: 0, to: 3, step: 1} */
+			free(v);
+			return -1;
+		}
 		v[m++] = (int)x;
 		if (times ? x > to / times : x > to - step) /* the next would pass to */
 			break;

@@ -47,6 +47,10 @@ enum ksmm_param {
 };
 /* The CSV column and YAML key of each parameter ("tile_rows" ...). */
 const char *ksmm_param_name(enum ksmm_param k);
+/* NULL when v is a value of parameter k (tile sizes 1 to 4096, stages 1 to
+ * 8, tf32 0, 1 or 3), else what k may be, for a message "k: v is ...":
+ * "out of range (1 to 8)", "not 0, 1 or 3". */
+const char *ksmm_param_refusal(enum ksmm_param k, int64_t v);
 int ksmm_config_get(const struct ksmm_config *c, enum ksmm_param k);
 void ksmm_config_set(struct ksmm_config *c, enum ksmm_param k, int v);
 

@@ -59,6 +59,12 @@ static const struct ksmm_config configs_f32[] = {
 	/* SIMT by cp.async (bsl; refused for bsf): 16-, 8- and 4-byte copies,
 	 * 3 and 4 stages, one warp reading 2 and 4 threads' rows */
 	SIMT(128, 16, 64, 8, 8, 4, 3), SIMT(64, 8, 64, 8, 4, 2, 4), SIMT(32, 4, 32, 4, 4, 1, 3),
+	/* TF32 by cp.async (16 and 8 bytes, 3 and 2 stages), and three TF32
+	 * products (held to fp32's tolerance) by cp.async, through registers
+	 * (scalar loads, one buffer) and in groups of tile_d de */
+	MMA(64, 32, 64, 32, 32, 4, 3, 1), MMA(128, 16, 128, 64, 32, 4, 3, 3),
+	MMA(64, 8, 64, 16, 16, 2, 2, 3), MMA(32, 16, 64, 16, 32, 1, 1, 3),
+	MMA_D(32, 16, 32, 16, 8, 4, 2, 3, 4),
 };
 static const struct ksmm_config configs_16[] = {
 	MMA(64, 32, 128, 32, 64, 8, 2, 0), MMA(32, 16, 64, 16, 16, 2, 1, 0),
@@ -166,10 +172,9 @@ static double run_config(struct fixture *f, const struct ksmm_config *cfg)
 
 static const char *config_text(const struct ksmm_config *c, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s tr%d tk%d tb%d wr%d wb%d v%d s%d td%d%s",
+	snprintf(buf, n, "%s tr%d tk%d tb%d wr%d wb%d v%d s%d td%d tf32 %d",
 		 ksmm_variant_name(c->variant), c->tile_rows, c->tile_k, c->tile_batch,
-		 c->thread_rows, c->thread_batch, c->vec, c->stages, c->tile_d,
-		 c->tf32 ? " tf32" : "");
+		 c->thread_rows, c->thread_batch, c->vec, c->stages, c->tile_d, c->tf32);
 	return buf;
 }
 
@@ -195,6 +200,12 @@ static struct ksmm_config case_config(size_t pi, int t, int l, int ci)
 	return cfg;
 }
 
+/* Room for every list and the default: case_count(t) < CASE_SLOTS. */
+#define CASE_SLOTS 32
+_Static_assert(sizeof configs_f32 / sizeof configs_f32[0] < CASE_SLOTS &&
+		       sizeof configs_16 / sizeof configs_16[0] < CASE_SLOTS,
+	       "a configuration list outgrew CASE_SLOTS");
+
 /* Every configuration of test_patterns compiled on CPU threads first
  * (ksmm_kernel_build into the disk cache): the runs then only load. */
 struct prebuild {
@@ -205,10 +216,11 @@ struct prebuild {
 static void *prebuild_worker(void *arg)
 {
 	struct prebuild *pb = arg;
-	const int per_pattern = 3 * 2 * 16;
+	const int per_pattern = 3 * 2 * CASE_SLOTS;
 	for (int i; (i = atomic_fetch_add(&pb->next, 1)) < (int)NPATTERNS * per_pattern;) {
 		const size_t pi = (size_t)(i / per_pattern);
-		const int t = i % per_pattern / 32, l = i % 32 / 16, ci = i % 16;
+		const int t = i % per_pattern / (2 * CASE_SLOTS), l = i % (2 * CASE_SLOTS) / CASE_SLOTS,
+			  ci = i % CASE_SLOTS;
 		if (ci > case_count(t))
 			continue;
 		const struct ksmm_config cfg = case_config(pi, t, l, ci);

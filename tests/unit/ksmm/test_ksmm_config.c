@@ -43,6 +43,8 @@ static void test_rules_refuse(void **state)
 		 "thread_batch 8 does not divide tile_batch 60"},
 		{1000, f32, bsl, MMA(64, 16, 64, 32, 32, 1, 2, 0), "needs tf32"},
 		{1000, f16, bsl, MMA(64, 16, 64, 32, 32, 1, 2, 1), "tf32 applies to fp32 only"},
+		{1000, f16, bsl, MMA(64, 16, 64, 32, 32, 1, 2, 3), "tf32 applies to fp32 only"},
+		{1000, f32, bsl, MMA(64, 16, 64, 32, 32, 1, 2, 2), "tf32 2: must be 0, 1"},
 		{1000, f32, bsl, SIMT(1024, 16, 64, 1, 1, 1, 2), "threads per block"},
 		{1000, f32, bsl, SIMT(256, 256, 256, 16, 16, 1, 2), "shared memory"},
 		{1000, f32, bsl, SIMT(64, 16, 64, 32, 32, 1, 2), "registers"},
@@ -224,8 +226,10 @@ static void test_block_sizes(void **state)
 	assert_int_equal(ksmm_config_smem_bytes(&mma, KSMM_BF16, KSMM_BS_FIRST),
 			 3 * 2 * (64 * 72 + 64 * 72));
 	assert_int_equal(ksmm_config_threads(&mma), 8 * 32);
-	/* TF32: fp32, rows padded by 4, x as [n][k] in both layouts */
+	/* TF32: fp32, W [64][32 + 4]; x [k][128 + 8] (bsl) or [n][32 + 4] (bsf) */
 	assert_int_equal(ksmm_config_smem_bytes(&tf32, KSMM_F32, KSMM_BS_LAST),
+			 2 * 4 * (64 * 36 + 32 * 136));
+	assert_int_equal(ksmm_config_smem_bytes(&tf32, KSMM_F32, KSMM_BS_FIRST),
 			 2 * 4 * (64 * 36 + 128 * 36));
 	assert_int_equal(ksmm_config_threads(&tf32), 4 * 32);
 	const struct ksmm_pattern p = {3, 100, 64, 5};
@@ -240,6 +244,7 @@ static void test_names_and_tolerances(void **state)
 	assert_string_equal(ksmm_method_name(KSMM_M_COUNT), "?");
 	assert_true(ksmm_tolerance(KSMM_F32, 0) == 1e-5);
 	assert_true(ksmm_tolerance(KSMM_F32, 1) == 1e-3);
+	assert_true(ksmm_tolerance(KSMM_F32, 3) == 1e-5); /* three TF32 products: fp32's */
 	assert_true(ksmm_tolerance(KSMM_BF16, 0) == 1e-2);
 }
 
@@ -356,6 +361,8 @@ static void test_nvrtc_builds(void **state)
 		{&d16, KSMM_BF16, KSMM_BS_FIRST, dtm, 90},
 		{&d2, KSMM_F32, KSMM_BS_LAST, SIMT(128, 16, 64, 8, 8, 4, 3), 90},
 		{&d2, KSMM_F32, KSMM_BS_LAST, SIMT(64, 8, 64, 8, 4, 2, 4), 80},
+		{&d2, KSMM_F32, KSMM_BS_LAST, MMA(128, 16, 128, 64, 32, 4, 3, 3), 90},
+		{&d1, KSMM_F32, KSMM_BS_FIRST, MMA(64, 32, 64, 32, 32, 4, 3, 3), 80},
 	};
 	const size_t n = sizeof builds / sizeof builds[0];
 	struct ksmm_cache_stats s0, s1;

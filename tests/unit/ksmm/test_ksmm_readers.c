@@ -232,6 +232,8 @@ static void test_space_bad(void **state)
 		{"tile_batch: 64", "tile_batch: [64, -1]",
 		 "s.yaml:4: tile_batch: -1 is out of range (1 to 4096)"},
 		{"tile_batch: 64", "tile_batch: []", "s.yaml:4: tile_batch: an empty list holds no value"},
+		{"tf32: 0", "tf32: [0, 1, 3, 2]", "s.yaml:9: tf32: 2 is not 0, 1 or 3"},
+		{"tf32: 0", "tf32: {from: 0, to: 3, step: 1}", "s.yaml:9: tf32: 2 is not 0, 1 or 3"},
 		{"tile_batch: 64", "tile_batch: big", "s.yaml:4: tile_batch"},
 	};
 	for (size_t i = 0; i < sizeof ranges / sizeof *ranges; i++) {
@@ -304,7 +306,7 @@ static void test_results_bad(void **state)
 		{HEADER "0,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,1,1,0,0,ok\n",
 		 "r.csv:2: column 'batch': 0 is out of range (1 to 2147483647)"},
 		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,2,1,1,0,0,ok\n",
-		 "r.csv:2: column 'tf32': 2 is out of range (0 to 1)"},
+		 "r.csv:2: column 'tf32': 2 is not 0, 1 or 3"},
 		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,0,1,0,0,ok\n",
 		 "r.csv:2: column 'tile_d': 0 is out of range (1 to 4096)"},
 		{HEADER "1,1,1,1,1,fp32,bsf,simt,1,1,1,1,1,1,1,0,1,1,0,0,\n",
