@@ -333,6 +333,15 @@ EOF
 	run "$BIN/$K" tune --pattern 4,64,64,16 --space "$REPO/configs/ksmm/space_full.yaml" --dry-run -q
 	[ "$status" -eq 0 ]
 	[ "${#lines[@]}" -gt 900 ]
+	# three TF32 products: fp32 only, both layouts; none in the default space
+	run "$BIN/$K" tune --pattern 4,64,64,16 --space "$REPO/configs/ksmm/space_tf32x3.yaml" \
+		--dtype fp32,fp16 --layout bsl,bsf --dry-run -q
+	[ "$status" -eq 0 ]
+	printf '%s\n' "${lines[@]}" | grep -q '^25088,4,64,64,16,fp32,bsl,mma,64,16,128,32,64,4,4,3,1,run$'
+	printf '%s\n' "${lines[@]}" | grep -q '^25088,4,64,64,16,fp32,bsf,mma,64,16,64,32,32,4,2,3,4,run$'
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c ',fp16,.*,run$')" -eq 0 ]
+	run "$BIN/$K" tune --pattern 4,64,64,16 --dtype fp32 --layout bsl,bsf --dry-run -q
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c ',3,[0-9]*,run$')" -eq 0 ]
 	run "$BIN/$K" tune --pattern 4,64,64,16 --space "$REPO/configs/ksmm/space.yaml" --dry-run -q
 	[ "$status" -eq 0 ]
 	local n=${#lines[@]}
@@ -376,7 +385,7 @@ EOF
 		"times.yaml:3: tile_k: times 1 must be at least 2"
 		"neither.yaml:3: tile_k: a range takes one of 'times' and 'step'"
 		"list.yaml:3: tile_k: an empty list holds no value"
-		"tf32.yaml:9: tf32: 2 is out of range \(0 to 1\)"
+		"tf32.yaml:9: tf32: 2 is not 0, 1 or 3"
 		"missing.yaml:2: missing key 'vec'"
 		"syntax.yaml:"
 		"nothing.yaml: "
