@@ -27,9 +27,11 @@ int sp_fail_errno(struct sp_err *err, const char *fmt, ...)
 int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Text from a file (a CSV cell, a YAML key) as it may appear inside a
- * one-line message: control characters written as \n, \t, \xNN, and
- * cut with "..." to fit `size` bytes. Returns buf. */
+/* Text from a file (a CSV cell, a YAML key, a file name) as it may appear
+ * inside a one-line message of valid UTF-8: control characters written as
+ * \n, \r, \t or \xNN, each byte that is not part of a valid UTF-8
+ * character (or is part of a C1 control) as \xNN, and cut with "..." to
+ * fit `size` bytes, never inside an escape or a character. Returns buf. */
 const char *sp_quote(char *buf, size_t size, const char *text);
 
 #endif
