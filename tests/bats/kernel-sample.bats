@@ -179,6 +179,31 @@ rows() {
 	assert_error 2 $K "--output-dir: the value is empty"
 }
 
+@test "a log that cannot be opened is an error that leaves nothing behind; a CSV being resumed stays as it was" {
+	small
+	cd "$T"
+	# sampling_log is a file: no sampling_data/ with a header-only CSV
+	mkdir out && echo x >out/sampling_log
+	run "$BIN/$K" ln.yml --device cpu --output-dir out
+	assert_error 1 $K "^kernel-sample: error: out/sampling_log/.*_layernorm_fp16_1_1\.txt: cannot open: Not a directory$"
+	assert_only_files out sampling_log
+	# sampling_data is a file: the log this run made is removed again
+	mkdir new && echo x >new/sampling_data
+	run "$BIN/$K" ln.yml --device cpu --output-dir new
+	assert_error 1 $K "^kernel-sample: error: new/sampling_data/.*_layernorm_fp16_1_1\.csv: cannot open for appending: Not a directory$"
+	assert_only_files new sampling_data
+	# the log's place taken by a folder, the CSV of an earlier run resumed
+	"$BIN/$K" -q ln.yml --device cpu --output-dir res
+	csv=$(ls res/sampling_data/*.csv)
+	head -n 5 "$csv" >part.csv
+	cp part.csv "$csv"
+	log=$(ls res/sampling_log/*.txt)
+	rm "$log" && mkdir "$log"
+	run "$BIN/$K" ln.yml --device cpu --output-dir res
+	assert_error 1 $K "$log: cannot open: Is a directory$"
+	cmp part.csv "$csv"
+}
+
 @test "get_one prints the shape's times; --shape picks another; a refused shape is an error" {
 	small
 	cd "$T"
