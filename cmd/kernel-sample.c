@@ -890,6 +890,42 @@ static int calibrate_encoders(const struct calibrate_plan *plan, const char *op,
 	return n;
 }
 
+/* A row of the report: an operator at an encoder, and what it measured. */
+struct calibrate_row {
+	const struct sample_op *op;
+	const int64_t *enc;
+	struct sample_calibration cal;
+};
+
+/* The report's rows, each operator at each of its encoders, every one
+ * checked before any is timed. An operator of the default set that does
+ * not run at the precision is left out with a message; one --ops names is
+ * an error. */
+static int calibrate_rows(const struct calibrate_plan *plan, enum sample_precision p, int gpu,
+			  struct calibrate_row *rows)
+{
+	struct sp_err err;
+	int n = 0;
+	for (int i = 0; i < plan->nops; i++) {
+		const struct sample_op *op =
+			gpu ? sample_gpu_op(plan->ops[i]) : sample_cpu_op(plan->ops[i]);
+		if (sample_check_precision(op->name, p, &err)) {
+			if (plan->explicit_ops)
+				cli_fatal(&err);
+			cli_log(1, "%s: skipped: %s", op->name, err.msg);
+			continue;
+		}
+		const int64_t *enc[sizeof plan->enc / sizeof *plan->enc];
+		const int nenc = calibrate_encoders(plan, op->name, enc);
+		for (int e = 0; e < nenc; e++) {
+			if (sample_calibrate_check(op, enc[e], p, &err))
+				cli_fatal(&err);
+			rows[n++] = (struct calibrate_row){.op = op, .enc = enc[e]};
+		}
+	}
+	return n;
+}
+
 static int calibrate_main(int argc, char **argv)
 {
 	enum { OPT_DEVICE = 256, OPT_SEED, OPT_BACKEND, OPT_PRECISION, OPT_ENCODER, OPT_OPS,
@@ -944,6 +980,13 @@ static int calibrate_main(int argc, char **argv)
 	for (int i = 0; i < plan.nops; i++)
 		uses_attention |= sample_is_attention(plan.ops[i]);
 	pick_attention(&ro, gpu, uses_attention ? "flash_atten" : "linear1");
+	/* Every row checked, then timed, and only then written: an error
+	 * leaves no partial report, on standard output either. */
+	struct calibrate_row *rows =
+		calloc((size_t)plan.nops * (sizeof plan.enc / sizeof *plan.enc), sizeof *rows);
+	if (!rows)
+		cli_die("out of memory");
+	const int nrows = calibrate_rows(&plan, ro.precision, gpu, rows);
 	struct sample_clock clock;
 	double copy_gbs = 0;
 	if (!gpu)
@@ -951,28 +994,20 @@ static int calibrate_main(int argc, char **argv)
 	else if (sample_gpu_clock(cli_device_index(), &clock, &err) ||
 		 gpu_copy_bandwidth(0, 20, &copy_gbs, &err))
 		cli_fatal(&err);
+	for (int r = 0; r < nrows; r++)
+		/* the configs' default schedule (sample_config.h) */
+		if (sample_calibrate_one(rows[r].op, rows[r].enc, &clock, ro.precision, ro.seed,
+					 4, 6, 10, &rows[r].cal, &err))
+			cli_fatal(&err);
 	struct csv_writer w;
 	if (csv_writer_open(&w, output, sample_calibrate_columns, SAMPLE_CALIBRATE_COLUMNS, &err))
 		cli_fatal(&err);
-	for (int i = 0; i < plan.nops; i++) {
-		const struct sample_op *op = gpu ? sample_gpu_op(plan.ops[i]) : sample_cpu_op(plan.ops[i]);
-		if (sample_check_precision(op->name, ro.precision, &err)) {
-			if (plan.explicit_ops)
-				goto fail;
-			cli_log(1, "%s: skipped: %s", op->name, err.msg);
-			continue;
-		}
-		const int64_t *enc[sizeof plan.enc / sizeof *plan.enc];
-		const int nenc = calibrate_encoders(&plan, op->name, enc);
-		for (int e = 0; e < nenc; e++) {
-			struct sample_calibration cal;
-			/* the configs' default schedule (sample_config.h) */
-			if (sample_calibrate_one(op, enc[e], &clock, ro.precision, ro.seed, 4, 6, 10,
-						 &cal, &err))
-				goto fail;
-			sample_calibrate_write(&w, op, ro.precision, &cal, copy_gbs, torch_path ? &torch : NULL);
-			if (csv_writer_end_row(&w, &err))
-				goto fail;
+	for (int r = 0; r < nrows; r++) {
+		sample_calibrate_write(&w, rows[r].op, ro.precision, &rows[r].cal, copy_gbs,
+				       torch_path ? &torch : NULL);
+		if (csv_writer_end_row(&w, &err)) {
+			csv_writer_abort(&w);
+			cli_fatal(&err);
 		}
 	}
 	if (csv_writer_commit(&w, &err))
@@ -980,10 +1015,8 @@ static int calibrate_main(int argc, char **argv)
 	cli_log(2, "measured on %s%s%s", clock.device, torch_path ? "; PyTorch's times from " : "",
 		torch_path ? torch.device : "");
 	sample_torch_free(&torch);
+	free(rows);
 	return 0;
-fail:
-	csv_writer_abort(&w);
-	cli_fatal(&err);
 }
 
 int main(int argc, char **argv)

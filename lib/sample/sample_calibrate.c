@@ -81,6 +81,26 @@ const char *sample_shape_named(const struct sample_op *op, const int64_t *shape,
 	return buf;
 }
 
+/* op's shape at encoder enc, one it runs at precision p. */
+static int calibrate_shape(const struct sample_op *op, const int64_t *enc,
+			   enum sample_precision p, int64_t *shape, struct sp_err *err)
+{
+	char text[128];
+	if (sample_layer_shape(op->name, op->shape_names, op->nshape, enc, shape, err))
+		return -1;
+	if (op->check(shape, err) || sample_check_precision(op->name, p, err))
+		return sp_err_prefix(err, "%s %s", op->name,
+				     sample_shape_named(op, shape, text, sizeof text));
+	return 0;
+}
+
+int sample_calibrate_check(const struct sample_op *op, const int64_t *enc,
+			   enum sample_precision p, struct sp_err *err)
+{
+	int64_t shape[SAMPLE_MAX_DIMS];
+	return calibrate_shape(op, enc, p, shape, err);
+}
+
 int sample_calibrate_one(const struct sample_op *op, const int64_t *enc,
 			 const struct sample_clock *clock, enum sample_precision p, uint64_t seed,
 			 int wait, int warmup, int active, struct sample_calibration *out,
@@ -90,11 +110,10 @@ int sample_calibrate_one(const struct sample_op *op, const int64_t *enc,
 	void *state = NULL;
 	struct sample_state layout = {0};
 	memset(out, 0, sizeof *out);
-	if (sample_layer_shape(op->name, op->shape_names, op->nshape, enc, out->shape, err))
+	if (calibrate_shape(op, enc, p, out->shape, err))
 		return -1;
 	sample_shape_named(op, out->shape, text, sizeof text);
-	if (op->check(out->shape, err) || sample_check_precision(op->name, p, err) ||
-	    op->setup(out->shape, p, seed, &state, err))
+	if (op->setup(out->shape, p, seed, &state, err))
 		return sp_err_prefix(err, "%s %s", op->name, text);
 	int rc = sample_time_schedule(clock, op->forward, op->backward, state, state,
 				      wait + warmup, active, NULL, &out->t, err);

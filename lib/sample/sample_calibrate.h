@@ -49,6 +49,12 @@ struct sample_calibration {
 	double bytes[2], flops[2]; /* forward, backward */
 };
 
+/* Whether op runs at encoder enc and precision p, checked as
+ * sample_calibrate_one checks it, without the work: an unrunnable shape
+ * is an error naming the operator and its shape. */
+int sample_calibrate_check(const struct sample_op *op, const int64_t *enc,
+			   enum sample_precision p, struct sp_err *err);
+
 /* op at encoder enc: checked, set up, timed (wait + warmup untimed runs,
  * active timed, the trimmed mean), torn down. An unrunnable shape or a
  * failure is an error naming the operator and its shape. */
