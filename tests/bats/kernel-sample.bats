@@ -383,7 +383,7 @@ swept_small() {
 	cp "$csv" full.csv
 }
 
-@test "a rerun after blank lines at the end (LF or CRLF) appends right after the last row: no blank line inside" {
+@test "a rerun after blank lines at the end (LF or CRLF) appends right after the last row, in the file's line end: no blank line inside" {
 	swept_small
 	for cr in '' $'\r'; do
 		head -n 6 full.csv | sed "s/\$/$cr/" >"$csv"
@@ -392,6 +392,7 @@ swept_small() {
 		[[ $output == *"7 measured, 0 skipped, 0 failed, 5 done before"* ]]
 		[ "$(grep -c $'^\r\\?$' "$csv")" -eq 0 ]
 		diff <(cut -d, -f1-3 full.csv) <(tr -d '\r' <"$csv" | cut -d, -f1-3)
+		[ "$(grep -c $'\r$' "$csv")" -eq "$([ -n "$cr" ] && echo 13 || echo 0)" ]
 	done
 }
 
