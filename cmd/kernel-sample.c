@@ -64,7 +64,8 @@ static const char usage[] =
 	"                         task count and id, else 1 and 1)\n"
 	"      --output-dir DIR   where sampling_data/ and sampling_log/ go (default .)\n"
 	"      --shape A,B,...    the shape of get_one, get_profiler and run_function\n"
-	"                         (default: the config's `shapes`)\n"
+	"                         (default: the config's `shapes`); with get_all,\n"
+	"                         which sweeps the grid, a usage error\n"
 	"      --seed K           seed of the operators' random inputs (default 0)\n"
 	"      --attention B      flash_atten's backend on the GPU: cudnn (cuDNN's fused\n"
 	"                         attention, libcudnn.so.9 loaded at run time) or own\n"
@@ -354,6 +355,9 @@ static int run_main(int argc, char **argv)
 	if (sample_config_read(o.config, &cfg, &err))
 		cli_fatal(&err);
 	enum sample_mode mode = o.mode >= 0 ? (enum sample_mode)o.mode : cfg.run;
+	if (o.shape && mode == SAMPLE_GET_ALL)
+		cli_usage_error("--shape applies to get_one, get_profiler and run_function, not "
+				"get_all (the grid's shapes)");
 	int gpu = cli_use_gpu(o.device);
 	if (!gpu)
 		cli_log_threads();

@@ -228,6 +228,16 @@ EOF
 	assert_error 1 $K "^kernel-sample: error: gelu.yml: gelu \[4, 1, 4, 10\]: dim 10 not divisible by mp 4$"
 }
 
+@test "--shape with get_all, from --run or the config, is a usage error: the sweep's shapes are the grid's" {
+	small
+	cd "$T"
+	run "$BIN/$K" ln.yml --device cpu --shape 1,4,8
+	assert_error 2 $K "^kernel-sample: error: --shape applies to get_one, get_profiler and run_function, not get_all \(the grid's shapes\)$"
+	run "$BIN/$K" ln.yml --device cpu --run get_all --shape 1,4,8
+	assert_error 2 $K "--shape applies to get_one, get_profiler and run_function, not get_all"
+	[ ! -e sampling_data ] && [ ! -e sampling_log ]
+}
+
 @test "get_profiler runs once in the NVTX range and prints the ncu command; run_function runs once" {
 	small
 	cd "$T"
