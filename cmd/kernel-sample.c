@@ -269,10 +269,11 @@ static int run_sweep(const struct sample_job *job)
 	if (sample_sweep(&j, &r, &err))
 		cli_fatal(&err);
 	cli_log(1,
-		"%s_%s: part %d of %d, %" PRIu64 " shapes: %" PRIu64 " measured, %" PRIu64
+		"%s_%s: part %d of %d, %" PRIu64 " shape%s: %" PRIu64 " measured, %" PRIu64
 		" skipped, %" PRIu64 " failed, %" PRIu64 " done before; %s",
 		job->cfg->kernel_name, sample_precision_name(job->precision), job->part,
-		job->parts, r.total, r.measured, r.skipped, r.failed, r.resumed, r.csv);
+		job->parts, r.total, sp_plural(r.total), r.measured, r.skipped, r.failed,
+		r.resumed, r.csv);
 	return 0;
 }
 
@@ -420,8 +421,10 @@ static int merge_main(int argc, char **argv)
 	if (sample_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &r,
 			 &err))
 		cli_fatal(&err);
-	cli_log(1, "merged %d files: %" PRIu64 " rows, %" PRIu64 " shapes; %s", argc - optind,
-		r.rows_in, r.rows_out, strcmp(output, "-") ? output : "stdout");
+	const int files = argc - optind;
+	cli_log(1, "merged %d file%s: %" PRIu64 " row%s, %" PRIu64 " shape%s; %s", files,
+		sp_plural(files), r.rows_in, sp_plural(r.rows_in), r.rows_out,
+		sp_plural(r.rows_out), strcmp(output, "-") ? output : "stdout");
 	return 0;
 }
 

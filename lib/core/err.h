@@ -7,6 +7,7 @@
 #define SPKIT_ERR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define SP_ERR_MAX 512
 
@@ -33,5 +34,12 @@ int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
  * character (or is part of a C1 control) as \xNN, and cut with "..." to
  * fit `size` bytes, never inside an escape or a character. Returns buf. */
 const char *sp_quote(char *buf, size_t size, const char *text);
+
+/* The "s" of the noun after a count in a message, none for exactly one:
+ * printf("%d file%s", n, sp_plural(n)). */
+static inline const char *sp_plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
 
 #endif

@@ -281,8 +281,9 @@ int sample_sweep(const struct sample_job *job, struct sample_sweep_result *r,
 	if (sample_warm_open(job, &warm, err))
 		goto close;
 	run.since_t = timer_now();
-	rc = log_line(&run, err, "Start: part %d of %d, %" PRIu64 " shapes, %zu rows in the CSV",
-		      job->part, job->parts, r->total, run.csv.resumed);
+	rc = log_line(&run, err, "Start: part %d of %d, %" PRIu64 " shape%s, %zu row%s in the CSV",
+		      job->part, job->parts, r->total, sp_plural(r->total), run.csv.resumed,
+		      sp_plural(run.csv.resumed));
 	if (rc == 0)
 		rc = walk(&run, warm, err);
 	sample_warm_close(job, warm);

@@ -490,6 +490,20 @@ EOF
 	echo "$output" | grep -qx -- "$part_row"
 }
 
+@test "counts of one in the singular: a grid of one shape, its CSV of one row, a merge of one file" {
+	small
+	cd "$T"
+	sed -e 's/^starts:.*/starts: [2, 8, 16]/' -e 's/^ends:.*/ends: [2, 8, 16]/' ln.yml >one.yml
+	run "$BIN/$K" one.yml --device cpu
+	[ "$status" -eq 0 ]
+	[[ ${lines[-1]} == "layernorm_fp16: part 1 of 1, 1 shape: 1 measured, 0 skipped, 0 failed, 0 done before; "* ]]
+	"$BIN/$K" -q one.yml --device cpu
+	grep -q '| Start: part 1 of 1, 1 shape, 0 rows in the CSV$' sampling_log/*.txt
+	grep -q '| Start: part 1 of 1, 1 shape, 1 row in the CSV$' sampling_log/*.txt
+	run "$BIN/$K" merge sampling_data/*.csv -o merged.csv
+	[ "$output" = "merged 1 file: 1 row, 1 shape; merged.csv" ]
+}
+
 @test "merge refuses other operators, precisions and columns, bad names; nothing written" {
 	small
 	cd "$T"
