@@ -64,7 +64,8 @@ static const char usage[] =
 	"                         task count and id, else 1 and 1)\n"
 	"      --output-dir DIR   where sampling_data/ and sampling_log/ go (default .)\n"
 	"      --shape A,B,...    the shape of get_one, get_profiler and run_function\n"
-	"                         (default: the config's `shapes`)\n"
+	"                         (default: the config's `shapes`); with get_all,\n"
+	"                         which sweeps the grid, a usage error\n"
 	"      --seed K           seed of the operators' random inputs (default 0)\n"
 	"      --attention B      flash_atten's backend on the GPU: cudnn (cuDNN's fused\n"
 	"                         attention, libcudnn.so.9 loaded at run time) or own\n"
@@ -268,10 +269,11 @@ static int run_sweep(const struct sample_job *job)
 	if (sample_sweep(&j, &r, &err))
 		cli_fatal(&err);
 	cli_log(1,
-		"%s_%s: part %d of %d, %" PRIu64 " shapes: %" PRIu64 " measured, %" PRIu64
+		"%s_%s: part %d of %d, %" PRIu64 " shape%s: %" PRIu64 " measured, %" PRIu64
 		" skipped, %" PRIu64 " failed, %" PRIu64 " done before; %s",
 		job->cfg->kernel_name, sample_precision_name(job->precision), job->part,
-		job->parts, r.total, r.measured, r.skipped, r.failed, r.resumed, r.csv);
+		job->parts, r.total, sp_plural(r.total), r.measured, r.skipped, r.failed,
+		r.resumed, r.csv);
 	return 0;
 }
 
@@ -354,6 +356,9 @@ static int run_main(int argc, char **argv)
 	if (sample_config_read(o.config, &cfg, &err))
 		cli_fatal(&err);
 	enum sample_mode mode = o.mode >= 0 ? (enum sample_mode)o.mode : cfg.run;
+	if (o.shape && mode == SAMPLE_GET_ALL)
+		cli_usage_error("--shape applies to get_one, get_profiler and run_function, not "
+				"get_all (the grid's shapes)");
 	int gpu = cli_use_gpu(o.device);
 	if (!gpu)
 		cli_log_threads();
@@ -416,8 +421,10 @@ static int merge_main(int argc, char **argv)
 	if (sample_merge((const char *const *)argv + optind, (size_t)(argc - optind), output, &r,
 			 &err))
 		cli_fatal(&err);
-	cli_log(1, "merged %d files: %" PRIu64 " rows, %" PRIu64 " shapes; %s", argc - optind,
-		r.rows_in, r.rows_out, strcmp(output, "-") ? output : "stdout");
+	const int files = argc - optind;
+	cli_log(1, "merged %d file%s: %" PRIu64 " row%s, %" PRIu64 " shape%s; %s", files,
+		sp_plural(files), r.rows_in, sp_plural(r.rows_in), r.rows_out,
+		sp_plural(r.rows_out), strcmp(output, "-") ? output : "stdout");
 	return 0;
 }
 
@@ -890,6 +897,42 @@ static int calibrate_encoders(const struct calibrate_plan *plan, const char *op,
 	return n;
 }
 
+/* A row of the report: an operator at an encoder, and what it measured. */
+struct calibrate_row {
+	const struct sample_op *op;
+	const int64_t *enc;
+	struct sample_calibration cal;
+};
+
+/* The report's rows, each operator at each of its encoders, every one
+ * checked before any is timed. An operator of the default set that does
+ * not run at the precision is left out with a message; one --ops names is
+ * an error. */
+static int calibrate_rows(const struct calibrate_plan *plan, enum sample_precision p, int gpu,
+			  struct calibrate_row *rows)
+{
+	struct sp_err err;
+	int n = 0;
+	for (int i = 0; i < plan->nops; i++) {
+		const struct sample_op *op =
+			gpu ? sample_gpu_op(plan->ops[i]) : sample_cpu_op(plan->ops[i]);
+		if (sample_check_precision(op->name, p, &err)) {
+			if (plan->explicit_ops)
+				cli_fatal(&err);
+			cli_log(1, "%s: skipped: %s", op->name, err.msg);
+			continue;
+		}
+		const int64_t *enc[sizeof plan->enc / sizeof *plan->enc];
+		const int nenc = calibrate_encoders(plan, op->name, enc);
+		for (int e = 0; e < nenc; e++) {
+			if (sample_calibrate_check(op, enc[e], p, &err))
+				cli_fatal(&err);
+			rows[n++] = (struct calibrate_row){.op = op, .enc = enc[e]};
+		}
+	}
+	return n;
+}
+
 static int calibrate_main(int argc, char **argv)
 {
 	enum { OPT_DEVICE = 256, OPT_SEED, OPT_BACKEND, OPT_PRECISION, OPT_ENCODER, OPT_OPS,
@@ -944,6 +987,13 @@ static int calibrate_main(int argc, char **argv)
 	for (int i = 0; i < plan.nops; i++)
 		uses_attention |= sample_is_attention(plan.ops[i]);
 	pick_attention(&ro, gpu, uses_attention ? "flash_atten" : "linear1");
+	/* Every row checked, then timed, and only then written: an error
+	 * leaves no partial report, on standard output either. */
+	struct calibrate_row *rows =
+		calloc((size_t)plan.nops * (sizeof plan.enc / sizeof *plan.enc), sizeof *rows);
+	if (!rows)
+		cli_die("out of memory");
+	const int nrows = calibrate_rows(&plan, ro.precision, gpu, rows);
 	struct sample_clock clock;
 	double copy_gbs = 0;
 	if (!gpu)
@@ -951,28 +1001,20 @@ static int calibrate_main(int argc, char **argv)
 	else if (sample_gpu_clock(cli_device_index(), &clock, &err) ||
 		 gpu_copy_bandwidth(0, 20, &copy_gbs, &err))
 		cli_fatal(&err);
+	for (int r = 0; r < nrows; r++)
+		/* the configs' default schedule (sample_config.h) */
+		if (sample_calibrate_one(rows[r].op, rows[r].enc, &clock, ro.precision, ro.seed,
+					 4, 6, 10, &rows[r].cal, &err))
+			cli_fatal(&err);
 	struct csv_writer w;
 	if (csv_writer_open(&w, output, sample_calibrate_columns, SAMPLE_CALIBRATE_COLUMNS, &err))
 		cli_fatal(&err);
-	for (int i = 0; i < plan.nops; i++) {
-		const struct sample_op *op = gpu ? sample_gpu_op(plan.ops[i]) : sample_cpu_op(plan.ops[i]);
-		if (sample_check_precision(op->name, ro.precision, &err)) {
-			if (plan.explicit_ops)
-				goto fail;
-			cli_log(1, "%s: skipped: %s", op->name, err.msg);
-			continue;
-		}
-		const int64_t *enc[sizeof plan.enc / sizeof *plan.enc];
-		const int nenc = calibrate_encoders(&plan, op->name, enc);
-		for (int e = 0; e < nenc; e++) {
-			struct sample_calibration cal;
-			/* the configs' default schedule (sample_config.h) */
-			if (sample_calibrate_one(op, enc[e], &clock, ro.precision, ro.seed, 4, 6, 10,
-						 &cal, &err))
-				goto fail;
-			sample_calibrate_write(&w, op, ro.precision, &cal, copy_gbs, torch_path ? &torch : NULL);
-			if (csv_writer_end_row(&w, &err))
-				goto fail;
+	for (int r = 0; r < nrows; r++) {
+		sample_calibrate_write(&w, rows[r].op, ro.precision, &rows[r].cal, copy_gbs,
+				       torch_path ? &torch : NULL);
+		if (csv_writer_end_row(&w, &err)) {
+			csv_writer_abort(&w);
+			cli_fatal(&err);
 		}
 	}
 	if (csv_writer_commit(&w, &err))
@@ -980,10 +1022,8 @@ static int calibrate_main(int argc, char **argv)
 	cli_log(2, "measured on %s%s%s", clock.device, torch_path ? "; PyTorch's times from " : "",
 		torch_path ? torch.device : "");
 	sample_torch_free(&torch);
+	free(rows);
 	return 0;
-fail:
-	csv_writer_abort(&w);
-	cli_fatal(&err);
 }
 
 int main(int argc, char **argv)

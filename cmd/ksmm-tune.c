@@ -288,9 +288,11 @@ static int run_tune(int argc, char **argv)
 								     : NULL,
 				      "-", &st, &err))
 			cli_fatal(&err);
-		cli_log(1, "ksmm-tune: %llu jobs: %llu configurations to run, %llu done, %llu skipped",
-			(unsigned long long)st.jobs, (unsigned long long)st.run,
-			(unsigned long long)st.resumed, (unsigned long long)st.skipped);
+		cli_log(1,
+			"ksmm-tune: %llu job%s: %llu configuration%s to run, %llu done, %llu skipped",
+			(unsigned long long)st.jobs, sp_plural(st.jobs), (unsigned long long)st.run,
+			sp_plural(st.run), (unsigned long long)st.resumed,
+			(unsigned long long)st.skipped);
 		ksmm_space_free(&space);
 		ksmm_pattern_list_free(&o.patterns);
 		return 0;
@@ -304,9 +306,10 @@ static int run_tune(int argc, char **argv)
 		cli_fatal(&err);
 	struct ksmm_cache_stats cache;
 	ksmm_cache_stats(&cache);
-	cli_log(1, "ksmm-tune: %llu jobs: %llu configurations run (%llu ok), %llu resumed, %llu "
+	cli_log(1, "ksmm-tune: %llu job%s: %llu configuration%s run (%llu ok), %llu resumed, %llu "
 		"skipped; NVRTC: %llu compiled, %llu from the disk cache",
-		(unsigned long long)st.jobs, (unsigned long long)st.run, (unsigned long long)st.ok,
+		(unsigned long long)st.jobs, sp_plural(st.jobs), (unsigned long long)st.run,
+		sp_plural(st.run), (unsigned long long)st.ok,
 		(unsigned long long)st.resumed, (unsigned long long)st.skipped,
 		(unsigned long long)cache.compiles, (unsigned long long)cache.hits);
 	ksmm_space_free(&space);
@@ -328,8 +331,8 @@ static int run_best(int argc, char **argv)
 	if (ksmm_best_reduce(o.args, (size_t)o.nargs, &rows, &n, &skipped, &err) ||
 	    ksmm_best_write(o.output, rows, n, &err))
 		cli_fatal(&err);
-	cli_log(1, "ksmm-tune: %zu best configurations; %zu pattern%s with no ok row left out", n,
-		skipped, skipped == 1 ? "" : "s");
+	cli_log(1, "ksmm-tune: %zu best configuration%s; %zu pattern%s with no ok row left out", n,
+		sp_plural(n), skipped, sp_plural(skipped));
 	free(rows);
 	return 0;
 }
@@ -398,8 +401,8 @@ static int run_apply(int argc, char **argv)
 	    (o.table && ksmm_table_read(o.table, &table, &err)) ||
 	    ksmm_chain_input_read(o.args[0], &chain, o.layouts[0], &batch, &x, &err))
 		cli_fatal(&err);
-	cli_log(2, "read %zu factors and a batch of %lld: %.3f s; applying on the %s", chain.n,
-		(long long)batch, timer_now() - t0, use_gpu ? "GPU" : "CPU");
+	cli_log(2, "read %zu factor%s and a batch of %lld: %.3f s; applying on the %s", chain.n,
+		sp_plural(chain.n), (long long)batch, timer_now() - t0, use_gpu ? "GPU" : "CPU");
 	y = malloc((size_t)(ksmm_chain_rows(&chain) * batch) * ksmm_dtype_size(chain.dtype));
 	if (!y)
 		cli_die("%s: out of memory for the output", o.output);

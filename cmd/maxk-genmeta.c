@@ -208,7 +208,8 @@ static void genmeta(const struct options *o, const char *graph, const char *outp
 		    warp4_validate(records, count, indptr, nrows, o->warp_max_nz, o->check, &err))
 			cli_fatal(&err);
 		free(records);
-		cli_log(1, "%s: %lld records match %s", o->check, (long long)count, name);
+		cli_log(1, "%s: %lld record%s match %s", o->check, (long long)count,
+			sp_plural(count), name);
 	}
 	int32_t *records = NULL;
 	int64_t count = 0;

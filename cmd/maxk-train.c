@@ -668,16 +668,17 @@ static void describe(const struct gnn_dataset *d, const struct gnn_model_config 
 	char nl[32] = "relu";
 	if (c->nonlinear == GNN_MAXK)
 		snprintf(nl, sizeof nl, "maxk k=%d", c->maxk);
-	cli_log(1, "%s: %lld nodes, %lld edges, %d features, %d %s (train %lld, val %lld, "
-		"test %lld)", d->name, (long long)d->n, (long long)d->graph.nnz, d->nfeat,
-		d->nclass, d->multilabel ? "labels" : "classes",
+	cli_log(1, "%s: %lld node%s, %lld edge%s, %d feature%s, %d %s (train %lld, val %lld, "
+		"test %lld)", d->name, (long long)d->n, sp_plural(d->n), (long long)d->graph.nnz,
+		sp_plural(d->graph.nnz), d->nfeat, sp_plural(d->nfeat), d->nclass,
+		d->multilabel ? "labels" : "classes",
 		(long long)gnn_data_count(d, GNN_TRAIN), (long long)gnn_data_count(d, GNN_VAL),
 		(long long)gnn_data_count(d, GNN_TEST));
 	char on[48] = "";
 	if (ranks > 1)
 		snprintf(on, sizeof on, " on %d ranks", ranks);
-	cli_log(1, "%s, %d layers x %d, %s, dropout %g%s; %s backend%s, %s aggregation",
-		gnn_conv_names[c->conv], c->layers, c->hidden, nl, c->dropout,
+	cli_log(1, "%s, %d layer%s x %d, %s, dropout %g%s; %s backend%s, %s aggregation",
+		gnn_conv_names[c->conv], c->layers, sp_plural(c->layers), c->hidden, nl, c->dropout,
 		c->norm ? ", LayerNorm" : "", backend, on,
 		c->nonlinear == GNN_MAXK && !c->dense_agg ? "MaxK" : "dense");
 }
@@ -868,8 +869,8 @@ static void run_ranks(const struct train_options *o, struct gnn_dataset *d, stru
 		char where[32] = "host";
 		if (cr->gpu)
 			snprintf(where, sizeof where, "cuda:%d", cr->first_device + i);
-		cli_log(1, "rank %d (%s): %lld rows, %lld received, peak memory %.1f MiB, sent "
-			"%.1f MB an epoch", s->rank, where, (long long)s->rows,
+		cli_log(1, "rank %d (%s): %lld row%s, %lld received, peak memory %.1f MiB, sent "
+			"%.1f MB an epoch", s->rank, where, (long long)s->rows, sp_plural(s->rows),
 			(long long)s->halo_rows, s->peak_mib, s->sent_mb_epoch);
 		if (row && s->peak_mib > row->peak_mib)
 			row->peak_mib = s->peak_mib;

@@ -17,7 +17,7 @@ static void check_gpus(const struct cli_ranks *r)
 	const int have = gpu_count();
 	if (r->first_device + r->threads > have)
 		cli_die("--gpus %d: this process sees %d GPU%s%s (from cuda:%d, it needs %d)",
-			r->threads, have, have == 1 ? "" : "s",
+			r->threads, have, sp_plural(have),
 			have ? "" : " (no usable CUDA device)", r->first_device,
 			r->first_device + r->threads);
 	struct gpu_info first, other;

@@ -222,10 +222,11 @@ static void prepare(void *ctx, const struct ksmm_tune_item *items, size_t n,
 	const double t0 = timer_now();
 	parallel_for((int64_t)m, build_one, &b);
 	ksmm_cache_stats(&s1);
-	sp_report_msg(report, 1, "%zu configurations, %zu distinct builds: %" PRIu64
-		      " compiled, %" PRIu64 " from the disk cache, %.1f s on %d threads", n, m,
-		      s1.compiles - s0.compiles, s1.hits - s0.hits, timer_now() - t0,
-		      parallel_threads());
+	const int threads = parallel_threads();
+	sp_report_msg(report, 1, "%zu configuration%s, %zu distinct build%s: %" PRIu64
+		      " compiled, %" PRIu64 " from the disk cache, %.1f s on %d thread%s", n,
+		      sp_plural(n), m, sp_plural(m), s1.compiles - s0.compiles, s1.hits - s0.hits,
+		      timer_now() - t0, threads, sp_plural(threads));
 	free(b.items);
 }
 

@@ -7,6 +7,7 @@
 #define SPKIT_ERR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define SP_ERR_MAX 512
 
@@ -27,9 +28,18 @@ int sp_fail_errno(struct sp_err *err, const char *fmt, ...)
 int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Text from a file (a CSV cell, a YAML key) as it may appear inside a
- * one-line message: control characters written as \n, \t, \xNN, and
- * cut with "..." to fit `size` bytes. Returns buf. */
+/* Text from a file (a CSV cell, a YAML key, a file name) as it may appear
+ * inside a one-line message of valid UTF-8: control characters written as
+ * \n, \r, \t or \xNN, each byte that is not part of a valid UTF-8
+ * character (or is part of a C1 control) as \xNN, and cut with "..." to
+ * fit `size` bytes, never inside an escape or a character. Returns buf. */
 const char *sp_quote(char *buf, size_t size, const char *text);
+
+/* The "s" of the noun after a count in a message, none for exactly one:
+ * printf("%d file%s", n, sp_plural(n)). */
+static inline const char *sp_plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
 
 #endif

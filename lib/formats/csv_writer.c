@@ -114,7 +114,7 @@ static int format_row(struct csv_writer *w)
 						   : buf_add(&w->line, s, len))
 			return -1;
 	}
-	return buf_addc(&w->line, '\n');
+	return w->crlf ? buf_add(&w->line, "\r\n", 2) : buf_addc(&w->line, '\n');
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -257,6 +257,19 @@ static int on_existing(void *ctx, const struct csv_reader_row *row, struct sp_er
 	return x->fn ? x->fn(x->ctx, row, err) : 0;
 }
 
+/* Rows appended follow the line end of the file's last record (end: where
+ * it ends): CRLF as Windows tools and Python's csv module write, else LF. */
+static int follow_line_end(struct csv_writer *w, off_t end, struct sp_err *err)
+{
+	char last[2];
+	if (end < 2)
+		return 0;
+	if (pread(w->fd, last, sizeof last, end - 2) != (ssize_t)sizeof last)
+		return sp_fail_errno(err, "%s: read failed", w->path);
+	w->crlf = last[0] == '\r' && last[1] == '\n';
+	return 0;
+}
+
 /* Reads what the file holds, cuts off an unfinished last row, and writes
  * the header if there is none. */
 static int prepare_append(struct csv_writer *w, const char *const *columns, csv_reader_row_fn fn, void *ctx,
@@ -272,7 +285,7 @@ static int prepare_append(struct csv_writer *w, const char *const *columns, csv_
 	off_t keep = res.records ? (off_t)res.complete_bytes : 0;
 	if (st.st_size > keep && ftruncate(w->fd, keep))
 		return sp_fail_errno(err, "%s: cannot cut off the unfinished last row", w->path);
-	return res.records ? 0 : write_header(w, columns, err);
+	return res.records ? follow_line_end(w, keep, err) : write_header(w, columns, err);
 }
 
 int csv_writer_open_append_scan(struct csv_writer *w, const char *path, const char *const *columns,

@@ -2,7 +2,7 @@
  * it (a comma, a quote, CR or LF, or a leading or trailing blank; quotes
  * inside are doubled; the lone field of a one-column row when empty, so
  * the row is not a blank line; a field starting with a UTF-8 BOM) and
- * rows end with "\n".
+ * rows end with "\n" (appended rows as the file's last one does, below).
  *
  * A row is built field by field (csv_writer_str, csv_writer_int, csv_writer_double), then
  * csv_writer_end_row checks it has one field per column and writes it. The field
@@ -20,7 +20,8 @@
  * - csv_writer_open_append: for sweeps. The file is created with its header if it
  *   is absent or empty; otherwise its header must be exactly these columns.
  *   A last line without its newline (a run killed mid-row) is cut off
- *   first. Each row then goes out in one write(2), so a kill loses at most
+ *   first, and the rows added end in "\r\n" when the last line left does,
+ *   so that a CRLF file stays one. Each row then goes out in one write(2), so a kill loses at most
  *   the row being written; csv_writer_set_fsync makes each row durable too. The
  *   file is locked (flock) while open, so two jobs cannot append to it. */
 #ifndef SPKIT_CSVW_H
@@ -41,6 +42,7 @@ struct csv_writer {
 	int mode;
 	int fd;        /* append mode */
 	int fsync_rows;
+	int crlf;      /* append mode: rows end in "\r\n", as the file's do */
 	struct outfile af; /* whole-file mode */
 	struct buf fields; /* the row in progress, each field NUL-terminated */
 	size_t *starts;    /* ncols offsets into fields */

@@ -52,7 +52,7 @@ int ksmm_chain_load(const struct ksmm_pattern_list *patterns, const char *const 
 	*c = (struct ksmm_chain){.dtype = t};
 	if (nweights != patterns->n)
 		return sp_fail(err, "--weights: %zu file%s for %zu pattern%s", nweights,
-			       nweights == 1 ? "" : "s", patterns->n, patterns->n == 1 ? "" : "s");
+			       sp_plural(nweights), patterns->n, sp_plural(patterns->n));
 	c->p = calloc(nweights, sizeof *c->p);
 	c->w = calloc(nweights, sizeof *c->w);
 	if (!c->p || !c->w) {

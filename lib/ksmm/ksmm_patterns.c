@@ -55,7 +55,7 @@ static int parse_fields(struct text_span line, const char *where, struct ksmm_pa
 	}
 	if (n != 4 && n != 5)
 		return sp_fail(err, "%s: expected a,b,c,d or a,b,c,d,batch, found %d field%s", where,
-			       n, n == 1 ? "" : "s");
+			       n, sp_plural(n));
 	e->p = (struct ksmm_pattern){v[0], v[1], v[2], v[3]};
 	e->batch = n == 5 ? v[4] : 0;
 	return 0;

@@ -232,9 +232,9 @@ int ksmm_tune_run(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn, 
 	uint64_t total = o->max_runs && o->max_runs < pl.runnable ? o->max_runs : pl.runnable;
 	uint64_t done = 0;
 	st->skipped = pl.skipped;
-	sp_report_msg(o->report, 1, "%s: %" PRIu64 " configurations to run, %" PRIu64
-	    " that cannot run skipped (part %d of %d)", out, pl.runnable, pl.skipped, o->part,
-	    o->parts);
+	sp_report_msg(o->report, 1, "%s: %" PRIu64 " configuration%s to run, %" PRIu64
+	    " that cannot run skipped (part %d of %d)", out, pl.runnable, sp_plural(pl.runnable),
+	    pl.skipped, o->part, o->parts);
 	int rc = prepare(o, rn, &pl, &f, err);
 	for (size_t j = 0; j < pl.njobs && !rc; j++) {
 		if (!owned(o, j))

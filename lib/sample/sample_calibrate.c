@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/num.h"
+#include "core/strmap.h"
 #include "formats/csv_reader.h"
 #include "formats/csv_writer.h"
 #include "sample/sample_layer.h"
@@ -81,6 +82,26 @@ const char *sample_shape_named(const struct sample_op *op, const int64_t *shape,
 	return buf;
 }
 
+/* op's shape at encoder enc, one it runs at precision p. */
+static int calibrate_shape(const struct sample_op *op, const int64_t *enc,
+			   enum sample_precision p, int64_t *shape, struct sp_err *err)
+{
+	char text[128];
+	if (sample_layer_shape(op->name, op->shape_names, op->nshape, enc, shape, err))
+		return -1;
+	if (op->check(shape, err) || sample_check_precision(op->name, p, err))
+		return sp_err_prefix(err, "%s %s", op->name,
+				     sample_shape_named(op, shape, text, sizeof text));
+	return 0;
+}
+
+int sample_calibrate_check(const struct sample_op *op, const int64_t *enc,
+			   enum sample_precision p, struct sp_err *err)
+{
+	int64_t shape[SAMPLE_MAX_DIMS];
+	return calibrate_shape(op, enc, p, shape, err);
+}
+
 int sample_calibrate_one(const struct sample_op *op, const int64_t *enc,
 			 const struct sample_clock *clock, enum sample_precision p, uint64_t seed,
 			 int wait, int warmup, int active, struct sample_calibration *out,
@@ -90,11 +111,10 @@ int sample_calibrate_one(const struct sample_op *op, const int64_t *enc,
 	void *state = NULL;
 	struct sample_state layout = {0};
 	memset(out, 0, sizeof *out);
-	if (sample_layer_shape(op->name, op->shape_names, op->nshape, enc, out->shape, err))
+	if (calibrate_shape(op, enc, p, out->shape, err))
 		return -1;
 	sample_shape_named(op, out->shape, text, sizeof text);
-	if (op->check(out->shape, err) || sample_check_precision(op->name, p, err) ||
-	    op->setup(out->shape, p, seed, &state, err))
+	if (op->setup(out->shape, p, seed, &state, err))
 		return sp_err_prefix(err, "%s %s", op->name, text);
 	int rc = sample_time_schedule(clock, op->forward, op->backward, state, state,
 				      wait + warmup, active, NULL, &out->t, err);
@@ -166,7 +186,30 @@ struct torch_scan {
 	int col[TORCH_COLS];
 	struct sample_torch_table *t;
 	size_t cap;
+	struct strmap seen; /* each row's op and shape, joined by a NUL: its line */
 };
+
+/* A second row of one operator at one shape is an error: which of the two
+ * times is PyTorch's cannot be told. */
+static int torch_once(struct torch_scan *s, const struct sample_torch_row *r, size_t line,
+		      struct sp_err *err)
+{
+	char key[sizeof r->op + sizeof r->shape], q1[64], q2[128];
+	size_t oplen = strlen(r->op) + 1, shapelen = strlen(r->shape);
+	memcpy(key, r->op, oplen);
+	memcpy(key + oplen, r->shape, shapelen);
+	int added;
+	size_t *first = strmap_insert(&s->seen, key, oplen + shapelen, &added);
+	if (!first)
+		return sp_fail(err, "%s: out of memory", s->path);
+	if (!added)
+		return sp_fail(err,
+			       "%s: line %zu: operator '%s' at shape '%s' again (first at line %zu)",
+			       s->path, line, sp_quote(q1, sizeof q1, r->op),
+			       sp_quote(q2, sizeof q2, r->shape), *first);
+	*first = line;
+	return 0;
+}
 
 /* A time in microseconds: a finite number >= 0; empty (no backward) when
  * empty_ok, as NAN. */
@@ -223,6 +266,8 @@ static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err 
 		return sp_fail(err, "%s: line %zu: operator or shape too long", s->path, row->line);
 	memcpy(r.op, f[s->col[TORCH_OP]], row->lens[s->col[TORCH_OP]] + 1);
 	memcpy(r.shape, f[s->col[TORCH_SHAPE]], row->lens[s->col[TORCH_SHAPE]] + 1);
+	if (torch_once(s, &r, row->line, err))
+		return -1;
 	sp_quote(s->t->device, sizeof s->t->device, f[s->col[TORCH_DEVICE]]);
 	if (s->t->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
@@ -236,14 +281,16 @@ static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err 
 	return 0;
 }
 
-/* After a scan: an error, or a file without even a header, leaves t empty. */
-static int torch_done(int rc, const char *name, const struct csv_reader_result *res,
-		      struct sample_torch_table *t, struct sp_err *err)
+/* After a scan: an error, or a file without even a header, leaves the
+ * table empty. */
+static int torch_done(int rc, struct torch_scan *s, const struct csv_reader_result *res,
+		      struct sp_err *err)
 {
+	strmap_free(&s->seen);
 	if (!rc && res->records == 0)
-		rc = sp_fail(err, "%s: empty (no header)", name);
+		rc = sp_fail(err, "%s: empty (no header)", s->path);
 	if (rc)
-		sample_torch_free(t);
+		sample_torch_free(s->t);
 	return rc;
 }
 
@@ -253,8 +300,7 @@ int sample_torch_read(const char *path, enum sample_precision p, struct sample_t
 	struct torch_scan s = {.path = path, .p = p, .t = t};
 	struct csv_reader_result res = {0};
 	memset(t, 0, sizeof *t);
-	return torch_done(csv_reader_scan_file(path, 0, torch_row, &s, &res, err), path, &res, t,
-			  err);
+	return torch_done(csv_reader_scan_file(path, 0, torch_row, &s, &res, err), &s, &res, err);
 }
 
 int sample_torch_read_buffer(const void *data, size_t size, const char *name,
@@ -265,7 +311,7 @@ int sample_torch_read_buffer(const void *data, size_t size, const char *name,
 	struct csv_reader_result res = {0};
 	memset(t, 0, sizeof *t);
 	return torch_done(csv_reader_scan_buffer(data, size, name, 0, torch_row, &s, &res, err),
-			  name, &res, t, err);
+			  &s, &res, err);
 }
 
 const struct sample_torch_row *sample_torch_find(const struct sample_torch_table *t,

@@ -49,6 +49,12 @@ struct sample_calibration {
 	double bytes[2], flops[2]; /* forward, backward */
 };
 
+/* Whether op runs at encoder enc and precision p, checked as
+ * sample_calibrate_one checks it, without the work: an unrunnable shape
+ * is an error naming the operator and its shape. */
+int sample_calibrate_check(const struct sample_op *op, const int64_t *enc,
+			   enum sample_precision p, struct sp_err *err);
+
 /* op at encoder enc: checked, set up, timed (wait + warmup untimed runs,
  * active timed, the trimmed mean), torn down. An unrunnable shape or a
  * failure is an error naming the operator and its shape. */
@@ -73,8 +79,9 @@ void sample_calibrate_write(struct csv_writer *w, const struct sample_op *op,
 
 /* PyTorch's times: the rows of bench-sample-torch.py's CSV (op, shape,
  * precision, F_dur(us), B_dur(us), device) at precision p. A file without
- * those columns, a row whose times are not numbers, or one of another
- * precision is an error naming the file and the line. */
+ * those columns, a row whose times are not numbers, one of another
+ * precision, or a second row of one operator at one shape is an error
+ * naming the file and the line. */
 struct sample_torch_row {
 	char op[64], shape[128];
 	double fwd_us, bwd_us; /* bwd_us NAN where it has no backward */

@@ -96,12 +96,41 @@ static int log_progress(struct run *run, struct sp_err *err)
 	return log_text(run, text, err);
 }
 
-/* A folder that may exist already. */
-static int make_dir(const char *path, struct sp_err *err)
+/* What open_outputs made (folders, a new log), removed again, last first,
+ * when a later step fails: a sweep that cannot start leaves nothing
+ * behind, and what was there before (a CSV to resume) stays untouched. */
+struct made {
+	const char *path[4];
+	int n;
+};
+
+static void unmake(struct made *m)
 {
-	if (mkdir(path, 0777) && errno != EEXIST)
+	while (m->n > 0)
+		remove(m->path[--m->n]);
+}
+
+/* A folder that may exist already. */
+static int make_dir(const char *path, struct made *m, struct sp_err *err)
+{
+	if (mkdir(path, 0777) == 0)
+		m->path[m->n++] = path;
+	else if (errno != EEXIST)
 		return sp_fail_errno(err, "%s: cannot create the folder", path);
 	return 0;
+}
+
+/* The log, appended to; new ones are created exclusively ("x", O_EXCL),
+ * so that only a log this run made is ever removed. */
+static int open_log(struct run *run, struct made *m, struct sp_err *err)
+{
+	const char *path = run->r->log;
+	run->log = fopen(path, "ax");
+	if (run->log)
+		m->path[m->n++] = path;
+	else if (errno == EEXIST)
+		run->log = fopen(path, "a");
+	return run->log ? 0 : sp_fail_errno(err, "%s: cannot open", path);
 }
 
 /* A path built from parts, refused when it does not fit. */
@@ -152,17 +181,17 @@ static int open_outputs(struct run *run, struct sp_err *err)
 	    make_path(r->csv, sizeof r->csv, err, "%s/%s.csv", data, stem) ||
 	    make_path(r->log, sizeof r->log, err, "%s/%s.txt", logs, stem))
 		return -1;
-	if (make_dir(job->output_dir, err) || make_dir(data, err) || make_dir(logs, err))
-		return -1;
+	/* The log first: the CSV, once opened, is a file to keep. */
 	const struct sample_config *cfg = job->cfg;
-	if (sweep_open_checked(&run->csv, r->csv, (const char *const *)cfg->columns, cfg->ncols,
+	struct made made = {0};
+	if (make_dir(job->output_dir, &made, err) || make_dir(data, &made, err) ||
+	    make_dir(logs, &made, err) || open_log(run, &made, err) ||
+	    sweep_open_checked(&run->csv, r->csv, (const char *const *)cfg->columns, cfg->ncols,
 			       (const char *const *)cfg->columns, (size_t)cfg->grid.ndims,
-			       check_row, run, err))
-		return -1;
-	run->log = fopen(r->log, "a");
-	if (!run->log) {
-		sp_fail_errno(err, "%s: cannot open", r->log);
-		sweep_close(&run->csv, NULL);
+			       check_row, run, err)) {
+		if (run->log)
+			fclose(run->log);
+		unmake(&made);
 		return -1;
 	}
 	return 0;
@@ -252,8 +281,9 @@ int sample_sweep(const struct sample_job *job, struct sample_sweep_result *r,
 	if (sample_warm_open(job, &warm, err))
 		goto close;
 	run.since_t = timer_now();
-	rc = log_line(&run, err, "Start: part %d of %d, %" PRIu64 " shapes, %zu rows in the CSV",
-		      job->part, job->parts, r->total, run.csv.resumed);
+	rc = log_line(&run, err, "Start: part %d of %d, %" PRIu64 " shape%s, %zu row%s in the CSV",
+		      job->part, job->parts, r->total, sp_plural(r->total), run.csv.resumed,
+		      sp_plural(run.csv.resumed));
 	if (rc == 0)
 		rc = walk(&run, warm, err);
 	sample_warm_close(job, warm);

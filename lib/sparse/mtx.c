@@ -90,7 +90,7 @@ static int parse_size(struct text_scan *s, struct mtx_header *h, struct sp_err *
 	}
 	if (n < 3)
 		return text_scan_fail(s, err, "size line: expected 'rows columns entries', found %d "
-					      "field%s", n, n == 1 ? "" : "s");
+					      "field%s", n, sp_plural(n));
 	h->rows = v[0];
 	h->cols = v[1];
 	h->entries = v[2];

@@ -37,8 +37,8 @@ options_in() { # the long options a text mentions, sorted
 	done
 }
 
-@test "a file name with a newline or an escape sequence stays on the error's one line, quoted" {
-	bad=$(printf 'bad\nname\033[31m')
+@test "a file name with a newline, an escape sequence or bytes that are not UTF-8 stays on the error's one line, quoted, valid UTF-8" {
+	bad=$(printf 'bad\nname\033[31m\xff\xc2\x9b')
 	for p in maxk-genmeta graph-partition macko-compress; do
 		case $p in
 		graph-partition) run "$BIN/$p" "$T/$bad.onnx" ;;
@@ -46,8 +46,9 @@ options_in() { # the long options a text mentions, sorted
 		esac
 		[ "$status" -eq 1 ]
 		[ "${#lines[@]}" -eq 1 ] || { echo "$p: ${#lines[@]} lines: $output"; return 1; }
-		[[ ${lines[0]} == *'bad\nname\x1b[31m'* ]] || { echo "$p: $output"; return 1; }
+		[[ ${lines[0]} == *'bad\nname\x1b[31m\xff\xc2\x9b'* ]] || { echo "$p: $output"; return 1; }
 		[[ $output != *$'\033'* ]]
+		printf '%s' "$output" | iconv -f UTF-8 -t UTF-8 >/dev/null
 	done
 }
 

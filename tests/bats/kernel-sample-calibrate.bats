@@ -4,7 +4,7 @@
 # by operator and shape with the ratio, and every bad input: a CSV without
 # the columns, of another precision, with a time that is not one; unknown
 # or non-encoder operators, a wrong --encoder, an unrunnable shape (no
-# partial output).
+# partial output, in a file or on standard output).
 load helpers
 
 K=kernel-sample
@@ -135,4 +135,9 @@ torch_refused() {
 	run "$BIN/$K" calibrate --device cpu --encoder 1,2,2,16,96 --ops layernorm,flash_atten -o "$T/out.csv"
 	assert_error 1 $K "flash_atten mp=1 b=2 h=2 l=16 dim=96: head size dim/h = 48 is not 64 or 128"
 	[ ! -e "$T/out.csv" ]
+	# on standard output neither the header nor a row comes before the error
+	run "$BIN/$K" calibrate --device cpu --encoder 1,2,2,16,96 --ops layernorm,flash_atten
+	assert_error 1 $K "flash_atten mp=1 b=2 h=2 l=16 dim=96: head size dim/h = 48 is not 64 or 128"
+	run "$BIN/$K" calibrate --device cpu --precision fp32 --encoder $ENC --ops linear2,flash_atten
+	assert_error 1 $K "flash_atten runs in fp16 or bf16 only"
 }

@@ -179,6 +179,31 @@ rows() {
 	assert_error 2 $K "--output-dir: the value is empty"
 }
 
+@test "a log that cannot be opened is an error that leaves nothing behind; a CSV being resumed stays as it was" {
+	small
+	cd "$T"
+	# sampling_log is a file: no sampling_data/ with a header-only CSV
+	mkdir out && echo x >out/sampling_log
+	run "$BIN/$K" ln.yml --device cpu --output-dir out
+	assert_error 1 $K "^kernel-sample: error: out/sampling_log/.*_layernorm_fp16_1_1\.txt: cannot open: Not a directory$"
+	assert_only_files out sampling_log
+	# sampling_data is a file: the log this run made is removed again
+	mkdir new && echo x >new/sampling_data
+	run "$BIN/$K" ln.yml --device cpu --output-dir new
+	assert_error 1 $K "^kernel-sample: error: new/sampling_data/.*_layernorm_fp16_1_1\.csv: cannot open for appending: Not a directory$"
+	assert_only_files new sampling_data
+	# the log's place taken by a folder, the CSV of an earlier run resumed
+	"$BIN/$K" -q ln.yml --device cpu --output-dir res
+	csv=$(ls res/sampling_data/*.csv)
+	head -n 5 "$csv" >part.csv
+	cp part.csv "$csv"
+	log=$(ls res/sampling_log/*.txt)
+	rm "$log" && mkdir "$log"
+	run "$BIN/$K" ln.yml --device cpu --output-dir res
+	assert_error 1 $K "$log: cannot open: Is a directory$"
+	cmp part.csv "$csv"
+}
+
 @test "get_one prints the shape's times; --shape picks another; a refused shape is an error" {
 	small
 	cd "$T"
@@ -201,6 +226,16 @@ rows() {
 EOF
 	run "$BIN/$K" gelu.yml --device cpu
 	assert_error 1 $K "^kernel-sample: error: gelu.yml: gelu \[4, 1, 4, 10\]: dim 10 not divisible by mp 4$"
+}
+
+@test "--shape with get_all, from --run or the config, is a usage error: the sweep's shapes are the grid's" {
+	small
+	cd "$T"
+	run "$BIN/$K" ln.yml --device cpu --shape 1,4,8
+	assert_error 2 $K "^kernel-sample: error: --shape applies to get_one, get_profiler and run_function, not get_all \(the grid's shapes\)$"
+	run "$BIN/$K" ln.yml --device cpu --run get_all --shape 1,4,8
+	assert_error 2 $K "--shape applies to get_one, get_profiler and run_function, not get_all"
+	[ ! -e sampling_data ] && [ ! -e sampling_log ]
 }
 
 @test "get_profiler runs once in the NVTX range and prints the ncu command; run_function runs once" {
@@ -358,7 +393,7 @@ swept_small() {
 	cp "$csv" full.csv
 }
 
-@test "a rerun after blank lines at the end (LF or CRLF) appends right after the last row: no blank line inside" {
+@test "a rerun after blank lines at the end (LF or CRLF) appends right after the last row, in the file's line end: no blank line inside" {
 	swept_small
 	for cr in '' $'\r'; do
 		head -n 6 full.csv | sed "s/\$/$cr/" >"$csv"
@@ -367,6 +402,7 @@ swept_small() {
 		[[ $output == *"7 measured, 0 skipped, 0 failed, 5 done before"* ]]
 		[ "$(grep -c $'^\r\\?$' "$csv")" -eq 0 ]
 		diff <(cut -d, -f1-3 full.csv) <(tr -d '\r' <"$csv" | cut -d, -f1-3)
+		[ "$(grep -c $'\r$' "$csv")" -eq "$([ -n "$cr" ] && echo 13 || echo 0)" ]
 	done
 }
 
@@ -452,6 +488,20 @@ EOF
 	[ "$(echo "$output" | cut -d, -f1-3)" = "$(cut -d, -f1-3 "$out")" ]
 	part_row=$(sed -n 2p sampling_data/*_3_2.csv)
 	echo "$output" | grep -qx -- "$part_row"
+}
+
+@test "counts of one in the singular: a grid of one shape, its CSV of one row, a merge of one file" {
+	small
+	cd "$T"
+	sed -e 's/^starts:.*/starts: [2, 8, 16]/' -e 's/^ends:.*/ends: [2, 8, 16]/' ln.yml >one.yml
+	run "$BIN/$K" one.yml --device cpu
+	[ "$status" -eq 0 ]
+	[[ ${lines[-1]} == "layernorm_fp16: part 1 of 1, 1 shape: 1 measured, 0 skipped, 0 failed, 0 done before; "* ]]
+	"$BIN/$K" -q one.yml --device cpu
+	grep -q '| Start: part 1 of 1, 1 shape, 0 rows in the CSV$' sampling_log/*.txt
+	grep -q '| Start: part 1 of 1, 1 shape, 1 row in the CSV$' sampling_log/*.txt
+	run "$BIN/$K" merge sampling_data/*.csv -o merged.csv
+	[ "$output" = "merged 1 file: 1 row, 1 shape; merged.csv" ]
 }
 
 @test "merge refuses other operators, precisions and columns, bad names; nothing written" {

@@ -302,6 +302,10 @@ EOF
 	# 2 patterns x 1 batch each: jobs 0 and 1; part 2 of 4 has job 1 alone
 	[ "${#lines[@]}" -eq 2 ]
 	[[ ${lines[1]} == 77,4,16,16,4,* ]]
+	# a count of one in the singular
+	SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_MIN=1 \
+		run "$BIN/$K" tune --patterns "$T/p.in" --space "$T/s.yaml" --dry-run
+	[ "${lines[-1]}" = "ksmm-tune: 1 job: 1 configuration to run, 0 done, 0 skipped" ]
 }
 
 @test "ksmm-tune tune --dry-run: rows already in -o are done, the file untouched" {
@@ -466,6 +470,11 @@ EOF
 	run "$BIN/$K" best "$T/p1.csv" "$T/p2.csv" -o "$T/best.csv"
 	[ "$status" -eq 0 ]
 	[[ $output == *"3 best configurations; 1 pattern with no ok row left out"* ]]
+	run "$BIN/$K" best "$T/p2.csv" -o "$T/one.csv"
+	[ "$output" = "ksmm-tune: 2 best configurations; 0 patterns with no ok row left out" ]
+	tuning_csv "$T/p3.csv" "100,2,16,16,2,fp32,bsf,simt,32,8,64,4,4,1,2,0,1,0.5,0.01,1e-8,ok"
+	run "$BIN/$K" best "$T/p3.csv" -o "$T/one.csv"
+	[ "$output" = "ksmm-tune: 1 best configuration; 0 patterns with no ok row left out" ]
 	run cat "$T/best.csv"
 	[ "${#lines[@]}" -eq 4 ]
 	[ "${lines[1]}" = "50,2,16,16,2,fp32,bsf,simt,32,16,64,4,4,1,2,0,1,0.1,0.01,1e-08,ok" ]

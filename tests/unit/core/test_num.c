@@ -177,6 +177,18 @@ static void test_quote(void **state)
 	assert_string_equal(sp_quote(b, sizeof b, "0123456789\n\n\n"), "0123456789\\n...");
 	assert_string_equal(sp_quote(b, sizeof b, "\x7f\x7f\x7f\x7f"), "\\x7f\\x7f\\x7f...");
 	assert_string_equal(sp_quote(b, sizeof b, "caf\xc3\xa9"), "caf\xc3\xa9"); /* UTF-8 kept */
+	assert_string_equal(sp_quote(b, sizeof b, "\xf0\x9f\x9a\x80!"), "\xf0\x9f\x9a\x80!");
+	/* Bytes that are not UTF-8 are escaped: Latin-1, a stray continuation
+	 * byte, a cut sequence, an overlong form, a surrogate, a C1 control. */
+	assert_string_equal(sp_quote(b, sizeof b, "caf\xe9"), "caf\\xe9");
+	assert_string_equal(sp_quote(b, sizeof b, "\x80" "a"), "\\x80a");
+	assert_string_equal(sp_quote(b, sizeof b, "\xe6\x97"), "\\xe6\\x97");
+	assert_string_equal(sp_quote(b, sizeof b, "\xc0\xaf"), "\\xc0\\xaf");
+	assert_string_equal(sp_quote(b, sizeof b, "\xed\xa0\x80"), "\\xed\\xa0\\x80");
+	assert_string_equal(sp_quote(b, sizeof b, "\xc2\x9b"), "\\xc2\\x9b");
+	/* A character is never cut in half either. */
+	assert_string_equal(sp_quote(b, sizeof b, "0123456789\xe6\x97\xa5\xe6\x97\xa5"),
+			    "0123456789...");
 	assert_string_equal(sp_quote(b, 4, "abcdef"), "...");
 	assert_string_equal(sp_quote(b, 1, "abcdef"), "");
 }

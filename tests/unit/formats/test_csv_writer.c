@@ -320,9 +320,14 @@ static void test_append(void **state)
 	check_append("", 0, 1, "id,text,ms\n0,t,1\n");
 	check_append("\n\n", 0, 1, "id,text,ms\n0,t,1\n");
 	check_append("id,te", 0, 1, "id,text,ms\n0,t,1\n");
-	/* Someone else's file: BOM and CRLF are fine; rows go on after. */
-	check_append("\xef\xbb\xbfid,text,ms\r\n5,x,2\r\n", 6, 7,
-		     "\xef\xbb\xbfid,text,ms\r\n5,x,2\r\n6,t,1\n");
+	/* Someone else's file: BOM and CRLF are fine; rows go on after, their
+	 * lines ending in CRLF as the file's do (a newline inside a field is
+	 * data, kept as given). */
+	check_append("\xef\xbb\xbfid,text,ms\r\n5,x,2\r\n", 6, 8,
+		     "\xef\xbb\xbfid,text,ms\r\n5,x,2\r\n6,t,1\r\n7,\"multi\nline\",1\r\n");
+	check_append("id,text,ms\r\n", 0, 1, "id,text,ms\r\n0,t,1\r\n");
+	check_append("id,text,ms\r\n0,t,1\r\n1,\"mul", 1, 2,
+		     "id,text,ms\r\n0,t,1\r\n1,\"multi\nline\",1\r\n");
 }
 
 static void test_append_errors(void **state)

@@ -112,6 +112,10 @@ static void test_torch_csv(void **state)
 		{"op,shape,precision,F_dur(us),B_dur(us),device\nx,s,fp16,,2,d\n",
 		 "t.csv: line 2: F_dur(us) '' or B_dur(us) '2' is not a time"},
 		{"", "t.csv: empty (no header)"},
+		/* one operator at one shape twice: which time would be PyTorch's? */
+		{"op,shape,precision,F_dur(us),B_dur(us),device\nx,s,fp16,1,2,d\ny,s,fp16,1,2,d\n"
+		 "x,s,fp16,3,4,d\n",
+		 "t.csv: line 4: operator 'x' at shape 's' again (first at line 2)"},
 		/* two runs of the PyTorch script appended to one file */
 		{"op,shape,precision,F_dur(us),B_dur(us),device\nx,s,fp16,1,2,d\n"
 		 "op,shape,precision,F_dur(us),B_dur(us),device\ny,s,fp16,1,2,d\n",
