@@ -17,7 +17,8 @@ flash_atten and flash_atten_causal: F.scaled_dot_product_attention on the
 PyTorch picks the backend (op name alone), and with each backend forced:
 op@FLASH_ATTENTION (FlashAttention-2), op@CUDNN_ATTENTION.
 
-  python3 scripts/bench-sample-torch.py [--precision fp16] [--reps 50] [--ops a,b] > torch.csv
+  python3 scripts/bench-sample-torch.py [--precision fp16] [--reps 50] [--ops a,b]
+      [--inputs signed|unsigned] > torch.csv
 
 Output CSV: op,shape,precision,F_dur(us),B_dur(us),device where shape names
 the columns as the configs do ("mp=1 b=4 l=2048 dim=4096"); B_dur is empty
@@ -82,7 +83,17 @@ class Case:
         self.backward = backward  # a callable timed alone, instead of autograd
 
 
+# What rand() draws (--inputs): "signed", uniform in [-1, 1) as
+# kernel-sample's own inputs, or "unsigned", uniform in [0, 1) as torch.rand.
+# A 16-bit GEMM at the card's power limit runs at a clock that depends on
+# its data: on an H200 linear1's forward took 1026-1034 us on unsigned
+# inputs, 1091-1106 on signed ones (2026-11-28).
+INPUTS = "signed"
+
+
 def rand(*shape, dtype, grad=False):
+    if INPUTS == "signed":
+        return sym(*shape, dtype=dtype, grad=grad)
     return torch.rand(*shape, dtype=dtype, device="cuda").requires_grad_(grad)
 
 
@@ -364,7 +375,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--ops", default=",".join(COLUMNS), help="comma-separated operator names "
                     "(the transformer's by default; also " + ",".join(TRAIN_SHAPES) + ")")
+    ap.add_argument("--inputs", choices=["signed", "unsigned"], default="signed",
+                    help="the operators' random inputs: uniform in [-1, 1) as kernel-sample's "
+                    "(default) or in [0, 1) as torch.rand")
     args = ap.parse_args()
+    global INPUTS
+    INPUTS = args.inputs
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.precision]
     torch.backends.cuda.matmul.allow_tf32 = False  # PyTorch's default, stated
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
