@@ -222,6 +222,26 @@ rows() {
 	assert_error 1 $K "^kernel-sample: error: big\.yml: layernorm \[1, 16384, 4096\]: the shape's state needs 1\.0 GiB of memory; this process may use 0\.5 GiB$"
 }
 
+@test "a sweep that fails before its first row leaves nothing new; a CSV there before stays as it was" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu --output-dir first
+	stem=$(basename "$(ls first/sampling_data/*.csv)" .csv)
+	# the log's first line cannot be written: no header-only CSV is left
+	mkdir -p out/sampling_log && ln -s /dev/full "out/sampling_log/$stem.txt"
+	run "$BIN/$K" ln.yml --device cpu --output-dir out
+	assert_error 1 $K "^kernel-sample: error: out/sampling_log/$stem\.txt: cannot write: No space left on device$"
+	assert_only_files out sampling_log
+	assert_only_files out/sampling_log "$stem.txt"
+	# a CSV of a header alone, there before, is resumed: kept byte for byte
+	mkdir out/sampling_data
+	head -n 1 "first/sampling_data/$stem.csv" >"out/sampling_data/$stem.csv"
+	cp "out/sampling_data/$stem.csv" header.csv
+	run "$BIN/$K" ln.yml --device cpu --output-dir out
+	assert_error 1 $K "cannot write: No space left on device$"
+	cmp header.csv "out/sampling_data/$stem.csv"
+}
+
 @test "get_one prints the shape's times; --shape picks another; a refused shape is an error" {
 	small
 	cd "$T"
