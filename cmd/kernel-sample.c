@@ -933,6 +933,14 @@ static int calibrate_rows(const struct calibrate_plan *plan, enum sample_precisi
 	return n;
 }
 
+/* The report's CSV, its header written. */
+static void calibrate_open(struct csv_writer *w, const char *output)
+{
+	struct sp_err err;
+	if (csv_writer_open(w, output, sample_calibrate_columns, SAMPLE_CALIBRATE_COLUMNS, &err))
+		cli_fatal(&err);
+}
+
 static int calibrate_main(int argc, char **argv)
 {
 	enum { OPT_DEVICE = 256, OPT_SEED, OPT_BACKEND, OPT_PRECISION, OPT_ENCODER, OPT_OPS,
@@ -988,12 +996,18 @@ static int calibrate_main(int argc, char **argv)
 		uses_attention |= sample_is_attention(plan.ops[i]);
 	pick_attention(&ro, gpu, uses_attention ? "flash_atten" : "linear1");
 	/* Every row checked, then timed, and only then written: an error
-	 * leaves no partial report, on standard output either. */
+	 * leaves no partial report, on standard output either. A file is
+	 * opened (as a temporary, outfile.h) before the timing, so that one
+	 * that cannot be written fails at once; standard output after it. */
 	struct calibrate_row *rows =
 		calloc((size_t)plan.nops * (sizeof plan.enc / sizeof *plan.enc), sizeof *rows);
 	if (!rows)
 		cli_die("out of memory");
 	const int nrows = calibrate_rows(&plan, ro.precision, gpu, rows);
+	struct csv_writer w;
+	const int to_stdout = outfile_is_stdout(output);
+	if (!to_stdout)
+		calibrate_open(&w, output);
 	struct sample_clock clock;
 	double copy_gbs = 0;
 	if (!gpu)
@@ -1006,9 +1020,8 @@ static int calibrate_main(int argc, char **argv)
 		if (sample_calibrate_one(rows[r].op, rows[r].enc, &clock, ro.precision, ro.seed,
 					 4, 6, 10, &rows[r].cal, &err))
 			cli_fatal(&err);
-	struct csv_writer w;
-	if (csv_writer_open(&w, output, sample_calibrate_columns, SAMPLE_CALIBRATE_COLUMNS, &err))
-		cli_fatal(&err);
+	if (to_stdout)
+		calibrate_open(&w, output);
 	for (int r = 0; r < nrows; r++) {
 		sample_calibrate_write(&w, rows[r].op, ro.precision, &rows[r].cal, copy_gbs,
 				       torch_path ? &torch : NULL);

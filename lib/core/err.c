@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/utf8.h"
+
 int sp_fail(struct sp_err *err, const char *fmt, ...)
 {
 	if (!err)
@@ -45,23 +47,12 @@ int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
 	return -1;
 }
 
-/* The length of the character at p when it is valid UTF-8 and printable
- * (RFC 3629: no overlong form, no surrogate, nothing above U+10FFFF; not a
- * C1 control, U+0080 to U+009F, which terminals take as commands), else 0.
- * A NUL ends a sequence early, so nothing past the string is read. */
-static size_t utf8_char_len(const unsigned char *p)
+/* The length of the character at p when it is valid UTF-8 and printable:
+ * not a C1 control, U+0080 to U+009F (0xc2 0x80 to 0xc2 0x9f), which
+ * terminals take as commands; else 0. */
+static size_t printable_char_len(const unsigned char *p)
 {
-	if (p[0] < 0xc2 || p[0] > 0xf4)
-		return 0;
-	size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
-	unsigned lo = p[0] == 0xe0 ? 0xa0 : p[0] == 0xf0 ? 0x90 : p[0] == 0xc2 ? 0xa0 : 0x80;
-	unsigned hi = p[0] == 0xed ? 0x9f : p[0] == 0xf4 ? 0x8f : 0xbf;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
+	return p[0] == 0xc2 && p[1] < 0xa0 ? 0 : utf8_char_len(p);
 }
 
 const char *sp_quote(char *buf, size_t size, const char *text)
@@ -73,7 +64,7 @@ const char *sp_quote(char *buf, size_t size, const char *text)
 	for (const unsigned char *p = (const unsigned char *)text, *next; *p; p = next) {
 		char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
 		const char *out = esc;
-		size_t k = 4, utf8 = *p >= 0x80 ? utf8_char_len(p) : 0;
+		size_t k = 4, utf8 = *p >= 0x80 ? printable_char_len(p) : 0;
 		next = p + (utf8 ? utf8 : 1);
 		if ((*p >= 0x20 && *p < 0x7f) || utf8)
 			out = (const char *)p, k = (size_t)(next - p);

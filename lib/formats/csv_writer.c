@@ -151,7 +151,8 @@ static int emit(struct csv_writer *w, const char *p, size_t n, struct sp_err *er
 	}
 }
 
-int csv_writer_end_row(struct csv_writer *w, struct sp_err *err)
+/* Writes the row in progress; header: it is the header, not a data row. */
+static int end_row(struct csv_writer *w, int header, struct sp_err *err)
 {
 	int rc;
 	if (w->nfields != w->ncols)
@@ -161,17 +162,24 @@ int csv_writer_end_row(struct csv_writer *w, struct sp_err *err)
 		rc = sp_fail(err, "%s: out of memory", w->path);
 	else
 		rc = emit(w, w->line.data, w->line.len, err);
+	if (rc == 0 && !header)
+		w->rows++;
 	w->nfields = 0;
 	w->fields.len = 0;
 	w->out_of_memory = 0;
 	return rc;
 }
 
+int csv_writer_end_row(struct csv_writer *w, struct sp_err *err)
+{
+	return end_row(w, 0, err);
+}
+
 static int write_header(struct csv_writer *w, const char *const *columns, struct sp_err *err)
 {
 	for (size_t i = 0; i < w->ncols; i++)
 		csv_writer_str(w, columns[i]);
-	return csv_writer_end_row(w, err);
+	return end_row(w, 1, err);
 }
 
 /* The end of a whole or streamed open: the output could not be opened
@@ -295,7 +303,11 @@ int csv_writer_open_append_scan(struct csv_writer *w, const char *path, const ch
 		return sp_fail(err, "-: appending needs a file, not standard output");
 	if (start(w, path, ncols, MODE_APPEND, err))
 		return -1;
-	w->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	/* Exclusively first, to know whether this open made the file. */
+	w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+	w->created = w->fd >= 0;
+	if (w->fd < 0 && errno == EEXIST)
+		w->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
 	if (w->fd < 0) {
 		sp_fail_errno(err, "%s: cannot open for appending", path);
 		release(w);
@@ -305,6 +317,7 @@ int csv_writer_open_append_scan(struct csv_writer *w, const char *path, const ch
 	 * there is still better than refusing. */
 	if (flock(w->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
 		sp_fail(err, "%s: another process is appending to this file", path);
+		w->created = 0; /* made here, but the other's now: not removed */
 		csv_writer_abort(w);
 		return -1;
 	}
@@ -353,8 +366,16 @@ int csv_writer_commit(struct csv_writer *w, struct sp_err *err)
 	return rc;
 }
 
+int csv_writer_is_new(const struct csv_writer *w)
+{
+	return w->mode == MODE_APPEND && w->created && w->rows == 0;
+}
+
 void csv_writer_abort(struct csv_writer *w)
 {
+	/* Unlinked while still locked, so no other job has appended to it. */
+	if (csv_writer_is_new(w) && w->fd >= 0)
+		unlink(w->path);
 	if (w->mode == MODE_FILE)
 		outfile_abort(&w->af);
 	else if ((w->mode == MODE_APPEND || w->mode == MODE_STREAM) && w->fd >= 0)

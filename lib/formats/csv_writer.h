@@ -23,7 +23,9 @@
  *   first, and the rows added end in "\r\n" when the last line left does,
  *   so that a CRLF file stays one. Each row then goes out in one write(2), so a kill loses at most
  *   the row being written; csv_writer_set_fsync makes each row durable too. The
- *   file is locked (flock) while open, so two jobs cannot append to it. */
+ *   file is locked (flock) while open, so two jobs cannot append to it. A
+ *   file this open created is removed again by csv_writer_abort while it
+ *   holds no row: a sweep that fails before its first row leaves nothing. */
 #ifndef SPKIT_CSVW_H
 #define SPKIT_CSVW_H
 
@@ -43,6 +45,8 @@ struct csv_writer {
 	int fd;        /* append mode */
 	int fsync_rows;
 	int crlf;      /* append mode: rows end in "\r\n", as the file's do */
+	int created;   /* append mode: the open made the file (O_EXCL) */
+	uint64_t rows; /* data rows written since the open */
 	struct outfile af; /* whole-file mode */
 	struct buf fields; /* the row in progress, each field NUL-terminated */
 	size_t *starts;    /* ncols offsets into fields */
@@ -78,7 +82,11 @@ const char *csv_writer_field(const struct csv_writer *w, size_t i);
 /* Finish: rename into place / flush stdout / close the appended file.
  * Both free w; after a failed commit nothing of a whole file is left. */
 int csv_writer_commit(struct csv_writer *w, struct sp_err *err);
-/* Give up: a whole file is removed; appended rows stay (they are complete). */
+/* Give up: a whole file is removed; appended rows stay (they are complete),
+ * and an appended file that csv_writer_is_new calls new is removed. */
 void csv_writer_abort(struct csv_writer *w);
+/* Append mode: the open created the file and no row has been written to
+ * it since, so that giving up leaves nothing behind. */
+int csv_writer_is_new(const struct csv_writer *w);
 
 #endif

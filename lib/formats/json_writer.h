@@ -9,8 +9,10 @@
 
 #include "core/num.h"
 
-/* Writes s as a quoted JSON string (escapes quote, backslash and control
- * characters; bytes >= 0x80 pass through as UTF-8). */
+/* Writes s as a quoted JSON string: quote, backslash and control
+ * characters escaped, UTF-8 characters as they are, and each byte that is
+ * not part of one (Latin-1 text, a cut sequence) as \u00XX, the code point
+ * of its value, so the document stays valid JSON whatever s holds. */
 void json_writer_string(FILE *fp, const char *s);
 
 /* v as a JSON number: the shortest decimal text that strtod reads back as

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/memory.h"
 #include "sample/sample_op.h"
 #include "sample/sample_ref.h"
 #include "sample/sample_spec.h"
@@ -21,6 +22,20 @@ static void cpu_teardown(void *state)
 	free(st);
 }
 
+/* The bytes of the state's tensors (floats and int32 ids alike), or
+ * UINT64_MAX when the sum does not fit. */
+static uint64_t state_bytes(const struct sample_state *s)
+{
+	uint64_t total = 0;
+	for (int i = 0; i < s->n; i++) {
+		uint64_t count = (uint64_t)s->t[i].count;
+		if (count > (UINT64_MAX - total) / 4)
+			return UINT64_MAX;
+		total += count * 4;
+	}
+	return total;
+}
+
 static int cpu_setup(sample_layout_fn layout, sample_ref_prepare_fn prepare, const int64_t *shape,
 		     enum sample_precision p, uint64_t seed, void **state, struct sp_err *err)
 {
@@ -31,6 +46,13 @@ static int cpu_setup(sample_layout_fn layout, sample_ref_prepare_fn prepare, con
 	layout(shape, &st->s);
 	st->s.p = p;
 	st->s.seed = seed;
+	/* All of it checked before any is allocated, as cudaMalloc refuses a
+	 * shape on the GPU: malloc is lazy, so a shape larger than the process
+	 * may hold would be killed while its tensors are filled, not refused. */
+	if (mem_check(state_bytes(&st->s), "the shape's state", err)) {
+		free(st);
+		return -1;
+	}
 	for (int i = 0; i < st->s.n; i++) {
 		struct sample_tensor *t = &st->s.t[i];
 		size_t bytes = (size_t)t->count * 4; /* floats and int32 ids alike */

@@ -18,11 +18,22 @@
 /* Progress lines go to the log every this many shapes, as in the original. */
 enum { LOG_EVERY = 5 };
 
+/* What open_outputs made (folders, a new log), removed again, last first,
+ * when a later step fails: a sweep that cannot start, or that fails before
+ * its first row, leaves nothing behind, and what was there before (a CSV
+ * to resume) stays untouched. */
+struct made {
+	const char *path[4];
+	int n;
+};
+
 struct run {
 	const struct sample_job *job;
 	struct sample_sweep_result *r;
 	struct sweep csv;
 	FILE *log;
+	char data[4096], logs[4096]; /* the folders sampling_data and sampling_log */
+	struct made made;
 	char label[256]; /* "layernorm_fp16", the log's Kernel: */
 	uint64_t done;   /* shapes of this part finished, earlier runs' included */
 	uint64_t since;  /* shapes since the last progress line */
@@ -96,14 +107,6 @@ static int log_progress(struct run *run, struct sp_err *err)
 	return log_text(run, text, err);
 }
 
-/* What open_outputs made (folders, a new log), removed again, last first,
- * when a later step fails: a sweep that cannot start leaves nothing
- * behind, and what was there before (a CSV to resume) stays untouched. */
-struct made {
-	const char *path[4];
-	int n;
-};
-
 static void unmake(struct made *m)
 {
 	while (m->n > 0)
@@ -174,24 +177,24 @@ static int open_outputs(struct run *run, struct sp_err *err)
 {
 	const struct sample_job *job = run->job;
 	struct sample_sweep_result *r = run->r;
-	char stem[512], data[4096], logs[4096];
+	char stem[512];
 	sample_output_stem(job, stem, sizeof stem);
-	if (make_path(data, sizeof data, err, "%s/sampling_data", job->output_dir) ||
-	    make_path(logs, sizeof logs, err, "%s/sampling_log", job->output_dir) ||
-	    make_path(r->csv, sizeof r->csv, err, "%s/%s.csv", data, stem) ||
-	    make_path(r->log, sizeof r->log, err, "%s/%s.txt", logs, stem))
+	if (make_path(run->data, sizeof run->data, err, "%s/sampling_data", job->output_dir) ||
+	    make_path(run->logs, sizeof run->logs, err, "%s/sampling_log", job->output_dir) ||
+	    make_path(r->csv, sizeof r->csv, err, "%s/%s.csv", run->data, stem) ||
+	    make_path(r->log, sizeof r->log, err, "%s/%s.txt", run->logs, stem))
 		return -1;
 	/* The log first: the CSV, once opened, is a file to keep. */
 	const struct sample_config *cfg = job->cfg;
-	struct made made = {0};
-	if (make_dir(job->output_dir, &made, err) || make_dir(data, &made, err) ||
-	    make_dir(logs, &made, err) || open_log(run, &made, err) ||
+	struct made *made = &run->made;
+	if (make_dir(job->output_dir, made, err) || make_dir(run->data, made, err) ||
+	    make_dir(run->logs, made, err) || open_log(run, made, err) ||
 	    sweep_open_checked(&run->csv, r->csv, (const char *const *)cfg->columns, cfg->ncols,
 			       (const char *const *)cfg->columns, (size_t)cfg->grid.ndims,
 			       check_row, run, err)) {
 		if (run->log)
 			fclose(run->log);
-		unmake(&made);
+		unmake(made);
 		return -1;
 	}
 	return 0;
@@ -288,8 +291,17 @@ int sample_sweep(const struct sample_job *job, struct sample_sweep_result *r,
 		rc = walk(&run, warm, err);
 	sample_warm_close(job, warm);
 close:
-	if (sweep_close(&run.csv, rc ? NULL : err))
-		rc = -1;
+	if (rc) {
+		/* No row yet in a CSV this run made: it goes, and with it the log
+		 * and the folders made, as when the sweep cannot start. */
+		int unstarted = csv_writer_is_new(&run.csv.w);
+		sweep_abort(&run.csv);
+		fclose(run.log);
+		if (unstarted)
+			unmake(&run.made);
+		return -1;
+	}
+	rc = sweep_close(&run.csv, err);
 	if (fclose(run.log) && rc == 0)
 		rc = sp_fail_errno(err, "%s: cannot write", r->log);
 	return rc;

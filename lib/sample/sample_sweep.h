@@ -13,8 +13,10 @@
  * shapes that fail (out of memory, a launch error) are logged with the
  * reason; neither stops the sweep, and a rerun tries the failed ones again.
  * A sweep that cannot start (a folder or the log that cannot be opened, a
- * CSV refused) removes the folders and the log it made: nothing is left
- * behind, and a CSV to resume stays as it was.
+ * CSV refused), or that fails before its first row (the log cannot be
+ * written, the warm-up shape cannot be made), removes the CSV, the folders
+ * and the log it made: nothing is left behind, and a CSV to resume stays as
+ * it was.
  *
  * The log gets a line at the start, one per skipped or failed shape, and
  * a progress line in the original's format every 5 shapes and at the end:

@@ -128,3 +128,9 @@ int sweep_close(struct sweep *s, struct sp_err *err)
 	free_keys(s);
 	return rc;
 }
+
+void sweep_abort(struct sweep *s)
+{
+	csv_writer_abort(&s->w);
+	free_keys(s);
+}

@@ -64,5 +64,8 @@ int sweep_done(struct sweep *s, const char *const *key_values);
 int sweep_end_row(struct sweep *s, struct sp_err *err);
 /* Closes the file (csv_writer_commit) and frees s. */
 int sweep_close(struct sweep *s, struct sp_err *err);
+/* Gives up (csv_writer_abort: the rows written stay; a file this sweep
+ * created and wrote no row to is removed) and frees s. */
+void sweep_abort(struct sweep *s);
 
 #endif

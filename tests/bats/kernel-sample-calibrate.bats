@@ -141,3 +141,16 @@ torch_refused() {
 	run "$BIN/$K" calibrate --device cpu --precision fp32 --encoder $ENC --ops linear2,flash_atten
 	assert_error 1 $K "flash_atten runs in fp16 or bf16 only"
 }
+
+@test "calibrate -o: an output that cannot be written is an error before anything is timed; -o - is standard output" {
+	cd "$T"
+	# the memory limit refuses the first shape timed: the output's error comes first
+	run env SPKIT_MEMORY_LIMIT=1000 "$BIN/$K" calibrate --device cpu --encoder $ENC --ops res_add -o nodir/out.csv
+	assert_error 1 $K "^kernel-sample: error: nodir/out\.csv: cannot create output: No such file or directory$"
+	[ ! -e nodir ]
+	run "$BIN/$K" calibrate -q --device cpu --encoder $ENC --ops res_add -o -
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "op,shape,precision,F_dur(us),B_dur(us),rate_unit,F_rate,B_rate,F_of_copy,B_of_copy,torch_F_dur(us),torch_B_dur(us),F_ratio,B_ratio" ]
+	[[ ${lines[1]} == "res_add,b=2 l=16 dim=128,fp16,"* ]]
+	assert_only_files .
+}

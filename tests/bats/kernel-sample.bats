@@ -204,6 +204,44 @@ rows() {
 	cmp part.csv "$csv"
 }
 
+@test "a shape whose tensors exceed the memory limit fails with the reason and the sweep goes on; get_one is an error" {
+	# l 8 and 16384 at dim 4096: 0.5 MiB and 1 GiB of tensors, the limit 512 MiB
+	small
+	cd "$T"
+	sed -e 's/^starts: .*/starts: [1, 8, 4096]/' -e 's/^steps: .*/steps: [1, 2048, 1]/' \
+		-e 's/^ends: .*/ends: [1, 16384, 4096]/' -e 's/^operators: .*/operators: [add, mul, add]/' \
+		ln.yml >big.yml
+	export SPKIT_MEMORY_LIMIT=$((512 << 20))
+	run "$BIN/$K" big.yml --device cpu --precision fp32
+	[ "$status" -eq 0 ]
+	[[ $output == *"layernorm_fp32 [1, 16384, 4096] failed: the shape's state needs 1.0 GiB of memory; this process may use 0.5 GiB"* ]]
+	[[ $output == *"2 shapes: 1 measured, 0 skipped, 1 failed, 0 done before"* ]]
+	[ "$(rows sampling_data/*.csv | cut -d, -f1-3)" = "1,8,4096" ]
+	grep -q '| Failed: \[1, 16384, 4096\]: the shape.s state needs 1\.0 GiB of memory; this process may use 0\.5 GiB$' sampling_log/*.txt
+	run "$BIN/$K" big.yml --device cpu --precision fp32 --run get_one --shape 1,16384,4096
+	assert_error 1 $K "^kernel-sample: error: big\.yml: layernorm \[1, 16384, 4096\]: the shape's state needs 1\.0 GiB of memory; this process may use 0\.5 GiB$"
+}
+
+@test "a sweep that fails before its first row leaves nothing new; a CSV there before stays as it was" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu --output-dir first
+	stem=$(basename "$(ls first/sampling_data/*.csv)" .csv)
+	# the log's first line cannot be written: no header-only CSV is left
+	mkdir -p out/sampling_log && ln -s /dev/full "out/sampling_log/$stem.txt"
+	run "$BIN/$K" ln.yml --device cpu --output-dir out
+	assert_error 1 $K "^kernel-sample: error: out/sampling_log/$stem\.txt: cannot write: No space left on device$"
+	assert_only_files out sampling_log
+	assert_only_files out/sampling_log "$stem.txt"
+	# a CSV of a header alone, there before, is resumed: kept byte for byte
+	mkdir out/sampling_data
+	head -n 1 "first/sampling_data/$stem.csv" >"out/sampling_data/$stem.csv"
+	cp "out/sampling_data/$stem.csv" header.csv
+	run "$BIN/$K" ln.yml --device cpu --output-dir out
+	assert_error 1 $K "cannot write: No space left on device$"
+	cmp header.csv "out/sampling_data/$stem.csv"
+}
+
 @test "get_one prints the shape's times; --shape picks another; a refused shape is an error" {
 	small
 	cd "$T"

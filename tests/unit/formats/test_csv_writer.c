@@ -330,6 +330,41 @@ static void test_append(void **state)
 		     "id,text,ms\r\n0,t,1\r\n1,\"multi\nline\",1\r\n");
 }
 
+/* An append that gives up before its first row removes the file only if
+ * its open made it: a sweep that fails at once leaves no header-only CSV,
+ * and a file there before (resumed, even one of a header alone) stays
+ * byte for byte. */
+static void test_append_abort(void **state)
+{
+	const char *path = test_path("aborted.csv");
+	struct csv_writer w;
+	struct sp_err e;
+	unlink(path);
+	ok(csv_writer_open_append(&w, path, cols3, 3, &e), &e);
+	csv_writer_abort(&w);
+	assert_int_equal(access(path, F_OK), -1);
+	/* a row written: the file is kept */
+	ok(csv_writer_open_append(&w, path, cols3, 3, &e), &e);
+	csv_writer_int(&w, 1);
+	csv_writer_str(&w, "t");
+	csv_writer_int(&w, 2);
+	ok(csv_writer_end_row(&w, &e), &e);
+	csv_writer_abort(&w);
+	char *text = test_read(path);
+	assert_string_equal(text, "id,text,ms\n1,t,2\n");
+	free(text);
+	/* there before: kept as it was, with rows or without */
+	static const char *const before[] = {"id,text,ms\n1,t,2\n", "id,text,ms\n", ""};
+	for (size_t i = 0; i < sizeof before / sizeof *before; i++) {
+		test_spit(path, before[i], strlen(before[i]));
+		ok(csv_writer_open_append(&w, path, cols3, 3, &e), &e);
+		csv_writer_abort(&w);
+		text = test_read(path);
+		assert_string_equal(text, before[i][0] ? before[i] : "id,text,ms\n");
+		free(text);
+	}
+}
+
 static void test_append_errors(void **state)
 {
 	const char *path = test_path("mismatch.csv");
@@ -458,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_stdout),
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_append),
+		cmocka_unit_test(test_append_abort),
 		cmocka_unit_test(test_append_errors),
 		cmocka_unit_test(test_python_reads_ours),
 		cmocka_unit_test(test_we_read_pythons),

@@ -70,12 +70,43 @@ static void test_string_escapes(void **state)
 	free(text);
 }
 
+/* A byte that is not part of a valid UTF-8 character (Latin-1 text, a
+ * stray continuation byte, a cut, overlong or surrogate sequence) would
+ * make the whole document invalid JSON: it is written as the code point of
+ * the same number, \u00XX. Valid UTF-8 passes through. */
+static void test_string_invalid_utf8(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{"caf\xe9", "\"caf\\u00e9\""},
+		{"caf\xc3\xa9", "\"caf\xc3\xa9\""},
+		{"\x80" "a", "\"\\u0080a\""},
+		{"\xe6\x97", "\"\\u00e6\\u0097\""},
+		{"\xc0\xaf", "\"\\u00c0\\u00af\""},
+		{"\xed\xa0\x80", "\"\\u00ed\\u00a0\\u0080\""},
+		{"\xf0\x9f\x9a\x80!", "\"\xf0\x9f\x9a\x80!\""},
+		{"\xff", "\"\\u00ff\""},
+		{"\xc2\x85", "\"\xc2\x85\""}, /* a C1 control is valid UTF-8 */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *fp = open_memstream(&text, &len);
+		json_writer_string(fp, cases[i].in);
+		fclose(fp);
+		assert_string_equal(text, cases[i].out);
+		free(text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_number_shortest),
 		cmocka_unit_test(test_number_round_trip),
 		cmocka_unit_test(test_string_escapes),
+		cmocka_unit_test(test_string_invalid_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
