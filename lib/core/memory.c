@@ -40,9 +40,19 @@ uint64_t mem_available(void)
 	return least(avail, set_limit);
 }
 
-static const char *gib(uint64_t bytes, char *buf, size_t size)
+/* bytes in the largest binary unit of which they are at least a tenth, to
+ * one decimal ("0.5 GiB", "60.0 MiB"); under a tenth of a KiB, in bytes. */
+static const char *size_text(uint64_t bytes, char *buf, size_t size)
 {
-	snprintf(buf, size, "%.1f GiB", (double)bytes / (1u << 30));
+	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
+	for (int u = 3; u >= 0; u--) {
+		double scale = (double)((uint64_t)1 << (10 * (u + 1)));
+		if ((double)bytes >= 0.1 * scale) {
+			snprintf(buf, size, "%.1f %s", (double)bytes / scale, unit[u]);
+			return buf;
+		}
+	}
+	snprintf(buf, size, "%llu B", (unsigned long long)bytes);
 	return buf;
 }
 
@@ -53,5 +63,5 @@ int mem_check(uint64_t bytes, const char *what, struct sp_err *err)
 		return 0;
 	char need[32], have[32];
 	return sp_fail(err, "%s needs %s of memory; this process may use %s", what,
-		       gib(bytes, need, sizeof need), gib(avail, have, sizeof have));
+		       size_text(bytes, need, sizeof need), size_text(avail, have, sizeof have));
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/memory.h"
 #include "core/outfile.h"
 #include "core/parallel.h"
 #include "core/rng.h"
@@ -34,6 +35,24 @@ static void test_err_messages(void **state)
 	assert_int_equal(sp_fail(NULL, "ignored"), -1);
 }
 
+
+/* mem_check's sizes in a unit that shows them: a small limit read "0.0 GiB". */
+static void test_mem_check_sizes(void **state)
+{
+	(void)state;
+	struct sp_err err;
+	mem_set_limit(64);
+	assert_int_equal(mem_check(64, "x", &err), 0);
+	assert_int_equal(mem_check(5000, "x", &err), -1);
+	assert_string_equal(err.msg, "x needs 4.9 KiB of memory; this process may use 64 B");
+	mem_set_limit((uint64_t)1 << 29);
+	assert_int_equal(mem_check((uint64_t)3 << 29, "y", &err), -1);
+	assert_string_equal(err.msg, "y needs 1.5 GiB of memory; this process may use 0.5 GiB");
+	mem_set_limit((uint64_t)50 << 20);
+	assert_int_equal(mem_check((uint64_t)60 << 20, "z", &err), -1);
+	assert_string_equal(err.msg, "z needs 60.0 MiB of memory; this process may use 50.0 MiB");
+	mem_set_limit(UINT64_MAX);
+}
 
 static void test_outfile_commit_and_abort(void **state)
 {
@@ -339,6 +358,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_err_messages),
+		cmocka_unit_test(test_mem_check_sizes),
 		cmocka_unit_test(test_outfile_commit_and_abort),
 		cmocka_unit_test(test_outfile_errors),
 		cmocka_unit_test(test_outfile_signal_cleanup),
