@@ -1,8 +1,10 @@
 /* spkit's own kernels as kernel-sample operators (sample_spec.h): shapes,
  * checks, layouts and the inputs beyond the tensors (the graph). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "core/memory.h"
 #include "ksmm/ksmm.h"
 #include "macko/macko.h"
 #include "macko/randmat.h"
@@ -92,6 +94,14 @@ void sample_layout_macko_spmv(const int64_t *shape, struct sample_state *st)
 int sample_macko_matrix(const struct sample_state *st, struct macko *m, struct sp_err *err)
 {
 	const int64_t rows = st->d.rows, cols = st->d.cols;
+	/* The dense matrix and, beside it while it is compressed, the MACKO
+	 * form, which stays under the dense size: checked before either is
+	 * made, as malloc is lazy and the fill would be killed, not refused. */
+	char what[128];
+	snprintf(what, sizeof what, "a %lld x %lld fp16 matrix with its compressed form",
+		 (long long)rows, (long long)cols);
+	if (mem_check(2 * (uint64_t)(rows * cols) * sizeof(uint16_t), what, err))
+		return -1;
 	uint16_t *dense = malloc((size_t)(rows * cols) * sizeof *dense);
 	if (!dense)
 		return sp_fail(err, "out of memory for a %lld x %lld fp16 matrix", (long long)rows,

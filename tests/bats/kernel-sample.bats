@@ -222,6 +222,14 @@ rows() {
 	assert_error 1 $K "^kernel-sample: error: big\.yml: layernorm \[1, 16384, 4096\]: the shape's state needs 1\.0 GiB of memory; this process may use 0\.5 GiB$"
 }
 
+@test "macko_spmv: a matrix larger than the memory limit is refused before it is made" {
+	# 32768 x 32768 at fp16 is 2 GiB dense; the tensors (x, y) are 256 KiB
+	cd "$T"
+	export SPKIT_MEMORY_LIMIT=$((512 << 20))
+	run timeout 60 "$BIN/$K" "$REPO/configs/kernel_sampling/test/macko_spmv.yml" --device cpu --run get_one --shape 32768,32768,10,1
+	assert_error 1 $K "^kernel-sample: error: .*macko_spmv\.yml: macko_spmv \[32768, 32768, 10, 1\]: a 32768 x 32768 fp16 matrix with its compressed form needs 4\.0 GiB of memory; this process may use 0\.5 GiB$"
+}
+
 @test "a sweep that fails before its first row leaves nothing new; a CSV there before stays as it was" {
 	small
 	cd "$T"
