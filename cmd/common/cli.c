@@ -161,15 +161,18 @@ void cli_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Quoted as vreport quotes: a file or device name it shows cannot split
+ * the line or drive the terminal. */
 void cli_log(int level, const char *fmt, ...)
 {
 	if (cli_verbosity < level)
 		return;
+	char text[SP_ERR_MAX * 2], shown[SP_ERR_MAX * 4];
 	va_list ap;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "%s\n", sp_quote(shown, sizeof shown, text));
 }
 
 void cli_log_threads(void)

@@ -548,6 +548,9 @@ EOF
 	grep -q '| Start: part 1 of 1, 1 shape, 1 row in the CSV$' sampling_log/*.txt
 	run "$BIN/$K" merge sampling_data/*.csv -o merged.csv
 	[ "$output" = "merged 1 file: 1 row, 1 shape; merged.csv" ]
+	# a name holding an escape sequence is shown escaped, as in errors
+	run "$BIN/$K" merge sampling_data/*.csv -o "$(printf 'm\033[31m.csv')"
+	[ "$output" = 'merged 1 file: 1 row, 1 shape; m\x1b[31m.csv' ]
 }
 
 @test "merge refuses other operators, precisions and columns, bad names; nothing written" {
