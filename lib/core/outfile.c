@@ -16,7 +16,8 @@
 #include "core/buf.h"
 
 
-/* Named temporaries still open, for the signal handler. A fixed table
+/* Named temporaries still open, and the new files and folders of
+ * outfile_remove_on_signal, for the signal handler. A fixed table
  * because the handler may not allocate; programs hold a handful of outputs
  * at a time. Slots are taken and given back atomically, since threads write
  * outputs too (the NVRTC cache's entries). */
@@ -50,11 +51,29 @@ static void untrack(char *tmp)
 
 void outfile_remove_all_unfinished(void)
 {
+	/* Files, then folders, the later made (inner) first: a slot is the
+	 * first free one, so slots follow the order things were made in. */
 	for (int i = 0; i < MAX_UNFINISHED; i++) {
-		char *tmp = __atomic_load_n(&unfinished[i], __ATOMIC_SEQ_CST);
-		if (tmp)
-			unlink(tmp);
+		char *path = __atomic_load_n(&unfinished[i], __ATOMIC_SEQ_CST);
+		if (path)
+			unlink(path);
 	}
+	for (int i = MAX_UNFINISHED - 1; i >= 0; i--) {
+		char *path = __atomic_load_n(&unfinished[i], __ATOMIC_SEQ_CST);
+		if (path)
+			rmdir(path);
+	}
+}
+
+void outfile_remove_on_signal(const char *path)
+{
+	if (path)
+		track((char *)path);
+}
+
+void outfile_keep_on_signal(const char *path)
+{
+	untrack((char *)path);
 }
 
 static void release(struct outfile *f)

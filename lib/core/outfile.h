@@ -59,8 +59,16 @@ void outfile_abort(struct outfile *f);
 int outfile_write(struct outfile *f, const void *buf, size_t n, struct sp_err *err);
 
 /* Async-signal-safe: unlink every named temporary not yet committed or
- * aborted. */
+ * aborted, and every path given to outfile_remove_on_signal and not yet
+ * kept (files first, then folders, which are removed once empty). */
 void outfile_remove_all_unfinished(void);
+
+/* A file or folder this run created that holds nothing worth keeping yet
+ * (a sweep's new CSV before its first row): a fatal signal removes it with
+ * the unfinished temporaries, until outfile_keep_on_signal. path must stay
+ * valid until then; both are no-ops on a NULL path. */
+void outfile_remove_on_signal(const char *path);
+void outfile_keep_on_signal(const char *path);
 
 /* For tests of the fallback: make every later output use a named
  * temporary, as on a filesystem without O_TMPFILE. */

@@ -39,6 +39,7 @@ static int start(struct csv_writer *w, const char *path, size_t ncols, int mode,
 
 static void release(struct csv_writer *w)
 {
+	outfile_keep_on_signal(w->path);
 	free(w->path);
 	free(w->starts);
 	buf_free(&w->fields);
@@ -160,8 +161,13 @@ static int end_row(struct csv_writer *w, int header, struct sp_err *err)
 			     w->ncols);
 	else if (w->out_of_memory || format_row(w))
 		rc = sp_fail(err, "%s: out of memory", w->path);
-	else
+	else {
+		/* A new file's first row makes it one to keep, also when killed
+		 * (kept first: a kill in between leaves the header, not a row lost). */
+		if (!header && w->rows == 0)
+			outfile_keep_on_signal(w->path);
 		rc = emit(w, w->line.data, w->line.len, err);
+	}
 	if (rc == 0 && !header)
 		w->rows++;
 	w->nfields = 0;
@@ -321,6 +327,8 @@ int csv_writer_open_append_scan(struct csv_writer *w, const char *path, const ch
 		csv_writer_abort(w);
 		return -1;
 	}
+	if (w->created) /* nothing to keep until its first row */
+		outfile_remove_on_signal(w->path);
 	if (prepare_append(w, columns, fn, ctx, err)) {
 		csv_writer_abort(w);
 		return -1;

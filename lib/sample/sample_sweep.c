@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/num.h"
+#include "core/outfile.h"
 #include "core/timer.h"
 #include "sample/sample_grid.h"
 #include "sample/sample_merge.h"
@@ -107,8 +108,17 @@ static int log_progress(struct run *run, struct sp_err *err)
 	return log_text(run, text, err);
 }
 
+/* What was made stays, also when the run is killed: it has a row now, or
+ * the run is over (the paths point into it). */
+static void keep(struct made *m)
+{
+	for (int i = 0; i < m->n; i++)
+		outfile_keep_on_signal(m->path[i]);
+}
+
 static void unmake(struct made *m)
 {
+	keep(m);
 	while (m->n > 0)
 		remove(m->path[--m->n]);
 }
@@ -207,6 +217,8 @@ static int write_row(struct run *run, const int64_t *shape, const struct sample_
 		csv_writer_int(&run->csv.w, shape[i]);
 	sample_write_us(&run->csv.w, t->fwd_us);
 	sample_write_us(&run->csv.w, t->bwd_us);
+	if (run->csv.w.rows == 0)
+		keep(&run->made);
 	return sweep_end_row(&run->csv, err);
 }
 
@@ -280,6 +292,9 @@ int sample_sweep(const struct sample_job *job, struct sample_sweep_result *r,
 	void *warm;
 	if (sample_job_check(job, err) || open_outputs(&run, err))
 		return -1;
+	/* Until the first row, a kill leaves nothing of what this run made. */
+	for (int i = 0; i < run.made.n; i++)
+		outfile_remove_on_signal(run.made.path[i]);
 	int rc = -1;
 	if (sample_warm_open(job, &warm, err))
 		goto close;
@@ -299,8 +314,10 @@ close:
 		fclose(run.log);
 		if (unstarted)
 			unmake(&run.made);
+		keep(&run.made);
 		return -1;
 	}
+	keep(&run.made);
 	rc = sweep_close(&run.csv, err);
 	if (fclose(run.log) && rc == 0)
 		rc = sp_fail_errno(err, "%s: cannot write", r->log);

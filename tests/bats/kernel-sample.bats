@@ -230,6 +230,24 @@ rows() {
 	assert_error 1 $K "^kernel-sample: error: .*macko_spmv\.yml: macko_spmv \[32768, 32768, 10, 1\]: a 32768 x 32768 fp16 matrix with its compressed form needs 4\.0 GiB of memory; this process may use 0\.5 GiB$"
 }
 
+@test "killed before its first row a sweep leaves nothing it made; killed later, its rows and a resumed CSV stay" {
+	small
+	cd "$T"
+	# a warm-up long enough to be interrupted: 64 M elements, 50 runs
+	sed -e 's/^warmup_shapes: .*/warmup_shapes: [4, 4096, 4096]/' -e 's/^warmup: .*/warmup: 50/' ln.yml >slow.yml
+	run timeout -s INT 1 "$BIN/$K" slow.yml --device cpu --output-dir res
+	[ "$status" -eq 130 ] || [ "$status" -eq 124 ]
+	[ ! -e res ]
+	# a CSV with rows, resumed and interrupted in the warm-up: kept as it was
+	"$BIN/$K" -q ln.yml --device cpu --output-dir res
+	csv=$(ls res/sampling_data/*.csv)
+	head -n 2 "$csv" >part.csv && cp part.csv "$csv"
+	run timeout -s INT 1 "$BIN/$K" slow.yml --device cpu --output-dir res
+	[ "$status" -eq 130 ] || [ "$status" -eq 124 ]
+	cmp part.csv "$csv"
+	[ -s res/sampling_log/"$(basename "$csv" .csv)".txt ]
+}
+
 @test "a sweep that fails before its first row leaves nothing new; a CSV there before stays as it was" {
 	small
 	cd "$T"
