@@ -569,32 +569,53 @@ static int layer_option(int c, struct layer_options *o)
 
 /* operator,shape,F_dur(us),B_dur(us): one row per operator of the layer,
  * then "sum" and, measured, "layer". */
-static int write_layer(const char *output, const char *const *ops, const int64_t *enc,
+/* A report's CSV, its header written. */
+static void report_open(struct csv_writer *w, const char *output, const char *const *cols,
+			size_t ncols)
+{
+	struct sp_err err;
+	if (csv_writer_open(w, output, cols, ncols, &err))
+		cli_fatal(&err);
+}
+
+/* The same before the timing that fills the report, for a file only (as a
+ * temporary, outfile.h): one that cannot be written fails at once, nothing
+ * timed. Standard output is opened after the timing (report_open), so that
+ * an error leaves nothing there. Returns whether it opened w. */
+static int report_open_early(struct csv_writer *w, const char *output,
+			     const char *const *cols, size_t ncols)
+{
+	if (outfile_is_stdout(output))
+		return 0;
+	report_open(w, output, cols, ncols);
+	return 1;
+}
+
+static const char *const layer_columns[] = {"operator", "shape", "F_dur(us)", "B_dur(us)"};
+
+/* The layer's rows into w, opened with layer_columns, and w committed. */
+static int write_layer(struct csv_writer *w, const char *const *ops, const int64_t *enc,
 		       const struct sample_layer_times *t, int measured)
 {
-	static const char *const cols[] = {"operator", "shape", "F_dur(us)", "B_dur(us)"};
-	struct csv_writer w;
 	struct sp_err err;
 	char text[256];
 	struct sample_times sum = {0, 0};
-	if (csv_writer_open(&w, output, cols, 4, &err))
-		cli_fatal(&err);
 	for (int i = 0; i <= t->n + measured; i++) {
 		const struct sample_times *row = i < t->n ? &t->alone[i] : i == t->n ? &sum : &t->layer;
-		csv_writer_str(&w, i < t->n ? ops[i] : i == t->n ? "sum" : "layer");
-		csv_writer_str(&w, i < t->n ? sample_shape_text(t->nshape[i], t->shape[i], text,
+		csv_writer_str(w, i < t->n ? ops[i] : i == t->n ? "sum" : "layer");
+		csv_writer_str(w, i < t->n ? sample_shape_text(t->nshape[i], t->shape[i], text,
 								sizeof text)
 					    : sample_shape_text(5, enc, text, sizeof text));
-		sample_write_us(&w, row->fwd_us);
-		sample_write_us(&w, row->bwd_us);
-		if (csv_writer_end_row(&w, &err)) {
-			csv_writer_abort(&w);
+		sample_write_us(w, row->fwd_us);
+		sample_write_us(w, row->bwd_us);
+		if (csv_writer_end_row(w, &err)) {
+			csv_writer_abort(w);
 			cli_fatal(&err);
 		}
 		if (i < t->n)
 			sum.fwd_us += row->fwd_us, sum.bwd_us += row->bwd_us;
 	}
-	if (csv_writer_commit(&w, &err))
+	if (csv_writer_commit(w, &err))
 		cli_fatal(&err);
 	return 0;
 }
@@ -774,7 +795,9 @@ static int predict_main(int argc, char **argv)
 					 &err))
 			cli_fatal(&err);
 		cli_log(2, "models of %s in %s", device, dir);
-		rc = write_layer(output, ops, lo.enc, &t, 0);
+		struct csv_writer w;
+		report_open(&w, output, layer_columns, 4);
+		rc = write_layer(&w, ops, lo.enc, &t, 0);
 	} else {
 		if (dir)
 			cli_usage_error("--models is for --layer; give single models with -m");
@@ -837,6 +860,8 @@ static int layer_main(int argc, char **argv)
 				       t.shape[i], &err))
 			cli_fatal(&err);
 	}
+	struct csv_writer w;
+	const int opened = report_open_early(&w, output, layer_columns, 4);
 	struct sample_clock clock;
 	if (!gpu)
 		sample_cpu_clock(&clock);
@@ -846,7 +871,9 @@ static int layer_main(int argc, char **argv)
 	if (sample_layer_measure(table, n, &clock, lo.precision, ro.seed, 4, 6, 10, &t, &err))
 		cli_fatal(&err);
 	cli_log(2, "measured on %s", clock.device);
-	return write_layer(output, ops, lo.enc, &t, 1);
+	if (!opened)
+		report_open(&w, output, layer_columns, 4);
+	return write_layer(&w, ops, lo.enc, &t, 1);
 }
 
 /* The operators of --ops (default: every one the encoder shapes), each at
@@ -933,14 +960,6 @@ static int calibrate_rows(const struct calibrate_plan *plan, enum sample_precisi
 	return n;
 }
 
-/* The report's CSV, its header written. */
-static void calibrate_open(struct csv_writer *w, const char *output)
-{
-	struct sp_err err;
-	if (csv_writer_open(w, output, sample_calibrate_columns, SAMPLE_CALIBRATE_COLUMNS, &err))
-		cli_fatal(&err);
-}
-
 static int calibrate_main(int argc, char **argv)
 {
 	enum { OPT_DEVICE = 256, OPT_SEED, OPT_BACKEND, OPT_PRECISION, OPT_ENCODER, OPT_OPS,
@@ -1005,9 +1024,8 @@ static int calibrate_main(int argc, char **argv)
 		cli_die("out of memory");
 	const int nrows = calibrate_rows(&plan, ro.precision, gpu, rows);
 	struct csv_writer w;
-	const int to_stdout = outfile_is_stdout(output);
-	if (!to_stdout)
-		calibrate_open(&w, output);
+	const int opened = report_open_early(&w, output, sample_calibrate_columns,
+					     SAMPLE_CALIBRATE_COLUMNS);
 	struct sample_clock clock;
 	double copy_gbs = 0;
 	if (!gpu)
@@ -1020,8 +1038,8 @@ static int calibrate_main(int argc, char **argv)
 		if (sample_calibrate_one(rows[r].op, rows[r].enc, &clock, ro.precision, ro.seed,
 					 4, 6, 10, &rows[r].cal, &err))
 			cli_fatal(&err);
-	if (to_stdout)
-		calibrate_open(&w, output);
+	if (!opened)
+		report_open(&w, output, sample_calibrate_columns, SAMPLE_CALIBRATE_COLUMNS);
 	for (int r = 0; r < nrows; r++) {
 		sample_calibrate_write(&w, rows[r].op, ro.precision, &rows[r].cal, copy_gbs,
 				       torch_path ? &torch : NULL);

@@ -267,3 +267,11 @@ layernorm() {
 	run "$BIN/$K" layer --layer 1,2,2,16,32 --layer-attention sparse
 	assert_error 2 $K "--layer-attention: 'sparse' is not one of unfused, flash_atten, flash_atten_causal$"
 }
+
+@test "layer -o: an output that cannot be written is an error before anything is timed" {
+	cd "$T"
+	# the memory limit refuses the first operator timed: the output's error comes first
+	run env SPKIT_MEMORY_LIMIT=1000 "$BIN/$K" layer --layer 1,2,2,16,32 --device cpu -o nodir/out.csv
+	assert_error 1 $K "^kernel-sample: error: nodir/out\.csv: cannot create output: No such file or directory$"
+	[ ! -e nodir ]
+}
