@@ -10,13 +10,23 @@
 # SUMMARY lines last. Needs `make dev` (SPKIT_DEV, default build/dev).
 # flash_atten runs on SAMPLE_ATTENTION (cudnn or own; default: cuDNN when it
 # loads) and is compared with PyTorch's SDPA as it picks and with each of
-# its FLASH_ATTENTION and CUDNN_ATTENTION backends (op@BACKEND).
+# its FLASH_ATTENTION and CUDNN_ATTENTION backends (op@BACKEND). Where
+# nvidia-smi is, the clocks and power through the run: sample-clocks.csv.
 set -euo pipefail
 bin=${SPKIT_BIN:-bin}
 dir=${SPKIT_BENCH_DIR:-build/bench}
 dev=${SPKIT_DEV:-build/dev}
 prec=${SAMPLE_PRECISION:-fp16}
 mkdir -p "$dir"
+# The SM clock, power and throttle reasons every 100 ms beside the timings
+# (sample-clocks.csv): a large 16-bit GEMM runs at the card's power limit,
+# where its time follows the clock.
+if command -v nvidia-smi >/dev/null; then
+	nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+		--format=csv -lms 100 > "$dir/sample-clocks.csv" &
+	clocks=$!
+	trap 'kill "$clocks" 2>/dev/null' EXIT
+fi
 "$dev/sample_ops_time" "$prec" ${SAMPLE_ATTENTION:+"$SAMPLE_ATTENTION"} > "$dir/sample-ours.csv"
 python3 scripts/bench-sample-torch.py --precision "$prec" > "$dir/sample-torch.csv"
 # The training-step operators (moe, the optimizer stages): ours from
