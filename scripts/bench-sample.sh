@@ -44,7 +44,7 @@ python3 scripts/bench-sample-torch.py --precision "$prec" --ops \
 	--torch "$dir/sample-torch.csv" -o "$dir/sample-calibrate.csv"
 
 # One shape sampled 10 times, each a whole get_one (wait, warm-up, active runs).
-for i in $(seq 10); do
+for _ in $(seq 10); do
 	"$bin/kernel-sample" run configs/kernel_sampling/test/layernorm.yml --device cuda \
 		--precision "$prec" --run get_one --shape 4,2048,4096 -q
 done > "$dir/sample-spread.txt"
