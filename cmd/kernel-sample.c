@@ -567,8 +567,6 @@ static int layer_option(int c, struct layer_options *o)
 	return 0;
 }
 
-/* operator,shape,F_dur(us),B_dur(us): one row per operator of the layer,
- * then "sum" and, measured, "layer". */
 /* A report's CSV, its header written. */
 static void report_open(struct csv_writer *w, const char *output, const char *const *cols,
 			size_t ncols)
@@ -593,7 +591,9 @@ static int report_open_early(struct csv_writer *w, const char *output,
 
 static const char *const layer_columns[] = {"operator", "shape", "F_dur(us)", "B_dur(us)"};
 
-/* The layer's rows into w, opened with layer_columns, and w committed. */
+/* The layer's rows into w, opened with layer_columns, and w committed:
+ * operator,shape,F_dur(us),B_dur(us), one row per operator of the layer,
+ * then "sum" and, measured, "layer". */
 static int write_layer(struct csv_writer *w, const char *const *ops, const int64_t *enc,
 		       const struct sample_layer_times *t, int measured)
 {

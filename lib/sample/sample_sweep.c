@@ -194,7 +194,7 @@ static int open_outputs(struct run *run, struct sp_err *err)
 	    make_path(r->csv, sizeof r->csv, err, "%s/%s.csv", run->data, stem) ||
 	    make_path(r->log, sizeof r->log, err, "%s/%s.txt", run->logs, stem))
 		return -1;
-	/* The log first: the CSV, once opened, is a file to keep. */
+	/* The log first, so that a log that cannot be opened leaves no CSV. */
 	const struct sample_config *cfg = job->cfg;
 	struct made *made = &run->made;
 	if (make_dir(job->output_dir, made, err) || make_dir(run->data, made, err) ||
