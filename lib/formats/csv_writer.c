@@ -309,23 +309,43 @@ int csv_writer_open_append_scan(struct csv_writer *w, const char *path, const ch
 		return sp_fail(err, "-: appending needs a file, not standard output");
 	if (start(w, path, ncols, MODE_APPEND, err))
 		return -1;
-	/* Exclusively first, to know whether this open made the file. */
-	w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
-	w->created = w->fd >= 0;
-	if (w->fd < 0 && errno == EEXIST)
-		w->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-	if (w->fd < 0) {
-		sp_fail_errno(err, "%s: cannot open for appending", path);
-		release(w);
-		return -1;
-	}
-	/* Filesystems without flock answer other errors; appending unlocked
-	 * there is still better than refusing. */
-	if (flock(w->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
-		sp_fail(err, "%s: another process is appending to this file", path);
-		w->created = 0; /* made here, but the other's now: not removed */
-		csv_writer_abort(w);
-		return -1;
+	/* Exclusively first, to know whether this open made the file. A file
+	 * locked here may have been removed by the job that made it (its
+	 * csv_writer_abort) between our open and our lock: then the lock is on
+	 * a file with no name, and the open is tried again. */
+	for (int tries = 0;; tries++) {
+		w->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+		w->created = w->fd >= 0;
+		if (w->fd < 0 && errno == EEXIST)
+			w->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+		if (w->fd < 0) {
+			sp_fail_errno(err, "%s: cannot open for appending", path);
+			release(w);
+			return -1;
+		}
+		/* Filesystems without flock answer other errors; appending
+		 * unlocked there is still better than refusing, but a file not
+		 * locked is never removed (another job may have appended). */
+		if (flock(w->fd, LOCK_EX | LOCK_NB)) {
+			if (errno == EWOULDBLOCK) {
+				sp_fail(err, "%s: another process is appending to this file", path);
+				w->created = 0; /* made here, but the other's now: not removed */
+				csv_writer_abort(w);
+				return -1;
+			}
+			w->created = 0;
+		}
+		struct stat held, named;
+		if (fstat(w->fd, &held) == 0 && stat(path, &named) == 0 && held.st_nlink > 0 &&
+		    held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+			break;
+		w->created = 0;
+		if (tries == 8) {
+			sp_fail(err, "%s: removed or replaced each time it was opened", path);
+			csv_writer_abort(w);
+			return -1;
+		}
+		close(w->fd);
 	}
 	if (w->created) /* nothing to keep until its first row */
 		outfile_remove_on_signal(w->path);
