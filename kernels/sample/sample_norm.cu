@@ -20,6 +20,15 @@
  * plus the partials written and read (16.8 MB each way at dim 4096 and 512
  * blocks: 8% more than the 201 MB of a fp16 b4 l2048 backward).
  *
+ * A row of at most 2 vectors a thread at 512 threads (dim <= 8192 at fp16,
+ * 4096 at fp32) runs norm_backward_regs instead: x, dy, the weight and the column sums
+ * stay in registers (each thread owns the same columns on every row), and
+ * the next row's x and dy are loaded before this row's reductions, so a
+ * block always has a row's loads in flight and the only shared memory is
+ * the reduction's 256 bytes. The cached kernel above it waits for each
+ * row's loads, then spends two barriers and the shared-memory column
+ * updates (16 bytes an element) before it asks for the next.
+ *
  * A row that does not split into 16-byte vectors (dim not a multiple of 8
  * at fp16/bf16, of 4 at fp32) runs the same code one element at a time. */
 #include "sample/sample_gpu.cuh"
@@ -169,9 +178,118 @@ static __global__ void norm_backward(const T *__restrict__ x, const T *__restric
 	}
 }
 
+/* The most threads norm_backward_regs runs a row with, and the vectors
+ * each holds: thread t owns vectors t and t + blockDim.x of every row. */
+#define NORM_REGS_THREADS 512
+#define NORM_REGS_VPT 2
+
+/* The register-resident backward (file comment). The launch bound holds it
+ * to 128 registers, so that a block of 512 threads always fits an SM. */
+template <typename T, int V, bool RMS>
+static __global__ void __launch_bounds__(NORM_REGS_THREADS)
+	norm_backward_regs(const T *__restrict__ x, const T *__restrict__ w,
+					  const T *__restrict__ dy, const float *__restrict__ mean,
+					  const float *__restrict__ inv, T *__restrict__ dx,
+					  float *__restrict__ partial, int64_t rows, int64_t cols)
+{
+	__shared__ float red[64];
+	const int64_t nvec = cols / V;
+	const float n = (float)cols;
+	constexpr int VPT = NORM_REGS_VPT;
+	vec<T, V> wv[VPT], xv[VPT], gv[VPT], xn[VPT], gn[VPT];
+	float aw[VPT][V], ab[VPT][V];
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int64_t v = threadIdx.x + (int64_t)k * blockDim.x;
+		if (v < nvec)
+			wv[k] = vload<T, V>(w + v * V);
+#pragma unroll
+		for (int e = 0; e < V; e++)
+			aw[k][e] = ab[k][e] = 0;
+	}
+	int64_t row = blockIdx.x;
+	float m = 0, r = 0;
+	if (row < rows) {
+		m = RMS ? 0.0f : mean[row];
+		r = inv[row];
+#pragma unroll
+		for (int k = 0; k < VPT; k++) {
+			const int64_t v = threadIdx.x + (int64_t)k * blockDim.x;
+			if (v < nvec) {
+				xv[k] = vload<T, V>(x + row * cols + v * V);
+				gv[k] = vload<T, V>(dy + row * cols + v * V);
+			}
+		}
+	}
+	for (; row < rows; row += gridDim.x) {
+		const int64_t next = row + gridDim.x;
+		float mn = 0, rn = 0;
+		if (next < rows) {
+			mn = RMS ? 0.0f : mean[next];
+			rn = inv[next];
+		}
+#pragma unroll
+		for (int k = 0; k < VPT; k++) {
+			const int64_t v = threadIdx.x + (int64_t)k * blockDim.x;
+			if (next < rows && v < nvec) {
+				xn[k] = vload<T, V>(x + next * cols + v * V);
+				gn[k] = vload<T, V>(dy + next * cols + v * V);
+			}
+		}
+		float sg = 0, sgx = 0;
+#pragma unroll
+		for (int k = 0; k < VPT; k++)
+			if (threadIdx.x + (int64_t)k * blockDim.x < nvec)
+#pragma unroll
+				for (int e = 0; e < V; e++) {
+					float g = to_f(gv[k].v[e]) * to_f(wv[k].v[e]);
+					sg += g;
+					sgx += g * (to_f(xv[k].v[e]) - m) * r;
+				}
+		const float2 sums = block_sum2(sg, sgx, red);
+		sg = sums.x / n;
+		sgx = sums.y / n;
+		const float rms = 1.0f / r - RMS_EPS, cx = rms > 0 ? r * sgx / rms : 0.0f;
+#pragma unroll
+		for (int k = 0; k < VPT; k++) {
+			const int64_t v = threadIdx.x + (int64_t)k * blockDim.x;
+			if (v >= nvec)
+				continue;
+			vec<T, V> o;
+#pragma unroll
+			for (int e = 0; e < V; e++) {
+				float d = to_f(gv[k].v[e]), g = d * to_f(wv[k].v[e]);
+				float xh = (to_f(xv[k].v[e]) - m) * r, out;
+				if (RMS)
+					out = r * g - to_f(xv[k].v[e]) * cx;
+				else
+					out = r * (g - sg - xh * sgx);
+				o.v[e] = from_f<T>(out);
+				aw[k][e] += d * xh;
+				ab[k][e] += d;
+			}
+			vstore<T, V>(dx + row * cols + v * V, o);
+			xv[k] = xn[k];
+			gv[k] = gn[k];
+		}
+		m = mn;
+		r = rn;
+	}
+#pragma unroll
+	for (int k = 0; k < VPT; k++) {
+		const int64_t v = threadIdx.x + (int64_t)k * blockDim.x;
+		if (v >= nvec)
+			continue;
+		store_columns<V>(partial + blockIdx.x * cols + v * V, aw[k], 1);
+		if (!RMS)
+			store_columns<V>(partial + (gridDim.x + blockIdx.x) * cols + v * V, ab[k], 1);
+	}
+}
+
 struct norm_extra {
-	int threads, grid; /* grid: backward's resident blocks */
+	int threads, bwd_threads, grid; /* grid: backward's resident blocks */
 	size_t fwd_smem, bwd_smem;
+	void *bwd_kernel; /* one of the norm_backward kernels */
 	float *partial;
 };
 
@@ -185,6 +303,32 @@ static void norm_release(void *extra)
 
 enum norm_step { NORM_PREPARE, NORM_FORWARD, NORM_BACKWARD };
 
+template <typename T>
+using norm_backward_fn = void (*)(const T *, const T *, const T *, const float *, const float *,
+				  T *, float *, int64_t, int64_t);
+
+/* The backward's kernel, threads and shared memory for rows of `nvec`
+ * vectors: norm_backward_regs where NORM_REGS_THREADS threads of
+ * NORM_REGS_VPT vectors hold the row, else the shared-memory cached one.
+ * Two vectors a thread won at both of H100.md's shapes on an H200
+ * (2026-11-28, fp16 layernorm backward, us): b4 l2048 dim4096 61.1-62.4 at
+ * 2 (256 threads) against 78.6-79.1 at 1 (512 threads), b8 l4096 dim8192
+ * 418.7-419.2 at 2 (512) against 458.6-462.5 at 4 (256); the cached kernel
+ * took 82.5-83.0 and 562.1-563.0. */
+template <typename T, int V, bool RMS>
+static norm_backward_fn<T> norm_backward_pick(int64_t nvec, int *threads, size_t *smem)
+{
+	*smem = 0;
+	const int64_t t = (nvec + NORM_REGS_VPT - 1) / NORM_REGS_VPT;
+	if (t <= NORM_REGS_THREADS) {
+		*threads = (int)(t < 32 ? 32 : (t + 31) / 32 * 32);
+		return norm_backward_regs<T, V, RMS>;
+	}
+	*threads = sample_row_threads(nvec);
+	*smem = (size_t)nvec * V * (2 * sizeof(T) + (RMS ? 4 : 8));
+	return norm_backward<T, V, RMS>;
+}
+
 template <typename T, int V, bool RMS>
 static int norm_step(struct sample_gpu_state *st, enum norm_step step, struct sp_err *err)
 {
@@ -194,17 +338,21 @@ static int norm_step(struct sample_gpu_state *st, enum norm_step step, struct sp
 		int sms, per_sm;
 		e->threads = sample_row_threads(d->cols / V);
 		e->fwd_smem = (size_t)d->cols * sizeof(T);
-		e->bwd_smem = (size_t)d->cols * (2 * sizeof(T) + (RMS ? 4 : 8));
+		norm_backward_fn<T> bwd = norm_backward_pick<T, V, RMS>(d->cols / V, &e->bwd_threads,
+									&e->bwd_smem);
+		e->bwd_kernel = (void *)bwd;
 		if (sample_gpu_smem_fits(e->bwd_smem, "the norm's backward at this dim", err))
 			return -1;
 		GPU_CHECK(err, cudaFuncSetAttribute(norm_forward<T, V, RMS>,
 						    cudaFuncAttributeMaxDynamicSharedMemorySize,
 						    (int)e->fwd_smem));
-		GPU_CHECK(err, cudaFuncSetAttribute(norm_backward<T, V, RMS>,
-						    cudaFuncAttributeMaxDynamicSharedMemorySize,
+		GPU_CHECK(err, cudaFuncSetAttribute(bwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
 						    (int)e->bwd_smem));
-		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-				       &per_sm, norm_backward<T, V, RMS>, e->threads, e->bwd_smem));
+		GPU_CHECK(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, bwd, e->bwd_threads,
+									     e->bwd_smem));
+		if (per_sm < 1)
+			return sp_fail(err, "the norm's backward does not fit an SM in blocks of %d threads",
+				       e->bwd_threads);
 		if (sample_gpu_sms(err, &sms))
 			return -1;
 		/* as few blocks as keep the rows' turns: the fewest partial sums */
@@ -223,7 +371,7 @@ static int norm_step(struct sample_gpu_state *st, enum norm_step step, struct sp
 		GPU_CHECK_LAUNCH(err, "norm_forward");
 		return 0;
 	}
-	norm_backward<T, V, RMS><<<e->grid, e->threads, e->bwd_smem>>>(
+	((norm_backward_fn<T>)e->bwd_kernel)<<<e->grid, e->bwd_threads, e->bwd_smem>>>(
 		sample_dev<T>(s, NORM_X), sample_dev<T>(s, NORM_W), sample_dev<T>(s, NORM_DY),
 		sample_dev<float>(s, NORM_MEAN), sample_dev<float>(s, NORM_RSTD),
 		sample_dev<T>(s, NORM_DX), e->partial, d->rows, d->cols);

@@ -12,6 +12,12 @@
  * forward reads x (the kept part) and writes y; backward reads y and dy (kept
  * part) and writes dx: dx = scale y (dy - sum(dy y)).
  *
+ * A forward row of at most 32 x 8 vectors (l <= 2048 at fp16/bf16, 1024 at
+ * fp32) is a warp's instead: its vectors stay in the lanes' registers and
+ * the reductions are shuffles, with no shared memory and no barrier, four
+ * rows a block. The block a row spent its time in two block reductions
+ * (four barriers) for 4 KB of a row at l = 2048.
+ *
  * Cross-entropy: a block a row. Forward keeps a running maximum and sum of
  * exponentials per thread (one read of the logits, no copy), merges them
  * over the block, and writes the loss and the row's logsumexp (8 bytes a
@@ -67,6 +73,75 @@ static __global__ void softmax_forward(const T *__restrict__ x, T *__restrict__ 
 		}
 		vstore<T, V>(y + row * cols + v * V, o);
 	}
+}
+
+/* The warp-a-row forward (file comment): lane i holds vectors i, i + 32, ...
+ * of its row, R of them at most. */
+template <typename T, int V, int R, bool CAUSAL>
+static __global__ void softmax_forward_warp(const T *__restrict__ x, T *__restrict__ y,
+					    int64_t rows, int64_t cols, int64_t seq)
+{
+	const int lane = threadIdx.x & 31;
+	const int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+	if (row >= rows)
+		return;
+	const float scale = CAUSAL ? CAUSAL_SCALE : 1.0f;
+	const int64_t nvec = cols / V;
+	const int64_t keep = CAUSAL ? row % seq + 1 : cols, kvec = (keep + V - 1) / V;
+	const T *xr = x + row * cols;
+	vec<T, V> a[R];
+	float m = -INFINITY;
+#pragma unroll
+	for (int k = 0; k < R; k++) {
+		const int64_t v = lane + 32 * k;
+		if (v < kvec) {
+			a[k] = vload<T, V>(xr + v * V);
+#pragma unroll
+			for (int e = 0; e < V; e++)
+				if (!CAUSAL || v * V + e < keep)
+					m = fmaxf(m, to_f(a[k].v[e]) * scale);
+		}
+	}
+	m = warp_max(m);
+	float s = 0;
+#pragma unroll
+	for (int k = 0; k < R; k++) {
+		const int64_t v = lane + 32 * k;
+		if (v < kvec)
+#pragma unroll
+			for (int e = 0; e < V; e++)
+				if (!CAUSAL || v * V + e < keep)
+					s += expf(to_f(a[k].v[e]) * scale - m);
+	}
+	const float inv = 1.0f / warp_sum(s);
+#pragma unroll
+	for (int k = 0; k < R; k++) {
+		const int64_t v = lane + 32 * k;
+		if (v >= nvec)
+			break;
+		vec<T, V> o;
+#pragma unroll
+		for (int e = 0; e < V; e++)
+			o.v[e] = from_f<T>(v < kvec && (!CAUSAL || v * V + e < keep)
+						   ? expf(to_f(a[k].v[e]) * scale - m) * inv
+						   : 0.0f);
+		vstore<T, V>(y + row * cols + v * V, o);
+	}
+}
+
+/* Rows of up to 32 R vectors run softmax_forward_warp<R>, the smallest R
+ * that holds them; -1 when none does. */
+template <typename T, int V, bool CAUSAL, int R>
+static int softmax_forward_warp_launch(const struct sample_dims *d, const T *x, T *y)
+{
+	const int64_t nvec = d->cols / V;
+	if (nvec > 32 * R)
+		return R >= 8 ? -1 : softmax_forward_warp_launch<T, V, CAUSAL, (R >= 8 ? 8 : 2 * R)>(d, x, y);
+	const int rows_a_block = 4;
+	softmax_forward_warp<T, V, R, CAUSAL>
+		<<<(unsigned)((d->rows + rows_a_block - 1) / rows_a_block), 32 * rows_a_block>>>(
+			x, y, d->rows, d->cols, d->seq);
+	return 0;
 }
 
 template <typename T, int V, bool CAUSAL>
@@ -173,7 +248,8 @@ static int softmax_launch(struct sample_gpu_state *st, bool backward, struct sp_
 		softmax_backward<T, V, C><<<(unsigned)d->rows, threads, smem>>>(
 			sample_dev<T>(st, SM_Y), sample_dev<T>(st, SM_DY), sample_dev<T>(st, SM_DX),
 			d->cols, d->seq);
-	} else {
+	} else if (softmax_forward_warp_launch<T, V, C, 1>(d, sample_dev<T>(st, SM_X),
+							    sample_dev<T>(st, SM_Y))) {
 		if (big)
 			GPU_CHECK(err, cudaFuncSetAttribute(softmax_forward<T, V, C>,
 							    cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -37,8 +37,11 @@ struct op_case {
 
 static const struct op_case cases[] = {
 	{"embedding", {{1, 3, 37, 72}, {2, 2, 19, 13}, {8, 4, 256, 256}}},
-	{"layernorm", {{3, 37, 72}, {2, 19, 13}, {4, 64, 1000}, {1, 8, 4099}}},
-	{"RMSlayernorm", {{3, 37, 72}, {2, 19, 13}, {4, 64, 1000}, {1, 8, 4099}}},
+	/* norms: the register backward (2 vectors a thread: dim 13, 1000 where
+	 * the last thread has 1, and 8192 at 16 bits: 512 threads) and the
+	 * cached one (dim 4099: single elements; 8192 at fp32) */
+	{"layernorm", {{3, 5, 8192}, {2, 19, 13}, {4, 64, 1000}, {1, 8, 4099}}},
+	{"RMSlayernorm", {{3, 5, 8192}, {2, 19, 13}, {4, 64, 1000}, {1, 8, 4099}}},
 	{"linear1", {{2, 3, 37, 72}, {3, 2, 19, 15}, {1, 4, 128, 256}}},
 	{"linear2", {{2, 3, 37, 72}, {3, 2, 19, 15}, {1, 4, 128, 256}}},
 	{"linear3", {{2, 3, 37, 72}, {3, 2, 19, 15}, {1, 4, 128, 256}}},
@@ -48,11 +51,13 @@ static const struct op_case cases[] = {
 	{"RoPE", {{1, 2, 4, 37, 64}, {2, 3, 4, 19, 24}, {1, 2, 8, 129, 1024}}},
 	{"res_add", {{3, 37, 72}, {2, 19, 13}, {4, 512, 1000}}},
 	{"parallel_cross_entropy_128", {{8, 2, 19}, {1, 1, 7}, {3, 2, 5}}},
-	{"softmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 2, 4, 1030}}},
+	/* softmax: rows of a warp (1, 2 and, at 16 bits, 8 vectors a lane) and of
+	 * a block (2056 columns: 257 vectors at 16 bits) */
+	{"softmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 2, 4, 1032}, {1, 1, 1, 2056}}},
 	{"fillmask", {{1, 2, 2, 37, 6}, {2, 1, 4, 64, 8}, {1, 1, 2, 1000, 16}}},
 	{"baddbmm", {{1, 2, 2, 37, 6}, {2, 2, 8, 64, 256}, {1, 1, 4, 129, 512}}},
 	{"bmm", {{1, 2, 2, 37, 6}, {2, 2, 8, 64, 256}, {1, 1, 4, 129, 512}}},
-	{"ScaledUpperTriangMaskedSoftmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 2, 4, 1030}}},
+	{"ScaledUpperTriangMaskedSoftmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 2, 4, 1032}, {1, 1, 1, 2056}}},
 	/* moe: rows not a multiple of any vector, mp 2 (F = 15), thousands of
 	 * pairs, and 3 tokens over 16 experts (most get none: their dW are 0). */
 	{"moe",
