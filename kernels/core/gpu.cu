@@ -306,8 +306,8 @@ static void summarize(double *ms, int reps, struct gpu_timing *out)
 	out->mean_ms = sum / reps;
 }
 
-int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_l2,
-	     struct gpu_timing *out, struct sp_err *err)
+int gpu_time_flushing(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps,
+		      struct gpu_l2_flusher *flusher, struct gpu_timing *out, struct sp_err *err)
 {
 	memset(out, 0, sizeof *out);
 	if (reps < 1 || warmup < 0)
@@ -322,9 +322,6 @@ int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_
 	if (gpu_sync(err))
 		return -1;
 
-	struct gpu_l2_flusher flusher = {0};
-	if (flush_l2 && gpu_l2_flusher_init(&flusher, err))
-		return -1;
 	cudaEvent_t *ev = (cudaEvent_t *)calloc(2 * (size_t)reps, sizeof *ev);
 	double *ms = (double *)calloc(reps, sizeof *ms);
 	int created = 0, rc = -1;
@@ -335,7 +332,7 @@ int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_
 	for (; created < 2 * reps; created++)
 		if (GPU_FAILED(err, cudaEventCreate(&ev[created])))
 			goto done;
-	rc = time_reps(enqueue, ctx, reps, flush_l2 ? &flusher : NULL, ev, ms, err);
+	rc = time_reps(enqueue, ctx, reps, flusher, ev, ms, err);
 	if (rc == 0)
 		summarize(ms, reps, out);
 done:
@@ -343,6 +340,18 @@ done:
 		cudaEventDestroy(ev[i]);
 	free(ev);
 	free(ms);
+	return rc;
+}
+
+int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_l2,
+	     struct gpu_timing *out, struct sp_err *err)
+{
+	struct gpu_l2_flusher flusher = {0};
+	memset(out, 0, sizeof *out);
+	if (flush_l2 && gpu_l2_flusher_init(&flusher, err))
+		return -1;
+	const int rc = gpu_time_flushing(enqueue, ctx, warmup, reps, flush_l2 ? &flusher : NULL,
+					 out, err);
 	gpu_l2_flusher_free(&flusher);
 	return rc;
 }

@@ -89,6 +89,13 @@ struct gpu_timing {
  * (about 5 ms after 2 GB; gpu.cu says what was measured). */
 int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_l2,
 	     struct gpu_timing *out, struct sp_err *err);
+/* gpu_time with a flusher made beforehand (NULL: no flush), for callers
+ * that time one repetition at a time: the flush queued before the start
+ * event keeps the device busy while the host queues the work, so the
+ * events do not also time the host's launch (an idle device records the
+ * start event as soon as it is queued). */
+int gpu_time_flushing(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps,
+		      struct gpu_l2_flusher *flusher, struct gpu_timing *out, struct sp_err *err);
 
 /* The bandwidth ceiling: median of reps device-to-device copies of `bytes`
  * (0: GPU_COPY_BANDWIDTH_BYTES), in GB/s counting bytes read plus written
