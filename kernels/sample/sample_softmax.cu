@@ -15,8 +15,10 @@
  * A forward row of at most 32 x 8 vectors (l <= 2048 at fp16/bf16, 1024 at
  * fp32) is a warp's instead: its vectors stay in the lanes' registers and
  * the reductions are shuffles, with no shared memory and no barrier, four
- * rows a block. The block a row spent its time in two block reductions
- * (four barriers) for 4 KB of a row at l = 2048.
+ * rows a block; rows of up to twice that are a pair of warps', whose
+ * partial maxima and sums meet in shared memory (one barrier each). The
+ * block a row spent its time in two block reductions (four barriers) for
+ * 4 KB of a row at l = 2048.
  *
  * Cross-entropy: a block a row. Forward keeps a running maximum and sum of
  * exponentials per thread (one read of the logits, no copy), merges them
@@ -75,25 +77,29 @@ static __global__ void softmax_forward(const T *__restrict__ x, T *__restrict__ 
 	}
 }
 
-/* The warp-a-row forward (file comment): lane i holds vectors i, i + 32, ...
- * of its row, R of them at most. */
-template <typename T, int V, int R, bool CAUSAL>
-static __global__ void softmax_forward_warp(const T *__restrict__ x, T *__restrict__ y,
-					    int64_t rows, int64_t cols, int64_t seq)
+/* The warps-a-row forward (file comment): W warps (1 or 2) of a block of
+ * four take a row; its thread i holds vectors i, i + 32 W, ..., R of them
+ * at most. */
+template <typename T, int V, int R, int W, bool CAUSAL>
+static __global__ void __launch_bounds__(128)
+	softmax_forward_warps(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t cols,
+			      int64_t seq)
 {
-	const int lane = threadIdx.x & 31;
-	const int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
-	if (row >= rows)
-		return;
+	__shared__ float red_max[4], red_sum[4];
+	const int warp = threadIdx.x / 32, t = threadIdx.x % (32 * W);
+	const int64_t row = (int64_t)blockIdx.x * (4 / W) + warp / W;
+	/* Whole rows a block: a pair's barrier is the block's, so every warp
+	 * of a block goes through it, past the last row too. */
+	const bool live = row < rows;
 	const float scale = CAUSAL ? CAUSAL_SCALE : 1.0f;
 	const int64_t nvec = cols / V;
-	const int64_t keep = CAUSAL ? row % seq + 1 : cols, kvec = (keep + V - 1) / V;
+	const int64_t keep = CAUSAL ? row % seq + 1 : cols, kvec = live ? (keep + V - 1) / V : 0;
 	const T *xr = x + row * cols;
 	vec<T, V> a[R];
 	float m = -INFINITY;
 #pragma unroll
 	for (int k = 0; k < R; k++) {
-		const int64_t v = lane + 32 * k;
+		const int64_t v = t + 32 * W * k;
 		if (v < kvec) {
 			a[k] = vload<T, V>(xr + v * V);
 #pragma unroll
@@ -103,20 +109,35 @@ static __global__ void softmax_forward_warp(const T *__restrict__ x, T *__restri
 		}
 	}
 	m = warp_max(m);
+	if (W > 1) {
+		if (threadIdx.x % 32 == 0)
+			red_max[warp] = m;
+		__syncthreads();
+		m = fmaxf(red_max[warp & ~1], red_max[warp | 1]);
+	}
 	float s = 0;
 #pragma unroll
 	for (int k = 0; k < R; k++) {
-		const int64_t v = lane + 32 * k;
+		const int64_t v = t + 32 * W * k;
 		if (v < kvec)
 #pragma unroll
 			for (int e = 0; e < V; e++)
 				if (!CAUSAL || v * V + e < keep)
 					s += expf(to_f(a[k].v[e]) * scale - m);
 	}
-	const float inv = 1.0f / warp_sum(s);
+	s = warp_sum(s);
+	if (W > 1) {
+		if (threadIdx.x % 32 == 0)
+			red_sum[warp] = s;
+		__syncthreads();
+		s = red_sum[warp & ~1] + red_sum[warp | 1];
+	}
+	if (!live)
+		return;
+	const float inv = 1.0f / s;
 #pragma unroll
 	for (int k = 0; k < R; k++) {
-		const int64_t v = lane + 32 * k;
+		const int64_t v = t + 32 * W * k;
 		if (v >= nvec)
 			break;
 		vec<T, V> o;
@@ -129,18 +150,33 @@ static __global__ void softmax_forward_warp(const T *__restrict__ x, T *__restri
 	}
 }
 
-/* Rows of up to 32 R vectors run softmax_forward_warp<R>, the smallest R
- * that holds them; -1 when none does. */
+/* Rows of up to 32 W R vectors run softmax_forward_warps: one warp a row
+ * with the smallest R of 1, 2, 4, 8 that holds it, else two warps of 8;
+ * -1 for longer rows. Two warps of 8 vectors at l = 4096 (fp16) rather than
+ * one of 16 (110 registers: 16 warps an SM): on an H200 (2026-11-28) the
+ * one-warp form moved 62% of the copy bandwidth at b8 h64 l4096. */
 template <typename T, int V, bool CAUSAL, int R>
-static int softmax_forward_warp_launch(const struct sample_dims *d, const T *x, T *y)
+static int softmax_forward_warps_launch(const struct sample_dims *d, const T *x, T *y)
 {
 	const int64_t nvec = d->cols / V;
 	if (nvec > 32 * R)
-		return R >= 8 ? -1 : softmax_forward_warp_launch<T, V, CAUSAL, (R >= 8 ? 8 : 2 * R)>(d, x, y);
-	const int rows_a_block = 4;
-	softmax_forward_warp<T, V, R, CAUSAL>
-		<<<(unsigned)((d->rows + rows_a_block - 1) / rows_a_block), 32 * rows_a_block>>>(
-			x, y, d->rows, d->cols, d->seq);
+		return R >= 8 ? -1
+			      : softmax_forward_warps_launch<T, V, CAUSAL, (R >= 8 ? 8 : 2 * R)>(d, x, y);
+	const unsigned blocks = (unsigned)((d->rows + 3) / 4);
+	softmax_forward_warps<T, V, R, 1, CAUSAL><<<blocks, 128>>>(x, y, d->rows, d->cols, d->seq);
+	return 0;
+}
+
+template <typename T, int V, bool CAUSAL>
+static int softmax_forward_rows_launch(const struct sample_dims *d, const T *x, T *y)
+{
+	const int64_t nvec = d->cols / V;
+	if (nvec <= 32 * 8)
+		return softmax_forward_warps_launch<T, V, CAUSAL, 1>(d, x, y);
+	if (nvec > 2 * 32 * 8)
+		return -1;
+	const unsigned blocks = (unsigned)((d->rows + 1) / 2);
+	softmax_forward_warps<T, V, 8, 2, CAUSAL><<<blocks, 128>>>(x, y, d->rows, d->cols, d->seq);
 	return 0;
 }
 
@@ -248,8 +284,8 @@ static int softmax_launch(struct sample_gpu_state *st, bool backward, struct sp_
 		softmax_backward<T, V, C><<<(unsigned)d->rows, threads, smem>>>(
 			sample_dev<T>(st, SM_Y), sample_dev<T>(st, SM_DY), sample_dev<T>(st, SM_DX),
 			d->cols, d->seq);
-	} else if (softmax_forward_warp_launch<T, V, C, 1>(d, sample_dev<T>(st, SM_X),
-							    sample_dev<T>(st, SM_Y))) {
+	} else if (softmax_forward_rows_launch<T, V, C>(d, sample_dev<T>(st, SM_X),
+							  sample_dev<T>(st, SM_Y))) {
 		if (big)
 			GPU_CHECK(err, cudaFuncSetAttribute(softmax_forward<T, V, C>,
 							    cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -51,13 +51,14 @@ static const struct op_case cases[] = {
 	{"RoPE", {{1, 2, 4, 37, 64}, {2, 3, 4, 19, 24}, {1, 2, 8, 129, 1024}}},
 	{"res_add", {{3, 37, 72}, {2, 19, 13}, {4, 512, 1000}}},
 	{"parallel_cross_entropy_128", {{8, 2, 19}, {1, 1, 7}, {3, 2, 5}}},
-	/* softmax: rows of a warp (1, 2 and, at 16 bits, 8 vectors a lane) and of
-	 * a block (2056 columns: 257 vectors at 16 bits) */
-	{"softmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 2, 4, 1032}, {1, 1, 1, 2056}}},
+	/* softmax: rows of a warp (1 and 2 vectors a lane; 8 at 2048 columns and
+	 * 16 bits), of a pair of warps (4096 at 16 bits, 2048 at fp32) and of a
+	 * block (4104: 513 vectors at 16 bits; 4096 at fp32) */
+	{"softmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 1, 2, 4096}, {1, 1, 1, 4104}}},
 	{"fillmask", {{1, 2, 2, 37, 6}, {2, 1, 4, 64, 8}, {1, 1, 2, 1000, 16}}},
 	{"baddbmm", {{1, 2, 2, 37, 6}, {2, 2, 8, 64, 256}, {1, 1, 4, 129, 512}}},
 	{"bmm", {{1, 2, 2, 37, 6}, {2, 2, 8, 64, 256}, {1, 1, 4, 129, 512}}},
-	{"ScaledUpperTriangMaskedSoftmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 2, 4, 1032}, {1, 1, 1, 2056}}},
+	{"ScaledUpperTriangMaskedSoftmax", {{2, 2, 4, 37}, {1, 1, 3, 200}, {1, 1, 2, 2048}, {1, 2, 4, 1030}}},
 	/* moe: rows not a multiple of any vector, mp 2 (F = 15), thousands of
 	 * pairs, and 3 tokens over 16 experts (most get none: their dW are 0). */
 	{"moe",
