@@ -389,7 +389,6 @@ static int run_main(int argc, char **argv)
 	if (sample_job_check(&job, &err))
 		cli_fatal(&err);
 	int rc = mode == SAMPLE_GET_ALL ? run_sweep(&job) : run_single(&o, &job, mode);
-	sample_gpu_clock_free(&clock);
 	sample_config_free(&cfg);
 	sample_gpu_ksmm_table(NULL);
 	ksmm_table_free(&table);
@@ -872,7 +871,6 @@ static int layer_main(int argc, char **argv)
 	if (sample_layer_measure(table, n, &clock, lo.precision, ro.seed, 4, 6, 10, &t, &err))
 		cli_fatal(&err);
 	cli_log(2, "measured on %s", clock.device);
-	sample_gpu_clock_free(&clock);
 	if (!opened)
 		report_open(&w, output, layer_columns, 4);
 	return write_layer(&w, ops, lo.enc, &t, 1);
@@ -1040,7 +1038,6 @@ static int calibrate_main(int argc, char **argv)
 		if (sample_calibrate_one(rows[r].op, rows[r].enc, &clock, ro.precision, ro.seed,
 					 4, 6, 10, &rows[r].cal, &err))
 			cli_fatal(&err);
-	sample_gpu_clock_free(&clock);
 	if (!opened)
 		report_open(&w, output, sample_calibrate_columns, SAMPLE_CALIBRATE_COLUMNS);
 	for (int r = 0; r < nrows; r++) {

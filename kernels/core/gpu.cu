@@ -238,6 +238,24 @@ static __global__ void l2_flush_read(uint4 *p, size_t n)
 
 enum { FLUSH_THREADS = 256, FLUSH_BLOCKS_PER_SM = 8 };
 
+/* One thread that returns `ns` nanoseconds after it starts, by the
+ * device's global timer. */
+static __global__ void spin_for(unsigned long long ns)
+{
+	unsigned long long t0, t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+	do
+		asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	while (t - t0 < ns);
+}
+
+int gpu_spin(void *us, struct sp_err *err)
+{
+	spin_for<<<1, 1>>>((unsigned long long)(*(const double *)us * 1e3));
+	GPU_CHECK_LAUNCH(err, "spin_for");
+	return 0;
+}
+
 int gpu_l2_flusher_init(struct gpu_l2_flusher *f, struct sp_err *err)
 {
 	int device, l2, sms;
@@ -258,8 +276,9 @@ int gpu_l2_flusher_init(struct gpu_l2_flusher *f, struct sp_err *err)
 	return 0;
 }
 
-int gpu_l2_flusher_run(struct gpu_l2_flusher *f, struct sp_err *err)
+int gpu_l2_flusher_run(void *flusher, struct sp_err *err)
 {
+	struct gpu_l2_flusher *f = (struct gpu_l2_flusher *)flusher;
 	l2_flush_read<<<f->blocks, FLUSH_THREADS>>>((uint4 *)f->buf, f->bytes / sizeof(uint4));
 	GPU_CHECK_LAUNCH(err, "l2_flush_read");
 	return 0;
@@ -273,11 +292,11 @@ void gpu_l2_flusher_free(struct gpu_l2_flusher *f)
 
 /* Enqueue every timed repetition, each between events ev[2r] and ev[2r+1],
  * then wait once and read the times. */
-static int time_reps(gpu_enqueue_fn enqueue, void *ctx, int reps, struct gpu_l2_flusher *flusher,
-		     cudaEvent_t *ev, double *ms, struct sp_err *err)
+static int time_reps(gpu_enqueue_fn enqueue, void *ctx, int reps, gpu_enqueue_fn before,
+		     void *before_ctx, cudaEvent_t *ev, double *ms, struct sp_err *err)
 {
 	for (int r = 0; r < reps; r++) {
-		if (flusher && gpu_l2_flusher_run(flusher, err))
+		if (before && before(before_ctx, err))
 			return -1;
 		GPU_CHECK(err, cudaEventRecord(ev[2 * r], 0));
 		if (enqueue(ctx, err))
@@ -306,8 +325,8 @@ static void summarize(double *ms, int reps, struct gpu_timing *out)
 	out->mean_ms = sum / reps;
 }
 
-int gpu_time_flushing(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps,
-		      struct gpu_l2_flusher *flusher, struct gpu_timing *out, struct sp_err *err)
+int gpu_time_after(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, gpu_enqueue_fn before,
+		   void *before_ctx, struct gpu_timing *out, struct sp_err *err)
 {
 	memset(out, 0, sizeof *out);
 	if (reps < 1 || warmup < 0)
@@ -332,7 +351,7 @@ int gpu_time_flushing(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps,
 	for (; created < 2 * reps; created++)
 		if (GPU_FAILED(err, cudaEventCreate(&ev[created])))
 			goto done;
-	rc = time_reps(enqueue, ctx, reps, flusher, ev, ms, err);
+	rc = time_reps(enqueue, ctx, reps, before, before_ctx, ev, ms, err);
 	if (rc == 0)
 		summarize(ms, reps, out);
 done:
@@ -350,8 +369,8 @@ int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_
 	memset(out, 0, sizeof *out);
 	if (flush_l2 && gpu_l2_flusher_init(&flusher, err))
 		return -1;
-	const int rc = gpu_time_flushing(enqueue, ctx, warmup, reps, flush_l2 ? &flusher : NULL,
-					 out, err);
+	const int rc = gpu_time_after(enqueue, ctx, warmup, reps, flush_l2 ? gpu_l2_flusher_run : NULL,
+				      &flusher, out, err);
 	gpu_l2_flusher_free(&flusher);
 	return rc;
 }

@@ -74,7 +74,8 @@ struct gpu_l2_flusher {
 	int blocks;
 };
 int gpu_l2_flusher_init(struct gpu_l2_flusher *f, struct sp_err *err);
-int gpu_l2_flusher_run(struct gpu_l2_flusher *f, struct sp_err *err); /* enqueues */
+/* Enqueues the flush; `flusher` is a struct gpu_l2_flusher (a gpu_enqueue_fn). */
+int gpu_l2_flusher_run(void *flusher, struct sp_err *err);
 void gpu_l2_flusher_free(struct gpu_l2_flusher *f);
 
 struct gpu_timing {
@@ -89,13 +90,16 @@ struct gpu_timing {
  * (about 5 ms after 2 GB; gpu.cu says what was measured). */
 int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_l2,
 	     struct gpu_timing *out, struct sp_err *err);
-/* gpu_time with a flusher made beforehand (NULL: no flush), for callers
- * that time one repetition at a time: the flush queued before the start
- * event keeps the device busy while the host queues the work, so the
- * events do not also time the host's launch (an idle device records the
- * start event as soon as it is queued). */
-int gpu_time_flushing(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps,
-		      struct gpu_l2_flusher *flusher, struct gpu_timing *out, struct sp_err *err);
+/* gpu_time with `before(before_ctx)` enqueued ahead of each timed
+ * repetition, outside its events (NULL: nothing): gpu_l2_flusher_run, or
+ * gpu_spin for callers that time one repetition at a time, whose start
+ * event an idle device would record as soon as it is queued, timing the
+ * host's launch of the work with the work. */
+int gpu_time_after(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, gpu_enqueue_fn before,
+		   void *before_ctx, struct gpu_timing *out, struct sp_err *err);
+/* Enqueues a kernel that keeps the device busy for *(double *)us
+ * microseconds (a gpu_enqueue_fn). */
+int gpu_spin(void *us, struct sp_err *err);
 
 /* The bandwidth ceiling: median of reps device-to-device copies of `bytes`
  * (0: GPU_COPY_BANDWIDTH_BYTES), in GB/s counting bytes read plus written

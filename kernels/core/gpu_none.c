@@ -71,7 +71,7 @@ int gpu_l2_flusher_init(struct gpu_l2_flusher *f, struct sp_err *err)
 	return no_cuda(err, "gpu_l2_flusher_init");
 }
 
-int gpu_l2_flusher_run(struct gpu_l2_flusher *f, struct sp_err *err)
+int gpu_l2_flusher_run(void *flusher, struct sp_err *err)
 {
 	return no_cuda(err, "gpu_l2_flusher_run");
 }
@@ -87,11 +87,16 @@ int gpu_time(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, int flush_
 	return no_cuda(err, "gpu_time");
 }
 
-int gpu_time_flushing(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps,
-		      struct gpu_l2_flusher *flusher, struct gpu_timing *out, struct sp_err *err)
+int gpu_time_after(gpu_enqueue_fn enqueue, void *ctx, int warmup, int reps, gpu_enqueue_fn before,
+		   void *before_ctx, struct gpu_timing *out, struct sp_err *err)
 {
 	memset(out, 0, sizeof *out);
-	return no_cuda(err, "gpu_time_flushing");
+	return no_cuda(err, "gpu_time_after");
+}
+
+int gpu_spin(void *us, struct sp_err *err)
+{
+	return no_cuda(err, "gpu_spin");
 }
 
 int gpu_copy_bandwidth(size_t bytes, int reps, double *gbs, struct sp_err *err)

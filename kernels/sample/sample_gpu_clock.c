@@ -1,15 +1,17 @@
 #include "sample/sample_gpu_clock.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/gpu.h"
 
-/* ctx: the clock's struct gpu_l2_flusher */
+/* The device kept busy this long ahead of each run's start event: longer
+ * than the host takes to queue the event and the run's first launch. */
+static double lead_us = 20;
+
 static int event_time(void *ctx, sample_call_fn fn, void *state, double *us, struct sp_err *err)
 {
 	struct gpu_timing t;
-	if (gpu_time_flushing(fn, state, 0, 1, ctx, &t, err))
+	if (gpu_time_after(fn, state, 0, 1, gpu_spin, &lead_us, &t, err))
 		return -1;
 	*us = t.median_ms * 1000;
 	return 0;
@@ -27,26 +29,9 @@ int sample_gpu_clock(int device, struct sample_clock *c, struct sp_err *err)
 	if (gpu_select(device, err) || gpu_query(device, &info, err))
 		return -1;
 	sample_device_name(info.name, c->device, sizeof c->device);
-	struct gpu_l2_flusher *flusher = malloc(sizeof *flusher);
-	if (!flusher)
-		return sp_fail(err, "out of memory for the L2 flusher");
-	if (gpu_l2_flusher_init(flusher, err)) {
-		free(flusher);
-		return -1;
-	}
-	c->ctx = flusher;
 	c->time = event_time;
 	c->sync = sync_device;
 	c->range_push = gpu_range_push;
 	c->range_pop = gpu_range_pop;
 	return 0;
-}
-
-void sample_gpu_clock_free(struct sample_clock *c)
-{
-	if (c->time != event_time)
-		return;
-	gpu_l2_flusher_free(c->ctx);
-	free(c->ctx);
-	c->ctx = NULL;
 }

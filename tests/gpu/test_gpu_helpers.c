@@ -191,6 +191,26 @@ static void test_l2_flusher_covers_twice_l2(void **state)
 	assert_null(f.buf);
 }
 
+/* gpu_spin keeps the device busy for the time asked; enqueued before each
+ * repetition by gpu_time_after, it stays outside the events. */
+static void test_spin_leads_outside_the_events(void **state)
+{
+	struct sp_err e;
+	struct gpu_timing t;
+	double spin_us = 300;
+	assert_int_equal(gpu_time(gpu_spin, &spin_us, 1, 3, 0, &t, &e), 0);
+	assert_true(t.min_ms >= 0.29);
+	struct gpu_copy_job job = {NULL, NULL, 4096};
+	void *src = NULL;
+	assert_int_equal(gpu_malloc(&src, job.bytes, "src", &e), 0);
+	assert_int_equal(gpu_malloc(&job.dst, job.bytes, "dst", &e), 0);
+	job.src = src;
+	assert_int_equal(gpu_time_after(gpu_copy_enqueue, &job, 1, 3, gpu_spin, &spin_us, &t, &e), 0);
+	assert_true(t.max_ms < 0.1);
+	gpu_free(src);
+	gpu_free(job.dst);
+}
+
 static int failing_job(void *ctx, struct sp_err *err)
 {
 	int *calls = ctx;
@@ -286,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_time_large_copy),
 		cmocka_unit_test(test_flush_slows_small_copy),
 		cmocka_unit_test(test_l2_flusher_covers_twice_l2),
+		cmocka_unit_test(test_spin_leads_outside_the_events),
 		cmocka_unit_test(test_time_reports_errors),
 		cmocka_unit_test(test_copy_bandwidth_probe),
 		cmocka_unit_test(test_time_after_large_free),
