@@ -578,56 +578,72 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 		}
 		__syncthreads();
 
-		/* dV += P^T dO, dK += dS^T Q: the warp's 32 keys x half the head,
-		 * over the step's 64 queries. */
+		/* dV += P^T dO; dQ = dS K; dK += dS^T Q with dQ's reductions to
+		 * dq_acc issued a quarter after each of dK's 16-query slices. Issued
+		 * in one burst (16 8-byte reductions a thread, 32 KB a block a step)
+		 * they filled the load/store queue (ncu: "lg throttle" 0.39 cycles an
+		 * instruction against FlashAttention-2's 0.02) and the step waited on
+		 * them; spread under dK's mma they drain while it computes: causal
+		 * b8 h64 l4096 on an H200 21.1 -> 20.4 ms. One reduction after each
+		 * mma pair, all of them under dV's mma, or dQ's product first were
+		 * each slower (bench/RESULTS.md). */
 #pragma unroll
 		for (int kc = 0; kc < BWD_BM / 16; kc++) {
-			uint32_t a[2][4], c[2][4];
+			uint32_t a[2][4];
 #pragma unroll
-			for (int mt = 0; mt < 2; mt++) {
-				const uint32_t at = tile_step<BWD_BM>(pt_at, mt * 16, kc * 2);
-				ldsm_x4(a[mt], at);
-				ldsm_x4(c[mt], at + ds_off);
-			}
+			for (int mt = 0; mt < 2; mt++)
+				ldsm_x4(a[mt], tile_step<BWD_BM>(pt_at, mt * 16, kc * 2));
 #pragma unroll
 			for (int dq = 0; dq < D / 32; dq++) {
-				uint32_t b[4], g[4];
-				const uint32_t at = tile_step<D>(col_at + cq, kc * 16, dq * 2);
-				ldsm_x4_trans(g, at + do_off);
-				ldsm_x4_trans(b, at);
+				uint32_t g[4];
+				ldsm_x4_trans(g, tile_step<D>(col_at + cq, kc * 16, dq * 2) + do_off);
 #pragma unroll
-				for (int mt = 0; mt < 2; mt++) {
+				for (int mt = 0; mt < 2; mt++)
 					mma_pair<T>(acc_dv[mt][2 * dq], acc_dv[mt][2 * dq + 1], a[mt], g);
-					mma_pair<T>(acc_dk[mt][2 * dq], acc_dk[mt][2 * dq + 1], c[mt], b);
-				}
 			}
 		}
 
-		/* dQ += dS K: warp w takes queries 16 (w % 4).., half w / 4 of the head. */
-		{
-			float acc[D / 16][4];
-			zero(acc);
+		/* dQ = dS K: warp w takes queries 16 (w % 4).., half w / 4 of the head. */
+		float acc[D / 16][4];
+		zero(acc);
 #pragma unroll
-			for (int kc = 0; kc < BWD_BN / 16; kc++) {
-				uint32_t a[4];
-				ldsm_x4_trans(a, tile_step<BWD_BM>(dst_at, kc * 16, 0));
+		for (int kc = 0; kc < BWD_BN / 16; kc++) {
+			uint32_t a[4];
+			ldsm_x4_trans(a, tile_step<BWD_BM>(dst_at, kc * 16, 0));
 #pragma unroll
-				for (int dq = 0; dq < D / 32; dq++) {
-					uint32_t b[4];
-					ldsm_x4_trans(b, tile_step<D>(kcol_at, kc * 16, dq * 2));
-					mma_pair<T>(acc[2 * dq], acc[2 * dq + 1], a, b);
-				}
+			for (int dq = 0; dq < D / 32; dq++) {
+				uint32_t b[4];
+				ldsm_x4_trans(b, tile_step<D>(kcol_at, kc * 16, dq * 2));
+				mma_pair<T>(acc[2 * dq], acc[2 * dq + 1], a, b);
 			}
+		}
+		const int row0 = m0 + qq + (lane >> 2);
+		float *out = dq_acc + head + (int64_t)row0 * stride + dh + 2 * (lane & 3);
+
 #pragma unroll
-			for (int r = 0; r < 2; r++) {
-				const int row = m0 + qq + (lane >> 2) + r * 8;
-				if (row >= seq)
-					continue;
-				float *out = dq_acc + head + (int64_t)row * stride + dh + 2 * (lane & 3);
+		for (int kc = 0; kc < BWD_BM / 16; kc++) {
+			uint32_t c[2][4];
 #pragma unroll
-				for (int nt = 0; nt < D / 16; nt++)
-					add2(out + nt * 8, acc[nt][2 * r], acc[nt][2 * r + 1]);
+			for (int mt = 0; mt < 2; mt++)
+				ldsm_x4(c[mt], tile_step<BWD_BM>(pt_at, mt * 16, kc * 2) + ds_off);
+#pragma unroll
+			for (int dq = 0; dq < D / 32; dq++) {
+				uint32_t b[4];
+				ldsm_x4_trans(b, tile_step<D>(col_at + cq, kc * 16, dq * 2));
+#pragma unroll
+				for (int mt = 0; mt < 2; mt++)
+					mma_pair<T>(acc_dk[mt][2 * dq], acc_dk[mt][2 * dq + 1], c[mt], b);
 			}
+			constexpr int PER = D / 16 / (BWD_BM / 16);
+#pragma unroll
+			for (int r = 0; r < 2; r++)
+				if (row0 + r * 8 < seq)
+#pragma unroll
+					for (int j = 0; j < PER; j++) {
+						const int nt = kc * PER + j;
+						add2(out + r * 8 * stride + nt * 8, acc[nt][2 * r],
+						     acc[nt][2 * r + 1]);
+					}
 		}
 	}
 
