@@ -32,7 +32,7 @@
 #include "sweep/table.h"
 
 static const char usage[] =
-	"Usage: kernel-sample [run] [OPTION]... CONFIG.yml\n"
+	"Usage: kernel-sample [run] [OPTION]... CONFIG.yml...\n"
 	"       kernel-sample merge [OPTION]... PART.csv... [-o OUT.csv]\n"
 	"       kernel-sample fit [OPTION]... DATA.csv...\n"
 	"       kernel-sample predict -m MODEL... --shape A,B,... | --shapes CSV [-o OUT.csv]\n"
@@ -43,7 +43,8 @@ static const char usage[] =
 	"describes, as estimate-train-time's sampling_controller.py does, and write\n"
 	"sampling_data/DEVICE_OP_PRECISION_PARTS_PART.csv (the shape, F_dur(us),\n"
 	"B_dur(us)) and its log in sampling_log/. A rerun resumes where a killed one\n"
-	"stopped. `run` may be left out.\n"
+	"stopped. Several configs run in turn in one process, all of them checked\n"
+	"before the first runs. `run` may be left out.\n"
 	"\n"
 	"Configs are in configs/kernel_sampling/collect/ (the original's sweeps) and\n"
 	"test/ (small ones). Modes (the config's `run`, or --run): get_all sweeps\n"
@@ -146,6 +147,8 @@ static int full_argc;
 static char **full_argv;
 
 struct run_options {
+	const char *const *configs; /* --config's one, or the CONFIG.yml arguments */
+	int nconfigs;
 	const char *config, *output_dir, *shape;
 	int mode; /* an enum sample_mode, or -1: the config's */
 	enum sample_precision precision;
@@ -216,13 +219,16 @@ static struct run_options parse_run(int argc, char **argv)
 		}
 	}
 	if (optind < argc && o.config)
-		cli_usage_error("give the config once: --config or CONFIG.yml");
-	if (optind < argc)
-		o.config = argv[optind++];
-	if (!o.config)
+		cli_usage_error("give the configs as --config FILE or as CONFIG.yml..., not both");
+	if (o.config) {
+		o.configs = &o.config;
+		o.nconfigs = 1;
+	} else {
+		o.configs = (const char *const *)argv + optind;
+		o.nconfigs = argc - optind;
+	}
+	if (!o.nconfigs)
 		cli_usage_error("no CONFIG.yml given");
-	if (optind < argc)
-		cli_usage_error("unexpected argument '%s'", argv[optind]);
 	o.parts = cli_parts(parts, part);
 	return o;
 }
@@ -343,56 +349,95 @@ static void pick_attention(const struct run_options *o, int gpu, const char *op)
 								  : "spkit's own kernel");
 }
 
+/* The configs of one run, read and checked before any of them runs. */
+struct run_plan {
+	struct sample_config *cfgs;
+	struct sample_job *jobs;
+	enum sample_mode *modes;
+	int n;
+};
+
+static void plan_configs(const struct run_options *o, int gpu, const struct sample_clock *clock,
+			 struct run_plan *plan)
+{
+	struct sp_err err;
+	plan->n = o->nconfigs;
+	plan->cfgs = calloc((size_t)plan->n, sizeof *plan->cfgs);
+	plan->jobs = calloc((size_t)plan->n, sizeof *plan->jobs);
+	plan->modes = calloc((size_t)plan->n, sizeof *plan->modes);
+	if (!plan->cfgs || !plan->jobs || !plan->modes)
+		cli_die("out of memory");
+	for (int i = 0; i < plan->n; i++) {
+		struct sample_config *cfg = &plan->cfgs[i];
+		if (sample_config_read(o->configs[i], cfg, &err))
+			cli_fatal(&err);
+		enum sample_mode mode = o->mode >= 0 ? (enum sample_mode)o->mode : cfg->run;
+		if (o->shape && mode == SAMPLE_GET_ALL)
+			cli_usage_error("--shape applies to get_one, get_profiler and run_function, "
+					"not get_all (the grid's shapes)");
+		if (mode == SAMPLE_GET_PROFILER && plan->n > 1)
+			cli_usage_error("get_profiler takes one config (%s asks for it): its ncu "
+					"command reruns the whole command line",
+					cfg->path);
+		const struct sample_op *op = gpu ? sample_gpu_op(cfg->function_name)
+						 : sample_cpu_op(cfg->function_name);
+		if (!op) {
+			char names[1024];
+			cli_die("%s: no operator '%s' %s (kernel-sample has %s)", cfg->path,
+				cfg->function_name, gpu ? "on the GPU" : "on the CPU",
+				cli_join_names(sample_op_names, names, sizeof names));
+		}
+		pick_attention(o, gpu, cfg->function_name);
+		plan->modes[i] = mode;
+		plan->jobs[i] = (struct sample_job){
+			.cfg = cfg,
+			.op = op,
+			.clock = clock,
+			.precision = o->precision,
+			.seed = o->seed,
+			.parts = o->parts.count,
+			.part = o->parts.index,
+			.output_dir = o->output_dir,
+		};
+		if (sample_job_check(&plan->jobs[i], &err))
+			cli_fatal(&err);
+	}
+}
+
+/* Each config in turn in one process (one CUDA context, one clock): a
+ * sweep over every operator's config pays the program's start once. */
 static int run_main(int argc, char **argv)
 {
 	struct run_options o = parse_run(argc, argv);
-	struct sample_config cfg;
 	struct ksmm_table table = {0};
 	struct sp_err err;
 	/* Read (and so checked) whatever the device: the CPU path ignores it. */
 	if (o.ksmm_table && ksmm_table_read(o.ksmm_table, &table, &err))
 		cli_fatal(&err);
 	sample_gpu_ksmm_table(o.ksmm_table ? &table : NULL);
-	if (sample_config_read(o.config, &cfg, &err))
-		cli_fatal(&err);
-	enum sample_mode mode = o.mode >= 0 ? (enum sample_mode)o.mode : cfg.run;
-	if (o.shape && mode == SAMPLE_GET_ALL)
-		cli_usage_error("--shape applies to get_one, get_profiler and run_function, not "
-				"get_all (the grid's shapes)");
 	int gpu = cli_use_gpu(o.device);
 	if (!gpu)
 		cli_log_threads();
 	struct sample_clock clock;
-	const struct sample_op *op = gpu ? sample_gpu_op(cfg.function_name)
-					 : sample_cpu_op(cfg.function_name);
-	if (!op) {
-		char names[1024];
-		cli_die("%s: no operator '%s' %s (kernel-sample has %s)", cfg.path,
-			cfg.function_name, gpu ? "on the GPU" : "on the CPU",
-			cli_join_names(sample_op_names, names, sizeof names));
-	}
-	pick_attention(&o, gpu, cfg.function_name);
+	struct run_plan plan;
+	plan_configs(&o, gpu, &clock, &plan);
 	if (!gpu)
 		sample_cpu_clock(&clock);
 	else if (sample_gpu_clock(cli_device_index(), &clock, &err))
 		cli_fatal(&err);
-	struct sample_job job = {
-		.cfg = &cfg,
-		.op = op,
-		.clock = &clock,
-		.precision = o.precision,
-		.seed = o.seed,
-		.parts = o.parts.count,
-		.part = o.parts.index,
-		.output_dir = o.output_dir,
-	};
-	if (sample_job_check(&job, &err))
-		cli_fatal(&err);
-	int rc = mode == SAMPLE_GET_ALL ? run_sweep(&job) : run_single(&o, &job, mode);
-	sample_config_free(&cfg);
+	for (int i = 0; i < plan.n; i++) {
+		if (plan.modes[i] == SAMPLE_GET_ALL)
+			run_sweep(&plan.jobs[i]);
+		else
+			run_single(&o, &plan.jobs[i], plan.modes[i]);
+		sample_config_free(&plan.cfgs[i]);
+	}
+	free(plan.cfgs);
+	free(plan.jobs);
+	free(plan.modes);
 	sample_gpu_ksmm_table(NULL);
 	ksmm_table_free(&table);
-	return rc;
+	return 0;
 }
 
 static int merge_main(int argc, char **argv)

@@ -5,8 +5,9 @@
 # timed as the benchmarks time: events, L2 flushed, median) against
 # scripts/bench-sample-torch.py (PyTorch, the same shapes and layouts), as a
 # ratio; the spread of one shape sampled 10 times by `kernel-sample get_one`;
-# and the sweep rate of every test config; `kernel-sample calibrate --torch`
-# on PyTorch's CSV (sample-calibrate.csv). Writes $SPKIT_BENCH_DIR/sample-*.csv;
+# and the sweep rate of every test config, a process each and all in one;
+# `kernel-sample calibrate --torch` on PyTorch's CSV (sample-calibrate.csv).
+# Writes $SPKIT_BENCH_DIR/sample-*.csv;
 # SUMMARY lines last. Needs `make dev` (SPKIT_DEV, default build/dev).
 # flash_atten runs on SAMPLE_ATTENTION (cudnn or own; default: cuDNN when it
 # loads) and is compared with PyTorch's SDPA as it picks and with each of
@@ -57,10 +58,19 @@ for c in configs/kernel_sampling/test/*.yml; do
 done
 end=$(date +%s.%N)
 rows=$(cat "$dir"/sample-sweep/sampling_data/*.csv | grep -c '^[0-9]')
+# The same sweeps by one process (kernel-sample runs several configs in
+# turn): the program's start and the GPU's context paid once.
+rm -rf "$dir/sample-sweep1"
+start1=$(date +%s.%N)
+"$bin/kernel-sample" run configs/kernel_sampling/test/*.yml --device cuda --precision "$prec" -q \
+	--output-dir "$dir/sample-sweep1"
+end1=$(date +%s.%N)
+rows1=$(cat "$dir"/sample-sweep1/sampling_data/*.csv | grep -c '^[0-9]')
 
-python3 - "$dir" "$rows" "$start" "$end" <<'PY'
+python3 - "$dir" "$rows" "$start" "$end" "$rows1" "$start1" "$end1" <<'PY'
 import csv, re, statistics, sys
 d, rows, start, end = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+rows1, start1, end1 = int(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
 def table(path):
     out = {}
     for r in csv.reader(line for line in open(path) if not line.startswith("#")):
@@ -82,4 +92,6 @@ if f:
     print(f"SUMMARY spread of layernorm 4,2048,4096 sampled {len(f)} times: forward median "
           f"{statistics.median(f):.1f} us, (max - min) / median {(max(f) - min(f)) / statistics.median(f):.1%}")
 print(f"SUMMARY test configs: {rows} samples in {end - start:.1f} s, {rows / (end - start):.1f} samples a second")
+print(f"SUMMARY test configs in one process: {rows1} samples in {end1 - start1:.1f} s, "
+      f"{rows1 / (end1 - start1):.1f} samples a second")
 PY

@@ -73,7 +73,7 @@ rows() {
 	done
 }
 
-@test "--config or CONFIG.yml, with or without run; both, neither or two is a usage error" {
+@test "--config or CONFIG.yml, with or without run; both or neither is a usage error" {
 	small
 	cd "$T"
 	"$BIN/$K" -q --config ln.yml --device cpu --output-dir a
@@ -81,15 +81,63 @@ rows() {
 	"$BIN/$K" run -c ln.yml -q --device cpu --output-dir c
 	for d in a b c; do [ "$(rows $d/sampling_data/*.csv | wc -l)" -eq 12 ]; done
 	run "$BIN/$K" --config ln.yml ln.yml
-	assert_error 2 $K "give the config once: --config or CONFIG.yml"
+	assert_error 2 $K "give the configs as --config FILE or as CONFIG.yml..., not both"
 	run "$BIN/$K" --device cpu
 	assert_error 2 $K "no CONFIG.yml given"
 	run "$BIN/$K" run
 	assert_error 2 $K "no CONFIG.yml given"
-	run "$BIN/$K" ln.yml other.yml
-	assert_error 2 $K "unexpected argument 'other.yml'"
 	run "$BIN/$K" run --bogus ln.yml
 	assert_error 2 $K "unknown option '--bogus'"
+}
+
+@test "several configs run in turn in one process, each with its own CSV and log" {
+	small
+	cd "$T"
+	gelu=$REPO/configs/kernel_sampling/test/gelu.yml
+	run "$BIN/$K" ln.yml "$gelu" --device cpu --precision fp32
+	[ "$status" -eq 0 ]
+	[[ $output == *"layernorm_fp32: part 1 of 1, 12 shapes: 12 measured"* ]]
+	[[ $output == *"gelu_fp32: part 1 of 1, 8 shapes: 8 measured"* ]]
+	[ "$(rows sampling_data/*_layernorm_fp32_1_1.csv | wc -l)" -eq 12 ]
+	[ "$(rows sampling_data/*_gelu_fp32_1_1.csv | wc -l)" -eq 8 ]
+	grep -q "Progress: 12/12=100.00%" sampling_log/*_layernorm_fp32_1_1.txt
+	grep -q "Progress: 8/8=100.00%" sampling_log/*_gelu_fp32_1_1.txt
+	# the same again resumes both: nothing repeated
+	run "$BIN/$K" ln.yml "$gelu" --device cpu --precision fp32
+	[[ $output == *"12 shapes: 0 measured, 0 skipped, 0 failed, 12 done before"* ]]
+	[[ $output == *"8 shapes: 0 measured, 0 skipped, 0 failed, 8 done before"* ]]
+	[ "$(rows sampling_data/*_gelu_fp32_1_1.csv | wc -l)" -eq 8 ]
+	# get_one of each, in the order given
+	run "$BIN/$K" "$gelu" ln.yml --device cpu --run get_one -q
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 2 ]
+	[[ ${lines[0]} == "gelu_fp16: input_shape: "* ]]
+	[[ ${lines[1]} == "layernorm_fp16: input_shape: [2, 8, 16] timecost(us) [fwd, bwd]: "* ]]
+}
+
+@test "several configs: a bad one anywhere stops the run before any config runs" {
+	small
+	cfg bad.yml <<'EOF'
+kernel_name: gelu
+columns_name: [mp, b, l, dim, F_dur(us), B_dur(us)]
+first_n_column: 4
+starts: [1, 1, 8]
+steps: [1, 1, 8]
+ends: [1, 2, 16]
+operators: [add, add, add]
+EOF
+	cd "$T"
+	run "$BIN/$K" ln.yml bad.yml --device cpu
+	[ "$status" -eq 1 ]
+	[ "$output" = "kernel-sample: error: bad.yml:4: starts has 3 values, first_n_column is 4" ]
+	[ ! -e sampling_data ] && [ ! -e sampling_log ]
+	run "$BIN/$K" ln.yml missing.yml --device cpu
+	[ "$status" -eq 1 ]
+	[[ $output == *"missing.yml"* ]]
+	[ ! -e sampling_data ] && [ ! -e sampling_log ]
+	# get_profiler's ncu command reruns the whole command line: one config only
+	run "$BIN/$K" ln.yml ln.yml --device cpu --run get_profiler
+	assert_error 2 $K "get_profiler takes one config \\(ln.yml asks for it\\): its ncu command reruns the whole command line"
 }
 
 @test "--precision names the files; a bad one is a usage error" {
