@@ -36,7 +36,8 @@ static void test_err_messages(void **state)
 }
 
 
-/* mem_check's sizes in a unit that shows them: a small limit read "0.0 GiB". */
+/* mem_check's sizes in a unit that shows them: a small limit read "0.0 GiB",
+ * and 150 MiB against 120 MiB both "0.1 GiB". */
 static void test_mem_check_sizes(void **state)
 {
 	(void)state;
@@ -47,7 +48,13 @@ static void test_mem_check_sizes(void **state)
 	assert_string_equal(err.msg, "x needs 4.9 KiB of memory; this process may use 64 B");
 	mem_set_limit((uint64_t)1 << 29);
 	assert_int_equal(mem_check((uint64_t)3 << 29, "y", &err), -1);
-	assert_string_equal(err.msg, "y needs 1.5 GiB of memory; this process may use 0.5 GiB");
+	assert_string_equal(err.msg, "y needs 1.5 GiB of memory; this process may use 512.0 MiB");
+	mem_set_limit((uint64_t)120 << 20);
+	assert_int_equal(mem_check((uint64_t)150 << 20, "w", &err), -1);
+	assert_string_equal(err.msg, "w needs 150.0 MiB of memory; this process may use 120.0 MiB");
+	mem_set_limit(1023);
+	assert_int_equal(mem_check(1024, "v", &err), -1);
+	assert_string_equal(err.msg, "v needs 1.0 KiB of memory; this process may use 1023 B");
 	mem_set_limit((uint64_t)50 << 20);
 	assert_int_equal(mem_check((uint64_t)60 << 20, "z", &err), -1);
 	assert_string_equal(err.msg, "z needs 60.0 MiB of memory; this process may use 50.0 MiB");
