@@ -227,7 +227,16 @@ rows() {
 	cd "$T"
 	export SPKIT_MEMORY_LIMIT=$((512 << 20))
 	run timeout 60 "$BIN/$K" "$REPO/configs/kernel_sampling/test/macko_spmv.yml" --device cpu --run get_one --shape 32768,32768,10,1
-	assert_error 1 $K "^kernel-sample: error: .*macko_spmv\.yml: macko_spmv \[32768, 32768, 10, 1\]: a 32768 x 32768 fp16 matrix with its compressed form needs 4\.0 GiB of memory; this process may use 512\.0 MiB$"
+	assert_error 1 $K "^kernel-sample: error: .*macko_spmv\.yml: macko_spmv \[32768, 32768, 10, 1\]: a 32768 x 32768 fp16 matrix with its compressed form needs 4\.5 GiB of memory; this process may use 512\.0 MiB$"
+}
+
+@test "macko_spmv: at density 90% the compressed form (2.5 bytes an element) is counted in full" {
+	# 2048 x 2048: 8 MiB dense, up to 10 MiB compressed, 16 KiB of row counts;
+	# 4 bytes an element (the compressed form taken as no larger than dense) fit 17 MiB
+	cd "$T"
+	export SPKIT_MEMORY_LIMIT=$((17 << 20))
+	run timeout 60 "$BIN/$K" "$REPO/configs/kernel_sampling/test/macko_spmv.yml" --device cpu --run get_one --shape 2048,2048,90,1
+	assert_error 1 $K "^kernel-sample: error: .*macko_spmv\.yml: macko_spmv \[2048, 2048, 90, 1\]: a 2048 x 2048 fp16 matrix with its compressed form needs 18\.0 MiB of memory; this process may use 17\.0 MiB$"
 }
 
 @test "killed before its first row a sweep leaves nothing it made; killed later, its rows and a resumed CSV stay" {
