@@ -109,7 +109,7 @@ static int log_progress(struct run *run, struct sp_err *err)
 }
 
 /* What was made stays, also when the run is killed: it has a row now, or
- * the run is over (the paths point into it). */
+ * the run is over. */
 static void keep(struct made *m)
 {
 	for (int i = 0; i < m->n; i++)

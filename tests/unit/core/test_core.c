@@ -114,6 +114,50 @@ static void test_outfile_signal_cleanup(void **state)
 	outfile_abort(&f);
 }
 
+/* Paths made by a run and not yet worth keeping (outfile_remove_on_signal):
+ * the handler removes them, files first, then folders, whatever order they
+ * were registered in; one kept (outfile_keep_on_signal) stays. The table
+ * holds copies: the caller's buffer may change or go (a sweep's paths live
+ * on its stack). */
+static void test_outfile_remove_on_signal(void **state)
+{
+	char inner[256], outer[256], file[256], kept[256], buf[256];
+	snprintf(outer, sizeof outer, "%s/made", test_dir);
+	snprintf(inner, sizeof inner, "%s/made/sub", test_dir);
+	snprintf(file, sizeof file, "%s/made/sub/log.txt", test_dir);
+	snprintf(kept, sizeof kept, "%s/kept.csv", test_dir);
+	assert_int_equal(mkdir(outer, 0777), 0);
+	assert_int_equal(mkdir(inner, 0777), 0);
+	test_spit(file, "x\n", 2);
+	test_spit(kept, "a,b\n", 4);
+	/* the inner folder first: a single pass, last slot first, found the
+	 * outer one not empty yet */
+	const char *order[] = {inner, outer, file, kept};
+	for (int i = 0; i < 4; i++) {
+		snprintf(buf, sizeof buf, "%s", order[i]);
+		outfile_remove_on_signal(buf);
+	}
+	memset(buf, 0, sizeof buf);
+	snprintf(buf, sizeof buf, "%s", kept);
+	outfile_keep_on_signal(buf);
+	memset(buf, 'x', sizeof buf - 1);
+	outfile_remove_all_unfinished();
+	struct stat st;
+	assert_int_equal(stat(file, &st), -1);
+	assert_int_equal(stat(inner, &st), -1);
+	assert_int_equal(stat(outer, &st), -1);
+	assert_int_equal(stat(kept, &st), 0);
+	/* a kept path is out of the table: made again, it stays */
+	assert_int_equal(mkdir(outer, 0777), 0);
+	outfile_keep_on_signal(inner);
+	outfile_keep_on_signal(outer);
+	outfile_keep_on_signal(file);
+	outfile_remove_all_unfinished();
+	assert_int_equal(stat(outer, &st), 0);
+	assert_int_equal(rmdir(outer), 0);
+	assert_int_equal(unlink(kept), 0);
+}
+
 /* An unfinished output has no name at all, so even SIGKILL leaves nothing;
  * committed, it replaces the old file. */
 static void test_outfile_unnamed_until_commit(void **state)
@@ -369,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_outfile_commit_and_abort),
 		cmocka_unit_test(test_outfile_errors),
 		cmocka_unit_test(test_outfile_signal_cleanup),
+		cmocka_unit_test(test_outfile_remove_on_signal),
 		cmocka_unit_test(test_outfile_unnamed_until_commit),
 		cmocka_unit_test(test_outfile_held_commits),
 		cmocka_unit_test(test_outfile_through_symlink),
