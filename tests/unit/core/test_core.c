@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -361,6 +364,46 @@ static void test_parallel_threads_order(void **state)
 		unsetenv(vars[i]);
 }
 
+/* Pool threads block the fatal and stop signals, so that the handlers run
+ * on the thread that started the work, never on a worker. */
+struct signal_mask_job {
+	pthread_t caller;
+	atomic_int started, on_workers, unblocked;
+};
+
+static void note_signal_mask(void *ctx, int64_t chunk)
+{
+	struct signal_mask_job *j = ctx;
+	atomic_fetch_add(&j->started, 1);
+	/* wait (up to 5 s) until another chunk has started, so that the
+	 * workers get some */
+	for (int i = 0; i < 5000 && atomic_load(&j->started) < 2; i++)
+		usleep(1000);
+	if (pthread_equal(pthread_self(), j->caller))
+		return;
+	atomic_fetch_add(&j->on_workers, 1);
+	sigset_t now;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1};
+	for (int i = 0; i < 4; i++)
+		if (!sigismember(&now, sigs[i]))
+			atomic_fetch_add(&j->unblocked, 1);
+}
+
+static void test_parallel_workers_block_signals(void **state)
+{
+	setenv("SPKIT_THREADS", "4", 1);
+	struct signal_mask_job j = {.caller = pthread_self()};
+	parallel_for(64, note_signal_mask, &j);
+	unsetenv("SPKIT_THREADS");
+	assert_true(atomic_load(&j.on_workers) > 0);
+	assert_int_equal(atomic_load(&j.unblocked), 0);
+	/* the caller's own mask is as it was */
+	sigset_t now;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	assert_false(sigismember(&now, SIGINT));
+}
+
 static void test_rng_reproducible(void **state)
 {
 	struct rng a, b, c;
@@ -420,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_outfile_special_files),
 		cmocka_unit_test(test_outfile_mode_and_dangling_link),
 		cmocka_unit_test(test_parallel_threads_order),
+		cmocka_unit_test(test_parallel_workers_block_signals),
 		cmocka_unit_test(test_rng_reproducible),
 		cmocka_unit_test(test_rng_distributions),
 	};
