@@ -399,6 +399,13 @@ int csv_writer_is_new(const struct csv_writer *w)
 	return w->mode == MODE_APPEND && w->created && w->rows == 0;
 }
 
+void csv_writer_keep(struct csv_writer *w)
+{
+	if (csv_writer_is_new(w))
+		outfile_keep_on_signal(w->path);
+	w->created = 0;
+}
+
 void csv_writer_abort(struct csv_writer *w)
 {
 	/* Unlinked while still locked, so no other job has appended to it. */

@@ -86,7 +86,12 @@ int csv_writer_commit(struct csv_writer *w, struct sp_err *err);
  * and an appended file that csv_writer_is_new calls new is removed. */
 void csv_writer_abort(struct csv_writer *w);
 /* Append mode: the open created the file and no row has been written to
- * it since, so that giving up leaves nothing behind. */
+ * it since (nor csv_writer_keep called), so that giving up leaves nothing
+ * behind. */
 int csv_writer_is_new(const struct csv_writer *w);
+/* Append mode: the file is kept from now on, by csv_writer_abort and a
+ * fatal signal alike, as if it held a row (a sweep's log tells of shapes
+ * tried: the CSV it goes with stays beside it, header-only or not). */
+void csv_writer_keep(struct csv_writer *w);
 
 #endif

@@ -257,6 +257,57 @@ rows() {
 	[ -s res/sampling_log/"$(basename "$csv" .csv)".txt ]
 }
 
+# attention A_SHAPE B_SHAPE: a flash_atten config (fp16 on the CPU) of two
+# shapes, mp,b,h,l,dim each: its grid is A then B (differing in l or dim).
+attention() {
+	local a b
+	IFS=, read -ra a <<<"$1"
+	IFS=, read -ra b <<<"$2"
+	cfg fa.yml <<EOF
+kernel_name: flash_atten
+columns_name: [mp, b, h, l, dim, F_dur(us), B_dur(us)]
+first_n_column: 5
+starts: [${a[0]}, ${a[1]}, ${a[2]}, ${a[3]}, ${a[4]}]
+steps: [1, 1, 1, $((b[3] - a[3] > 0 ? b[3] - a[3] : 1)), $((b[4] - a[4] > 0 ? b[4] - a[4] : 1))]
+ends: [${b[0]}, ${b[1]}, ${b[2]}, ${b[3]}, ${b[4]}]
+operators: [add, add, add, add, add]
+warmup_shapes: [1, 1, 1, 16, 64]
+wait: 1
+warmup: 1
+active: 3
+EOF
+}
+
+# sweep_killed_at PATTERN FILE: a sweep (fa.yml into res) killed (SIGTERM)
+# once a line of FILE (a glob) matches PATTERN; its exit status in $status.
+sweep_killed_at() {
+	local pattern=$1 file=$2 i
+	"$BIN/$K" -q fa.yml --device cpu --precision fp16 --output-dir res >out 2>&1 3>&- &
+	local pid=$!
+	for i in $(seq 600); do
+		# shellcheck disable=SC2086
+		grep -qE "$pattern" $file 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	status=0
+	wait "$pid" || status=$?
+}
+
+@test "killed after its log tells of a shape, before the first row: the log, the header-only CSV and their folders stay" {
+	cd "$T"
+	# head size 96 is refused (logged as skipped); head size 128 at l 2048 takes seconds
+	attention 1,4,1,2048,96 1,4,1,2048,128
+	sweep_killed_at '\| Skipped: \[1, 4, 1, 2048, 96\]' 'res/sampling_log/*.txt'
+	[ "$status" -eq 143 ]
+	assert_only_files res sampling_data sampling_log
+	stem=$(basename res/sampling_log/*.txt .txt)
+	assert_only_files res/sampling_data "$stem.csv"
+	[ "$(cat "res/sampling_data/$stem.csv")" = "mp,b,h,l,dim,F_dur(us),B_dur(us)" ]
+	grep -q '| Start: part 1 of 1, 2 shapes, 0 rows in the CSV$' "res/sampling_log/$stem.txt"
+	grep -q '| Skipped: \[1, 4, 1, 2048, 96\]: head size dim/h = 96 is not 64 or 128' "res/sampling_log/$stem.txt"
+}
+
 @test "a sweep that fails before its first row leaves nothing new; a CSV there before stays as it was" {
 	small
 	cd "$T"
