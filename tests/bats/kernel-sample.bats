@@ -246,7 +246,7 @@ rows() {
 	sed -e 's/^warmup_shapes: .*/warmup_shapes: [4, 4096, 4096]/' -e 's/^warmup: .*/warmup: 50/' ln.yml >slow.yml
 	run timeout -s INT 1 "$BIN/$K" slow.yml --device cpu --output-dir res
 	[ "$status" -eq 130 ] || [ "$status" -eq 124 ]
-	[ ! -e res ]
+	assert_only_files . ln.yml slow.yml
 	# a CSV with rows, resumed and interrupted in the warm-up: kept as it was
 	"$BIN/$K" -q ln.yml --device cpu --output-dir res
 	csv=$(ls res/sampling_data/*.csv)
@@ -306,6 +306,19 @@ sweep_killed_at() {
 	[ "$(cat "res/sampling_data/$stem.csv")" = "mp,b,h,l,dim,F_dur(us),B_dur(us)" ]
 	grep -q '| Start: part 1 of 1, 2 shapes, 0 rows in the CSV$' "res/sampling_log/$stem.txt"
 	grep -q '| Skipped: \[1, 4, 1, 2048, 96\]: head size dim/h = 96 is not 64 or 128' "res/sampling_log/$stem.txt"
+}
+
+@test "killed after the first row of a new CSV: the CSV with its rows, and the log, stay" {
+	cd "$T"
+	# l 16 is quick, l 2048 takes seconds
+	attention 1,4,1,16,64 1,4,1,2048,64
+	sweep_killed_at '^1,4,1,16,64,' 'res/sampling_data/*.csv'
+	[ "$status" -eq 143 ]
+	assert_only_files res sampling_data sampling_log
+	stem=$(basename res/sampling_data/*.csv .csv)
+	assert_only_files res/sampling_log "$stem.txt"
+	[ "$(cut -d, -f1-5 "res/sampling_data/$stem.csv" | tr '\n' ' ')" = "mp,b,h,l,dim 1,4,1,16,64 " ]
+	grep -q '| Start: part 1 of 1, 2 shapes, 0 rows in the CSV$' "res/sampling_log/$stem.txt"
 }
 
 @test "a sweep that fails before its first row leaves nothing new; a CSV there before stays as it was" {
