@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The GPU benchmark scripts' parts that run without a GPU: the commands
-# scripts/bench-sample.sh gives nvidia-smi, with a fake one on PATH.
+# scripts/bench-sample.sh gives nvidia-smi, with a fake one on PATH, and the
+# inputs scripts/bench-sample-torch.py draws, with a fake torch module.
 load helpers
 
 # A fake nvidia-smi that writes its arguments to $T/smi.args, and a fake
@@ -42,4 +43,76 @@ smi_args() {
 	[[ " $output " == *" -i GPU-8c2f1e4a-0000-1111-2222-333344445555 "* ]]
 	smi_args
 	[[ " $output " == *" -i 0 "* ]]
+}
+
+# torch_draws OP INPUTS: the random draws bench-sample-torch.py's make()
+# asks of a fake torch for OP at the small shape, fp16, --inputs INPUTS, one
+# "function:dtype" a draw.
+torch_draws() {
+	mkdir -p "$T/fake/torch/nn"
+	cat >"$T/fake/torch/__init__.py" <<'EOF'
+"""Just enough of torch for make(): tensors that absorb every operation,
+and the random draws recorded."""
+draws = []
+float16, float32 = "float16", "float32"
+
+
+class Tensor:
+    def __getattr__(self, name):
+        return lambda *a, **k: self
+
+    def __call__(self, *a, **k):
+        return self
+
+    def _op(self, *a):
+        return self
+    __mul__ = __rmul__ = __add__ = __radd__ = __sub__ = __rsub__ = __truediv__ = _op
+    __getitem__ = _op
+
+
+def _draw(name):
+    def draw(*shape, dtype=None, **k):
+        draws.append(f"{name}:{dtype}")
+        return Tensor()
+    return draw
+
+
+rand, randn, randint = _draw("rand"), _draw("randn"), _draw("randint")
+
+
+class autograd:
+    class Function:
+        pass
+
+
+def __getattr__(name):
+    return Tensor()
+EOF
+	echo 'def __getattr__(name): return lambda *a, **k: None' >"$T/fake/torch/nn/__init__.py"
+	cp "$T/fake/torch/nn/__init__.py" "$T/fake/torch/nn/functional.py"
+	run "$PY" - "$REPO/scripts/bench-sample-torch.py" "$1" "$2" <<EOF
+import importlib.util, sys
+sys.path.insert(0, "$T/fake")
+import torch
+spec = importlib.util.spec_from_file_location("bench", sys.argv[1])
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+bench.INPUTS = sys.argv[3]
+bench.make(sys.argv[2], bench.SMALL, torch.float16)
+print(" ".join(torch.draws))
+EOF
+	[ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
+@test "bench-sample-torch.py: flash_atten's q, k, v and gradient drawn as --inputs says, as the other operators'" {
+	for op in flash_atten flash_atten_causal layernorm; do
+		# signed: uniform fp32 in [0, 1), scaled to [-1, 1) and cast
+		torch_draws $op signed
+		[ -n "$output" ]
+		[ "$(tr ' ' '\n' <<<"$output" | sort -u)" = "rand:float32" ]
+		torch_draws $op unsigned
+		[ "$(tr ' ' '\n' <<<"$output" | sort -u)" = "rand:float16" ]
+	done
+	torch_draws flash_atten signed
+	[ "$output" = "rand:float32 rand:float32 rand:float32 rand:float32" ]
 }
