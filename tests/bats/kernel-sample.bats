@@ -339,6 +339,11 @@ sweep_killed_at() {
 	run "$BIN/$K" ln.yml --device cpu --output-dir out
 	assert_error 1 $K "cannot write: No space left on device$"
 	cmp header.csv "out/sampling_data/$stem.csv"
+	# an empty CSV there before gets a header, and loses it again
+	: >"out/sampling_data/$stem.csv"
+	run "$BIN/$K" ln.yml --device cpu --output-dir out
+	assert_error 1 $K "cannot write: No space left on device$"
+	[ -e "out/sampling_data/$stem.csv" ] && [ ! -s "out/sampling_data/$stem.csv" ]
 }
 
 @test "get_one prints the shape's times; --shape picks another; a refused shape is an error" {

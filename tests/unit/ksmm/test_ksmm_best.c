@@ -320,7 +320,7 @@ static void test_tune_bad_pattern(void **state)
 }
 
 /* A sweep that fails before its first row leaves no CSV of a header alone,
- * as a kill there does not. */
+ * as a kill there does not; an empty file there before stays empty. */
 static void test_tune_fails_before_first_row(void **state)
 {
 	const char *yaml = "simt: {tile_rows: 32, tile_k: 8, tile_batch: 64, thread_rows: 4, "
@@ -342,6 +342,11 @@ static void test_tune_fails_before_first_row(void **state)
 	assert_int_equal(ksmm_tune_run(&o, &rn, out, &st, &e), -1);
 	assert_string_equal(e.msg, "out of memory for the inputs");
 	assert_false(test_exists(out));
+	test_spit(out, "", 0);
+	assert_int_equal(ksmm_tune_run(&o, &rn, out, &st, &e), -1);
+	char *text = test_read(out);
+	assert_string_equal(text, "");
+	free(text);
 	ksmm_pattern_list_free(&pl);
 	ksmm_space_free(&space);
 }
