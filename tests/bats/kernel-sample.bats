@@ -279,7 +279,9 @@ EOF
 }
 
 # sweep_killed_at PATTERN FILE: a sweep (fa.yml into res) killed (SIGTERM)
-# once a line of FILE (a glob) matches PATTERN; its exit status in $status.
+# once a line of FILE (a glob) matches PATTERN. It must die of the signal,
+# leaving its two folders with a CSV and its log (in $csv and $log), which
+# tells of the start.
 sweep_killed_at() {
 	local pattern=$1 file=$2 i
 	"$BIN/$K" -q fa.yml --device cpu --precision fp16 --output-dir res >out 2>&1 3>&- &
@@ -292,33 +294,28 @@ sweep_killed_at() {
 	kill -TERM "$pid"
 	status=0
 	wait "$pid" || status=$?
+	[ "$status" -eq 143 ]
+	assert_only_files res sampling_data sampling_log
+	csv=$(echo res/sampling_data/*.csv)
+	log=res/sampling_log/$(basename "$csv" .csv).txt
+	assert_only_files res/sampling_data "$(basename "$csv")"
+	assert_only_files res/sampling_log "$(basename "$log")"
+	grep -q '| Start: part 1 of 1, 2 shapes, 0 rows in the CSV$' "$log"
 }
 
-@test "killed after its log tells of a shape, before the first row: the log, the header-only CSV and their folders stay" {
+@test "killed once its new log tells of a shape, or after its first row, a sweep keeps its log, CSV and folders" {
 	cd "$T"
-	# head size 96 is refused (logged as skipped); head size 128 at l 2048 takes seconds
+	# head size 96 is refused (logged as skipped), before any row; head size
+	# 128 at l 2048 takes seconds
 	attention 1,4,1,2048,96 1,4,1,2048,128
 	sweep_killed_at '\| Skipped: \[1, 4, 1, 2048, 96\]' 'res/sampling_log/*.txt'
-	[ "$status" -eq 143 ]
-	assert_only_files res sampling_data sampling_log
-	stem=$(basename res/sampling_log/*.txt .txt)
-	assert_only_files res/sampling_data "$stem.csv"
-	[ "$(cat "res/sampling_data/$stem.csv")" = "mp,b,h,l,dim,F_dur(us),B_dur(us)" ]
-	grep -q '| Start: part 1 of 1, 2 shapes, 0 rows in the CSV$' "res/sampling_log/$stem.txt"
-	grep -q '| Skipped: \[1, 4, 1, 2048, 96\]: head size dim/h = 96 is not 64 or 128' "res/sampling_log/$stem.txt"
-}
-
-@test "killed after the first row of a new CSV: the CSV with its rows, and the log, stay" {
-	cd "$T"
-	# l 16 is quick, l 2048 takes seconds
+	[ "$(cat "$csv")" = "mp,b,h,l,dim,F_dur(us),B_dur(us)" ]
+	grep -q '| Skipped: \[1, 4, 1, 2048, 96\]: head size dim/h = 96 is not 64 or 128' "$log"
+	# a new CSV with a row: l 16 is quick, l 2048 takes seconds
+	rm -r res
 	attention 1,4,1,16,64 1,4,1,2048,64
 	sweep_killed_at '^1,4,1,16,64,' 'res/sampling_data/*.csv'
-	[ "$status" -eq 143 ]
-	assert_only_files res sampling_data sampling_log
-	stem=$(basename res/sampling_data/*.csv .csv)
-	assert_only_files res/sampling_log "$stem.txt"
-	[ "$(cut -d, -f1-5 "res/sampling_data/$stem.csv" | tr '\n' ' ')" = "mp,b,h,l,dim 1,4,1,16,64 " ]
-	grep -q '| Start: part 1 of 1, 2 shapes, 0 rows in the CSV$' "res/sampling_log/$stem.txt"
+	[ "$(cut -d, -f1-5 "$csv" | tr '\n' ' ')" = "mp,b,h,l,dim 1,4,1,16,64 " ]
 }
 
 @test "a sweep that fails before its first row leaves nothing new; a CSV there before stays as it was" {

@@ -337,15 +337,11 @@ static void test_sweep_and_resume(void **state)
  * with, header-only, and their folders. */
 static void test_failure_after_a_shape_logged(void **state)
 {
-	static const char failing[] = "kernel_name: toy\n"
-				      "columns_name: [n, m, F_dur(us), B_dur(us)]\n"
-				      "first_n_column: 2\n"
-				      "starts: [4, 1]\n"
-				      "steps: [1, 1]\n"
-				      "ends: [5, 1]\n"
-				      "operators: [add, add]\n"
-				      "warmup_shapes: [1, 1]\n"
-				      "active: 2\n";
+	/* (4, 1) fails, (5, 1) runs */
+	static const char failing[] = "kernel_name: toy\ncolumns_name: [n, m, F_dur(us), B_dur(us)]\n"
+				      "first_n_column: 2\nstarts: [4, 1]\nsteps: [1, 1]\n"
+				      "ends: [5, 1]\noperators: [add, add]\n"
+				      "warmup_shapes: [1, 1]\nactive: 2\n";
 	struct sample_config cfg = read_config(failing);
 	struct sample_clock c = script_clock();
 	struct sample_job j = job_of(&cfg, &c);
