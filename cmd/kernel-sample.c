@@ -6,12 +6,15 @@
  * work is lib/sample/ (config, grid, driver, sweep, merge; features, trees,
  * models, fit, layer) with the operators of lib/sample/ (CPU) and
  * kernels/sample/ (GPU). */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/cli.h"
 #include "common/progress.h"
@@ -621,15 +624,25 @@ static void report_open(struct csv_writer *w, const char *output, const char *co
 		cli_fatal(&err);
 }
 
-/* The same before the timing that fills the report, for a file only (as a
- * temporary, outfile.h): one that cannot be written fails at once, nothing
- * timed. Standard output is opened after the timing (report_open), so that
- * an error leaves nothing there. Returns whether it opened w. */
+/* The same before the timing that fills the report, for a regular file
+ * (or none yet, written as a temporary, outfile.h): one that cannot be
+ * written fails at once, nothing timed. Standard output is opened after the
+ * timing (report_open), so that an error leaves nothing there, and so is
+ * any other file that exists (a FIFO, a device): opening one is a write to
+ * whatever is on its other end, which may come only later (a FIFO's
+ * reader), so it is only checked for writing now. Returns whether it
+ * opened w. */
 static int report_open_early(struct csv_writer *w, const char *output,
 			     const char *const *cols, size_t ncols)
 {
 	if (outfile_is_stdout(output))
 		return 0;
+	struct stat st;
+	if (stat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		if (access(output, W_OK) != 0)
+			cli_die("%s: cannot open output: %s", output, strerror(errno));
+		return 0;
+	}
 	report_open(w, output, cols, ncols);
 	return 1;
 }
@@ -1062,7 +1075,8 @@ static int calibrate_main(int argc, char **argv)
 	/* Every row checked, then timed, and only then written: an error
 	 * leaves no partial report, on standard output either. A file is
 	 * opened (as a temporary, outfile.h) before the timing, so that one
-	 * that cannot be written fails at once; standard output after it. */
+	 * that cannot be written fails at once; standard output, a FIFO or a
+	 * device after it (report_open_early). */
 	struct calibrate_row *rows =
 		calloc((size_t)plan.nops * (sizeof plan.enc / sizeof *plan.enc), sizeof *rows);
 	if (!rows)

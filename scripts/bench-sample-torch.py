@@ -101,8 +101,7 @@ def make(op, s, dtype, backend=None):
     mp, b, h, l, dim = s["mp"], s["b"], s["h"], s["l"], s["dim"]
     if op.startswith("flash_atten"):
         hp, hd = h // mp, dim // h
-        q, k, v = (torch.randn(b, l, hp, hd, dtype=dtype, device="cuda", requires_grad=True)
-                   for _ in range(3))
+        q, k, v = (rand(b, l, hp, hd, dtype=dtype, grad=True) for _ in range(3))
         causal = op == "flash_atten_causal"
 
         def attention():
@@ -111,7 +110,7 @@ def make(op, s, dtype, backend=None):
             with torch.nn.attention.sdpa_kernel(getattr(torch.nn.attention.SDPBackend, backend)):
                 return [sdpa(q, k, v, causal)]
 
-        return Case(attention, [torch.randn(b, l, hp, hd, dtype=dtype, device="cuda")])
+        return Case(attention, [rand(b, l, hp, hd, dtype=dtype)])
     if op == "embedding":
         v = vocab_partition(mp)
         w = rand(v, dim, dtype=dtype, grad=True)

@@ -21,9 +21,14 @@ prec=${SAMPLE_PRECISION:-fp16}
 mkdir -p "$dir"
 # The SM clock, power and throttle reasons every 100 ms beside the timings
 # (sample-clocks.csv): a large 16-bit GEMM runs at the card's power limit,
-# where its time follows the clock.
+# where its time follows the clock. Of the GPU the programs use, not every
+# GPU of the host: the first of CUDA_VISIBLE_DEVICES, an index or a UUID as
+# nvidia-smi -i takes them (nvidia-smi numbers GPUs in PCI bus order, as
+# CUDA does with CUDA_DEVICE_ORDER=PCI_BUS_ID).
+gpu=${CUDA_VISIBLE_DEVICES:-0}
+gpu=${gpu%%,*}
 if command -v nvidia-smi >/dev/null; then
-	nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
+	nvidia-smi -i "$gpu" --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active \
 		--format=csv -lms 100 > "$dir/sample-clocks.csv" &
 	clocks=$!
 	trap 'kill "$clocks" 2>/dev/null' EXIT

@@ -40,15 +40,16 @@ uint64_t mem_available(void)
 	return least(avail, set_limit);
 }
 
-/* bytes in the largest binary unit of which they are at least a tenth, to
- * one decimal ("0.5 GiB", "60.0 MiB"); under a tenth of a KiB, in bytes. */
+/* bytes in the largest binary unit of which they are at least one, to one
+ * decimal ("1.5 GiB", "512.0 MiB"); under a KiB, in bytes. A tenth as the
+ * bound made 150 MiB and 120 MiB both "0.1 GiB". */
 static const char *size_text(uint64_t bytes, char *buf, size_t size)
 {
 	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
 	for (int u = 3; u >= 0; u--) {
-		double scale = (double)((uint64_t)1 << (10 * (u + 1)));
-		if ((double)bytes >= 0.1 * scale) {
-			snprintf(buf, size, "%.1f %s", (double)bytes / scale, unit[u]);
+		uint64_t scale = (uint64_t)1 << (10 * (u + 1));
+		if (bytes >= scale) {
+			snprintf(buf, size, "%.1f %s", (double)bytes / (double)scale, unit[u]);
 			return buf;
 		}
 	}

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,12 +18,19 @@
 
 
 /* Named temporaries still open, and the new files and folders of
- * outfile_remove_on_signal, for the signal handler. A fixed table
- * because the handler may not allocate; programs hold a handful of outputs
- * at a time. Slots are taken and given back atomically, since threads write
- * outputs too (the NVRTC cache's entries). */
+ * outfile_remove_on_signal, for the signal handler. A fixed table of
+ * copies, because the handler may not allocate and a caller's path may
+ * not outlive its registration (a sweep's live on its stack); programs hold
+ * a handful of outputs at a time. Threads write outputs too (the NVRTC
+ * cache's entries), so slots are taken and given back under a lock; the
+ * handler takes none: it only reads the slots marked in use, and a slot's
+ * path is written before it is marked. */
 #define MAX_UNFINISHED 64
-static char *unfinished[MAX_UNFINISHED];
+static struct {
+	int used; /* read and written atomically */
+	char path[PATH_MAX];
+} unfinished[MAX_UNFINISHED];
+static pthread_mutex_t unfinished_lock = PTHREAD_MUTEX_INITIALIZER;
 static int named_only;
 
 void outfile_use_named_temporaries(int on)
@@ -30,50 +38,71 @@ void outfile_use_named_temporaries(int on)
 	named_only = on;
 }
 
-static void track(char *tmp)
+/* A path longer than a slot is not tracked, as when the table is full: a
+ * kill then leaves it. */
+static void track(const char *path)
 {
+	size_t n = strlen(path);
+	if (n >= PATH_MAX)
+		return;
+	pthread_mutex_lock(&unfinished_lock);
 	for (int i = 0; i < MAX_UNFINISHED; i++) {
-		char *empty = NULL;
-		if (__atomic_compare_exchange_n(&unfinished[i], &empty, tmp, 0, __ATOMIC_SEQ_CST,
-						__ATOMIC_SEQ_CST))
-			return;
+		if (__atomic_load_n(&unfinished[i].used, __ATOMIC_ACQUIRE))
+			continue;
+		memcpy(unfinished[i].path, path, n + 1);
+		__atomic_store_n(&unfinished[i].used, 1, __ATOMIC_RELEASE);
+		break;
 	}
+	pthread_mutex_unlock(&unfinished_lock);
 }
 
-static void untrack(char *tmp)
+static void untrack(const char *path)
 {
-	for (int i = 0; tmp && i < MAX_UNFINISHED; i++) {
-		char *mine = tmp;
-		__atomic_compare_exchange_n(&unfinished[i], &mine, NULL, 0, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
-	}
+	if (!path)
+		return;
+	pthread_mutex_lock(&unfinished_lock);
+	for (int i = 0; i < MAX_UNFINISHED; i++)
+		if (__atomic_load_n(&unfinished[i].used, __ATOMIC_ACQUIRE) &&
+		    strcmp(unfinished[i].path, path) == 0)
+			__atomic_store_n(&unfinished[i].used, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&unfinished_lock);
+}
+
+/* The path of slot i, or NULL when the slot is free. */
+static const char *tracked(int i)
+{
+	return __atomic_load_n(&unfinished[i].used, __ATOMIC_ACQUIRE) ? unfinished[i].path : NULL;
 }
 
 void outfile_remove_all_unfinished(void)
 {
-	/* Files, then folders, the later made (inner) first: a slot is the
-	 * first free one, so slots follow the order things were made in. */
 	for (int i = 0; i < MAX_UNFINISHED; i++) {
-		char *path = __atomic_load_n(&unfinished[i], __ATOMIC_SEQ_CST);
+		const char *path = tracked(i);
 		if (path)
 			unlink(path);
 	}
-	for (int i = MAX_UNFINISHED - 1; i >= 0; i--) {
-		char *path = __atomic_load_n(&unfinished[i], __ATOMIC_SEQ_CST);
-		if (path)
-			rmdir(path);
+	/* Folders, the later registered first, and again until a pass removes
+	 * none: an outer folder registered after its inner one is empty only
+	 * once that is gone. */
+	for (int removed = 1; removed;) {
+		removed = 0;
+		for (int i = MAX_UNFINISHED - 1; i >= 0; i--) {
+			const char *path = tracked(i);
+			if (path && rmdir(path) == 0)
+				removed = 1;
+		}
 	}
 }
 
 void outfile_remove_on_signal(const char *path)
 {
 	if (path)
-		track((char *)path);
+		track(path);
 }
 
 void outfile_keep_on_signal(const char *path)
 {
-	untrack((char *)path);
+	untrack(path);
 }
 
 static void release(struct outfile *f)

@@ -60,13 +60,15 @@ int outfile_write(struct outfile *f, const void *buf, size_t n, struct sp_err *e
 
 /* Async-signal-safe: unlink every named temporary not yet committed or
  * aborted, and every path given to outfile_remove_on_signal and not yet
- * kept (files first, then folders, which are removed once empty). */
+ * kept (files first, then folders, each once it is empty, in any order
+ * they were given). */
 void outfile_remove_all_unfinished(void);
 
 /* A file or folder this run created that holds nothing worth keeping yet
  * (a sweep's new CSV before its first row): a fatal signal removes it with
- * the unfinished temporaries, until outfile_keep_on_signal. path must stay
- * valid until then; both are no-ops on a NULL path. */
+ * the unfinished temporaries, until outfile_keep_on_signal with the same
+ * path. The path is copied (one of PATH_MAX bytes or more is not kept
+ * track of); both are no-ops on a NULL path. Any thread. */
 void outfile_remove_on_signal(const char *path);
 void outfile_keep_on_signal(const char *path);
 

@@ -8,7 +8,10 @@
  * CPUs a SLURM job step was given); the CPUs of the process's affinity
  * mask (taskset, numactl, a cgroup cpuset, srun --cpu-bind); the online
  * CPUs. A variable that is unset, empty or not a positive count is passed
- * over. At most PARALLEL_MAX_THREADS. */
+ * over. At most PARALLEL_MAX_THREADS.
+ *
+ * The helper threads block SIGINT, SIGTERM, SIGHUP and SIGUSR1: the
+ * programs' handlers for them run on the thread that called parallel_for. */
 #ifndef SPKIT_PARALLEL_H
 #define SPKIT_PARALLEL_H
 

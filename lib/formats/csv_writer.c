@@ -299,6 +299,7 @@ static int prepare_append(struct csv_writer *w, const char *const *columns, csv_
 	off_t keep = res.records ? (off_t)res.complete_bytes : 0;
 	if (st.st_size > keep && ftruncate(w->fd, keep))
 		return sp_fail_errno(err, "%s: cannot cut off the unfinished last row", w->path);
+	w->was_empty = !w->created && st.st_size == 0;
 	return res.records ? follow_line_end(w, keep, err) : write_header(w, columns, err);
 }
 
@@ -399,11 +400,31 @@ int csv_writer_is_new(const struct csv_writer *w)
 	return w->mode == MODE_APPEND && w->created && w->rows == 0;
 }
 
+void csv_writer_keep(struct csv_writer *w)
+{
+	if (csv_writer_is_new(w))
+		outfile_keep_on_signal(w->path);
+	w->created = 0;
+	w->was_empty = 0;
+}
+
+/* A file that was empty and got no row, back to empty. */
+static void undo_header(struct csv_writer *w)
+{
+	if (w->mode != MODE_APPEND || !w->was_empty || w->rows || w->fd < 0)
+		return;
+	int rc = ftruncate(w->fd, 0);
+	(void)rc; /* one that cannot be cut keeps the header, as after a kill */
+}
+
 void csv_writer_abort(struct csv_writer *w)
 {
-	/* Unlinked while still locked, so no other job has appended to it. */
+	/* Unlinked or cut while still locked, so no other job has appended to
+	 * it. */
 	if (csv_writer_is_new(w) && w->fd >= 0)
 		unlink(w->path);
+	else
+		undo_header(w);
 	if (w->mode == MODE_FILE)
 		outfile_abort(&w->af);
 	else if ((w->mode == MODE_APPEND || w->mode == MODE_STREAM) && w->fd >= 0)

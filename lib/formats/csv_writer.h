@@ -25,7 +25,9 @@
  *   the row being written; csv_writer_set_fsync makes each row durable too. The
  *   file is locked (flock) while open, so two jobs cannot append to it. A
  *   file this open created is removed again by csv_writer_abort while it
- *   holds no row: a sweep that fails before its first row leaves nothing. */
+ *   holds no row: a sweep that fails before its first row leaves nothing;
+ *   one that was there empty is cut back to empty (a kill leaves it the
+ *   header). */
 #ifndef SPKIT_CSVW_H
 #define SPKIT_CSVW_H
 
@@ -46,6 +48,7 @@ struct csv_writer {
 	int fsync_rows;
 	int crlf;      /* append mode: rows end in "\r\n", as the file's do */
 	int created;   /* append mode: the open made the file (O_EXCL) */
+	int was_empty; /* append mode: the file was there, empty; the header is the open's */
 	uint64_t rows; /* data rows written since the open */
 	struct outfile af; /* whole-file mode */
 	struct buf fields; /* the row in progress, each field NUL-terminated */
@@ -83,10 +86,16 @@ const char *csv_writer_field(const struct csv_writer *w, size_t i);
  * Both free w; after a failed commit nothing of a whole file is left. */
 int csv_writer_commit(struct csv_writer *w, struct sp_err *err);
 /* Give up: a whole file is removed; appended rows stay (they are complete),
- * and an appended file that csv_writer_is_new calls new is removed. */
+ * an appended file that csv_writer_is_new calls new is removed, and one that
+ * was empty and got no row is cut back to empty (unless kept). */
 void csv_writer_abort(struct csv_writer *w);
 /* Append mode: the open created the file and no row has been written to
- * it since, so that giving up leaves nothing behind. */
+ * it since (nor csv_writer_keep called), so that giving up leaves nothing
+ * behind. */
 int csv_writer_is_new(const struct csv_writer *w);
+/* Append mode: the file is kept from now on, by csv_writer_abort and a
+ * fatal signal alike, as if it held a row (a sweep's log tells of shapes
+ * tried: the CSV it goes with stays beside it, header-only or not). */
+void csv_writer_keep(struct csv_writer *w);
 
 #endif

@@ -146,6 +146,16 @@ static int out_close(struct out *f, struct sp_err *err)
 	return f->whole ? csv_writer_commit(&f->w, err) : sweep_close(&f->s, err);
 }
 
+/* Giving up: the rows written stay (they are complete), and a file this
+ * run created with no row goes, as a kill before the first row removes it. */
+static void out_abort(struct out *f)
+{
+	if (f->whole)
+		csv_writer_abort(&f->w);
+	else
+		sweep_abort(&f->s);
+}
+
 /* One job: every runnable configuration not yet in the file. The runner's
  * begin (inputs, the CPU reference) runs only when there is work. */
 static int run_job(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn,
@@ -244,8 +254,7 @@ int ksmm_tune_run(const struct ksmm_tune_opts *o, const struct ksmm_runner *rn, 
 	}
 	free(pl.jobs);
 	if (rc) {
-		struct sp_err ignored;
-		out_close(&f, &ignored); /* the rows written stay: they are complete */
+		out_abort(&f);
 		return -1;
 	}
 	return out_close(&f, err);

@@ -498,6 +498,13 @@ out:
 	return rc;
 }
 
+uint64_t macko_compress_bytes(int64_t rows, int64_t cols)
+{
+	uint64_t padded = ((uint64_t)rows * (uint64_t)cols + MACKO_PAD - 1) / MACKO_PAD * MACKO_PAD;
+	return padded * sizeof(uint16_t) + padded / 2 + ((uint64_t)rows + 1) * sizeof(int32_t) +
+	       (uint64_t)rows * sizeof(int32_t);
+}
+
 int macko_compress_dense(const uint16_t *dense, int64_t rows, int64_t cols, struct macko *m,
 			 const char *name, struct sp_err *err)
 {

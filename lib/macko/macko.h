@@ -52,6 +52,11 @@ struct macko_stats {
 	int64_t bytes_macko, bytes_dense_fp16, bytes_csr32, bytes_csr16;
 };
 
+/* The most bytes compressing a rows x cols matrix allocates: its arrays
+ * with every entry stored (2.5 bytes an element, which passes dense fp16's
+ * 2 above density 0.8) and 8 bytes a row (row_indices, and the counts of
+ * the first pass). */
+uint64_t macko_compress_bytes(int64_t rows, int64_t cols);
 /* Compress a dense row-major fp16 matrix (bits). Multithreaded. */
 int macko_compress_dense(const uint16_t *dense, int64_t rows, int64_t cols, struct macko *m,
 			 const char *name, struct sp_err *err);

@@ -95,12 +95,14 @@ int sample_macko_matrix(const struct sample_state *st, struct macko *m, struct s
 {
 	const int64_t rows = st->d.rows, cols = st->d.cols;
 	/* The dense matrix and, beside it while it is compressed, the MACKO
-	 * form, which stays under the dense size: checked before either is
-	 * made, as malloc is lazy and the fill would be killed, not refused. */
+	 * form, counted at its largest (past dense size above density 0.8):
+	 * checked before either is made, as malloc is lazy and the fill would
+	 * be killed, not refused. */
 	char what[128];
 	snprintf(what, sizeof what, "a %lld x %lld fp16 matrix with its compressed form",
 		 (long long)rows, (long long)cols);
-	if (mem_check(2 * (uint64_t)(rows * cols) * sizeof(uint16_t), what, err))
+	if (mem_check((uint64_t)(rows * cols) * sizeof(uint16_t) + macko_compress_bytes(rows, cols),
+		      what, err))
 		return -1;
 	uint16_t *dense = malloc((size_t)(rows * cols) * sizeof *dense);
 	if (!dense)

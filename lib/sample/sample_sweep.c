@@ -21,8 +21,8 @@ enum { LOG_EVERY = 5 };
 
 /* What open_outputs made (folders, a new log), removed again, last first,
  * when a later step fails: a sweep that cannot start, or that fails before
- * its first row, leaves nothing behind, and what was there before (a CSV
- * to resume) stays untouched. */
+ * its first row or the first shape its log tells of, leaves nothing
+ * behind, and what was there before (a CSV to resume) stays untouched. */
 struct made {
 	const char *path[4];
 	int n;
@@ -108,8 +108,8 @@ static int log_progress(struct run *run, struct sp_err *err)
 	return log_text(run, text, err);
 }
 
-/* What was made stays, also when the run is killed: it has a row now, or
- * the run is over (the paths point into it). */
+/* What was made stays, also when the run is killed: it has a row now, its
+ * log tells of a shape, or the run is over. */
 static void keep(struct made *m)
 {
 	for (int i = 0; i < m->n; i++)
@@ -222,6 +222,19 @@ static int write_row(struct run *run, const int64_t *shape, const struct sample_
 	return sweep_end_row(&run->csv, err);
 }
 
+/* "Skipped: [2, 3]: why" or "Failed: ...". A log that tells of a shape is
+ * a record to keep, and so are the CSV it goes with, a header alone or
+ * not, and their folders. */
+static int log_shape(struct run *run, const char *what, const char *shape, const char *why,
+		     struct sp_err *err)
+{
+	if (log_line(run, err, "%s: %s: %s", what, shape, why))
+		return -1;
+	keep(&run->made);
+	csv_writer_keep(&run->csv.w);
+	return 0;
+}
+
 /* One shape of this part: already done, skipped, failed or measured. */
 static int sample_shape(struct run *run, void *warm, const int64_t *shape, struct sp_err *err)
 {
@@ -244,12 +257,12 @@ static int sample_shape(struct run *run, void *warm, const int64_t *shape, struc
 		run->r->skipped++;
 		run->since++;
 		sp_report_msg(job->report, 2, "%s %s skipped: %s", run->label, text, why.msg);
-		rc = log_line(run, err, "Skipped: %s: %s", text, why.msg);
+		rc = log_shape(run, "Skipped", text, why.msg, err);
 	} else if (sample_measure(job, warm, shape, &t, &why)) {
 		run->r->failed++;
 		run->since++;
 		sp_report_msg(job->report, 1, "%s %s failed: %s", run->label, text, why.msg);
-		rc = log_line(run, err, "Failed: %s: %s", text, why.msg);
+		rc = log_shape(run, "Failed", text, why.msg, err);
 	} else {
 		run->r->measured++;
 		run->since++;
@@ -292,7 +305,8 @@ int sample_sweep(const struct sample_job *job, struct sample_sweep_result *r,
 	void *warm;
 	if (sample_job_check(job, err) || open_outputs(&run, err))
 		return -1;
-	/* Until the first row, a kill leaves nothing of what this run made. */
+	/* Until the first row or shape logged, a kill leaves nothing of what
+	 * this run made. */
 	for (int i = 0; i < run.made.n; i++)
 		outfile_remove_on_signal(run.made.path[i]);
 	int rc = -1;
@@ -307,8 +321,9 @@ int sample_sweep(const struct sample_job *job, struct sample_sweep_result *r,
 	sample_warm_close(job, warm);
 close:
 	if (rc) {
-		/* No row yet in a CSV this run made: it goes, and with it the log
-		 * and the folders made, as when the sweep cannot start. */
+		/* No row yet in a CSV this run made, nor a shape in its log: it
+		 * goes, and with it the log and the folders made, as when the
+		 * sweep cannot start. */
 		int unstarted = csv_writer_is_new(&run.csv.w);
 		sweep_abort(&run.csv);
 		fclose(run.log);

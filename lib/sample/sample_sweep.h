@@ -16,7 +16,8 @@
  * CSV refused), or that fails before its first row (the log cannot be
  * written, the warm-up shape cannot be made), removes the CSV, the folders
  * and the log it made: nothing is left behind, and a CSV to resume stays as
- * it was.
+ * it was. Once the log tells of a shape (skipped or failed), what was made
+ * stays, as after a row (a CSV of its header alone, then).
  *
  * The log gets a line at the start, one per skipped or failed shape, and
  * a progress line in the original's format every 5 shapes and at the end:

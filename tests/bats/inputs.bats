@@ -85,7 +85,7 @@ np.savez('$T/coo.npz', format=np.array(b'coo'), shape=np.array([2**27, 2**27]),
          row=np.array([0], dtype=np.int32), col=np.array([5], dtype=np.int32),
          data=np.array([1.0], dtype=np.float32))"
 	SPKIT_MEMORY_LIMIT=536870912 run timeout 20 "$BIN/$G" "$T/coo.npz" -o "$T/x.warp4"
-	assert_error 1 $G "coo.npz: a row pointer array of 134217728 rows needs 1.0 GiB of memory; this process may use 0.5 GiB"
+	assert_error 1 $G "coo.npz: a row pointer array of 134217728 rows needs 1.0 GiB of memory; this process may use 512.0 MiB"
 	assert_only_files "$T" big.csv coo.npz
 }
 

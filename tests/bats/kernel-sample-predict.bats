@@ -273,5 +273,22 @@ layernorm() {
 	# the memory limit refuses the first operator timed: the output's error comes first
 	run env SPKIT_MEMORY_LIMIT=1000 "$BIN/$K" layer --layer 1,2,2,16,32 --device cpu -o nodir/out.csv
 	assert_error 1 $K "^kernel-sample: error: nodir/out\.csv: cannot create output: No such file or directory$"
-	[ ! -e nodir ]
+	assert_only_files .
+}
+
+@test "layer -o FIFO: opened after the timing, not before (the reader may come later); a reader gets the report" {
+	cd "$T"
+	mkfifo fifo
+	# no reader: the memory limit's error on the first shape timed comes first
+	run env SPKIT_MEMORY_LIMIT=1000 "$BIN/$K" layer --layer 1,2,2,16,32 --device cpu -o fifo
+	assert_error 1 $K "needs .* of memory; this process may use 1000 B"
+	assert_only_files . fifo
+	# a reader there (this shell's, read and write, so the open does not
+	# wait), read once the report is in the pipe
+	exec 4<>fifo
+	run "$BIN/$K" layer --layer 1,2,2,16,32 --device cpu -q -o fifo
+	[ "$status" -eq 0 ]
+	while read -t 1 -r -u 4 line; do echo "$line"; done >got
+	exec 4<&-
+	grep -q '^linear1,' got
 }

@@ -262,12 +262,12 @@ EOF
 	export SPKIT_MEMORY_LIMIT=$((512 << 20))
 	run "$BIN/$K" big.yml --device cpu --precision fp32
 	[ "$status" -eq 0 ]
-	[[ $output == *"layernorm_fp32 [1, 16384, 4096] failed: the shape's state needs 1.0 GiB of memory; this process may use 0.5 GiB"* ]]
+	[[ $output == *"layernorm_fp32 [1, 16384, 4096] failed: the shape's state needs 1.0 GiB of memory; this process may use 512.0 MiB"* ]]
 	[[ $output == *"2 shapes: 1 measured, 0 skipped, 1 failed, 0 done before"* ]]
 	[ "$(rows sampling_data/*.csv | cut -d, -f1-3)" = "1,8,4096" ]
-	grep -q '| Failed: \[1, 16384, 4096\]: the shape.s state needs 1\.0 GiB of memory; this process may use 0\.5 GiB$' sampling_log/*.txt
+	grep -q '| Failed: \[1, 16384, 4096\]: the shape.s state needs 1\.0 GiB of memory; this process may use 512\.0 MiB$' sampling_log/*.txt
 	run "$BIN/$K" big.yml --device cpu --precision fp32 --run get_one --shape 1,16384,4096
-	assert_error 1 $K "^kernel-sample: error: big\.yml: layernorm \[1, 16384, 4096\]: the shape's state needs 1\.0 GiB of memory; this process may use 0\.5 GiB$"
+	assert_error 1 $K "^kernel-sample: error: big\.yml: layernorm \[1, 16384, 4096\]: the shape's state needs 1\.0 GiB of memory; this process may use 512\.0 MiB$"
 }
 
 @test "macko_spmv: a matrix larger than the memory limit is refused before it is made" {
@@ -275,7 +275,16 @@ EOF
 	cd "$T"
 	export SPKIT_MEMORY_LIMIT=$((512 << 20))
 	run timeout 60 "$BIN/$K" "$REPO/configs/kernel_sampling/test/macko_spmv.yml" --device cpu --run get_one --shape 32768,32768,10,1
-	assert_error 1 $K "^kernel-sample: error: .*macko_spmv\.yml: macko_spmv \[32768, 32768, 10, 1\]: a 32768 x 32768 fp16 matrix with its compressed form needs 4\.0 GiB of memory; this process may use 0\.5 GiB$"
+	assert_error 1 $K "^kernel-sample: error: .*macko_spmv\.yml: macko_spmv \[32768, 32768, 10, 1\]: a 32768 x 32768 fp16 matrix with its compressed form needs 4\.5 GiB of memory; this process may use 512\.0 MiB$"
+}
+
+@test "macko_spmv: at density 90% the compressed form (2.5 bytes an element) is counted in full" {
+	# 2048 x 2048: 8 MiB dense, up to 10 MiB compressed, 16 KiB of row counts;
+	# 4 bytes an element (the compressed form taken as no larger than dense) fit 17 MiB
+	cd "$T"
+	export SPKIT_MEMORY_LIMIT=$((17 << 20))
+	run timeout 60 "$BIN/$K" "$REPO/configs/kernel_sampling/test/macko_spmv.yml" --device cpu --run get_one --shape 2048,2048,90,1
+	assert_error 1 $K "^kernel-sample: error: .*macko_spmv\.yml: macko_spmv \[2048, 2048, 90, 1\]: a 2048 x 2048 fp16 matrix with its compressed form needs 18\.0 MiB of memory; this process may use 17\.0 MiB$"
 }
 
 @test "killed before its first row a sweep leaves nothing it made; killed later, its rows and a resumed CSV stay" {
@@ -285,7 +294,7 @@ EOF
 	sed -e 's/^warmup_shapes: .*/warmup_shapes: [4, 4096, 4096]/' -e 's/^warmup: .*/warmup: 50/' ln.yml >slow.yml
 	run timeout -s INT 1 "$BIN/$K" slow.yml --device cpu --output-dir res
 	[ "$status" -eq 130 ] || [ "$status" -eq 124 ]
-	[ ! -e res ]
+	assert_only_files . ln.yml slow.yml
 	# a CSV with rows, resumed and interrupted in the warm-up: kept as it was
 	"$BIN/$K" -q ln.yml --device cpu --output-dir res
 	csv=$(ls res/sampling_data/*.csv)
@@ -294,6 +303,67 @@ EOF
 	[ "$status" -eq 130 ] || [ "$status" -eq 124 ]
 	cmp part.csv "$csv"
 	[ -s res/sampling_log/"$(basename "$csv" .csv)".txt ]
+}
+
+# attention A_SHAPE B_SHAPE: a flash_atten config (fp16 on the CPU) of two
+# shapes, mp,b,h,l,dim each: its grid is A then B (differing in l or dim).
+attention() {
+	local a b
+	IFS=, read -ra a <<<"$1"
+	IFS=, read -ra b <<<"$2"
+	cfg fa.yml <<EOF
+kernel_name: flash_atten
+columns_name: [mp, b, h, l, dim, F_dur(us), B_dur(us)]
+first_n_column: 5
+starts: [${a[0]}, ${a[1]}, ${a[2]}, ${a[3]}, ${a[4]}]
+steps: [1, 1, 1, $((b[3] - a[3] > 0 ? b[3] - a[3] : 1)), $((b[4] - a[4] > 0 ? b[4] - a[4] : 1))]
+ends: [${b[0]}, ${b[1]}, ${b[2]}, ${b[3]}, ${b[4]}]
+operators: [add, add, add, add, add]
+warmup_shapes: [1, 1, 1, 16, 64]
+wait: 1
+warmup: 1
+active: 3
+EOF
+}
+
+# sweep_killed_at PATTERN FILE: a sweep (fa.yml into res) killed (SIGTERM)
+# once a line of FILE (a glob) matches PATTERN. It must die of the signal,
+# leaving its two folders with a CSV and its log (in $csv and $log), which
+# tells of the start.
+sweep_killed_at() {
+	local pattern=$1 file=$2 i
+	"$BIN/$K" -q fa.yml --device cpu --precision fp16 --output-dir res >out 2>&1 3>&- &
+	local pid=$!
+	for i in $(seq 600); do
+		# shellcheck disable=SC2086
+		grep -qE "$pattern" $file 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 143 ]
+	assert_only_files res sampling_data sampling_log
+	csv=$(echo res/sampling_data/*.csv)
+	log=res/sampling_log/$(basename "$csv" .csv).txt
+	assert_only_files res/sampling_data "$(basename "$csv")"
+	assert_only_files res/sampling_log "$(basename "$log")"
+	grep -q '| Start: part 1 of 1, 2 shapes, 0 rows in the CSV$' "$log"
+}
+
+@test "killed once its new log tells of a shape, or after its first row, a sweep keeps its log, CSV and folders" {
+	cd "$T"
+	# head size 96 is refused (logged as skipped), before any row; head size
+	# 128 at l 2048 takes seconds
+	attention 1,4,1,2048,96 1,4,1,2048,128
+	sweep_killed_at '\| Skipped: \[1, 4, 1, 2048, 96\]' 'res/sampling_log/*.txt'
+	[ "$(cat "$csv")" = "mp,b,h,l,dim,F_dur(us),B_dur(us)" ]
+	grep -q '| Skipped: \[1, 4, 1, 2048, 96\]: head size dim/h = 96 is not 64 or 128' "$log"
+	# a new CSV with a row: l 16 is quick, l 2048 takes seconds
+	rm -r res
+	attention 1,4,1,16,64 1,4,1,2048,64
+	sweep_killed_at '^1,4,1,16,64,' 'res/sampling_data/*.csv'
+	[ "$(cut -d, -f1-5 "$csv" | tr '\n' ' ')" = "mp,b,h,l,dim 1,4,1,16,64 " ]
 }
 
 @test "a sweep that fails before its first row leaves nothing new; a CSV there before stays as it was" {
@@ -314,6 +384,11 @@ EOF
 	run "$BIN/$K" ln.yml --device cpu --output-dir out
 	assert_error 1 $K "cannot write: No space left on device$"
 	cmp header.csv "out/sampling_data/$stem.csv"
+	# an empty CSV there before gets a header, and loses it again
+	: >"out/sampling_data/$stem.csv"
+	run "$BIN/$K" ln.yml --device cpu --output-dir out
+	assert_error 1 $K "cannot write: No space left on device$"
+	[ -e "out/sampling_data/$stem.csv" ] && [ ! -s "out/sampling_data/$stem.csv" ]
 }
 
 @test "get_one prints the shape's times; --shape picks another; a refused shape is an error" {

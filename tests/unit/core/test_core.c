@@ -7,7 +7,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +39,8 @@ static void test_err_messages(void **state)
 }
 
 
-/* mem_check's sizes in a unit that shows them: a small limit read "0.0 GiB". */
+/* mem_check's sizes in a unit that shows them: a small limit read "0.0 GiB",
+ * and 150 MiB against 120 MiB both "0.1 GiB". */
 static void test_mem_check_sizes(void **state)
 {
 	(void)state;
@@ -47,7 +51,13 @@ static void test_mem_check_sizes(void **state)
 	assert_string_equal(err.msg, "x needs 4.9 KiB of memory; this process may use 64 B");
 	mem_set_limit((uint64_t)1 << 29);
 	assert_int_equal(mem_check((uint64_t)3 << 29, "y", &err), -1);
-	assert_string_equal(err.msg, "y needs 1.5 GiB of memory; this process may use 0.5 GiB");
+	assert_string_equal(err.msg, "y needs 1.5 GiB of memory; this process may use 512.0 MiB");
+	mem_set_limit((uint64_t)120 << 20);
+	assert_int_equal(mem_check((uint64_t)150 << 20, "w", &err), -1);
+	assert_string_equal(err.msg, "w needs 150.0 MiB of memory; this process may use 120.0 MiB");
+	mem_set_limit(1023);
+	assert_int_equal(mem_check(1024, "v", &err), -1);
+	assert_string_equal(err.msg, "v needs 1.0 KiB of memory; this process may use 1023 B");
 	mem_set_limit((uint64_t)50 << 20);
 	assert_int_equal(mem_check((uint64_t)60 << 20, "z", &err), -1);
 	assert_string_equal(err.msg, "z needs 60.0 MiB of memory; this process may use 50.0 MiB");
@@ -105,6 +115,50 @@ static void test_outfile_signal_cleanup(void **state)
 	outfile_remove_all_unfinished();
 	assert_int_equal(test_dir_count(), 1);
 	outfile_abort(&f);
+}
+
+/* Paths made by a run and not yet worth keeping (outfile_remove_on_signal):
+ * the handler removes them, files first, then folders, whatever order they
+ * were registered in; one kept (outfile_keep_on_signal) stays. The table
+ * holds copies: the caller's buffer may change or go (a sweep's paths live
+ * on its stack). */
+static void test_outfile_remove_on_signal(void **state)
+{
+	char inner[256], outer[256], file[256], kept[256], buf[256];
+	snprintf(outer, sizeof outer, "%s/made", test_dir);
+	snprintf(inner, sizeof inner, "%s/made/sub", test_dir);
+	snprintf(file, sizeof file, "%s/made/sub/log.txt", test_dir);
+	snprintf(kept, sizeof kept, "%s/kept.csv", test_dir);
+	assert_int_equal(mkdir(outer, 0777), 0);
+	assert_int_equal(mkdir(inner, 0777), 0);
+	test_spit(file, "x\n", 2);
+	test_spit(kept, "a,b\n", 4);
+	/* the inner folder first: a single pass, last slot first, found the
+	 * outer one not empty yet */
+	const char *order[] = {inner, outer, file, kept};
+	for (int i = 0; i < 4; i++) {
+		snprintf(buf, sizeof buf, "%s", order[i]);
+		outfile_remove_on_signal(buf);
+	}
+	memset(buf, 0, sizeof buf);
+	snprintf(buf, sizeof buf, "%s", kept);
+	outfile_keep_on_signal(buf);
+	memset(buf, 'x', sizeof buf - 1);
+	outfile_remove_all_unfinished();
+	struct stat st;
+	assert_int_equal(stat(file, &st), -1);
+	assert_int_equal(stat(inner, &st), -1);
+	assert_int_equal(stat(outer, &st), -1);
+	assert_int_equal(stat(kept, &st), 0);
+	/* a kept path is out of the table: made again, it stays */
+	assert_int_equal(mkdir(outer, 0777), 0);
+	outfile_keep_on_signal(inner);
+	outfile_keep_on_signal(outer);
+	outfile_keep_on_signal(file);
+	outfile_remove_all_unfinished();
+	assert_int_equal(stat(outer, &st), 0);
+	assert_int_equal(rmdir(outer), 0);
+	assert_int_equal(unlink(kept), 0);
 }
 
 /* An unfinished output has no name at all, so even SIGKILL leaves nothing;
@@ -310,6 +364,46 @@ static void test_parallel_threads_order(void **state)
 		unsetenv(vars[i]);
 }
 
+/* Pool threads block the fatal and stop signals, so that the handlers run
+ * on the thread that started the work, never on a worker. */
+struct signal_mask_job {
+	pthread_t caller;
+	atomic_int started, on_workers, unblocked;
+};
+
+static void note_signal_mask(void *ctx, int64_t chunk)
+{
+	struct signal_mask_job *j = ctx;
+	atomic_fetch_add(&j->started, 1);
+	/* wait (up to 5 s) until another chunk has started, so that the
+	 * workers get some */
+	for (int i = 0; i < 5000 && atomic_load(&j->started) < 2; i++)
+		usleep(1000);
+	if (pthread_equal(pthread_self(), j->caller))
+		return;
+	atomic_fetch_add(&j->on_workers, 1);
+	sigset_t now;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1};
+	for (int i = 0; i < 4; i++)
+		if (!sigismember(&now, sigs[i]))
+			atomic_fetch_add(&j->unblocked, 1);
+}
+
+static void test_parallel_workers_block_signals(void **state)
+{
+	setenv("SPKIT_THREADS", "4", 1);
+	struct signal_mask_job j = {.caller = pthread_self()};
+	parallel_for(64, note_signal_mask, &j);
+	unsetenv("SPKIT_THREADS");
+	assert_true(atomic_load(&j.on_workers) > 0);
+	assert_int_equal(atomic_load(&j.unblocked), 0);
+	/* the caller's own mask is as it was */
+	sigset_t now;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	assert_false(sigismember(&now, SIGINT));
+}
+
 static void test_rng_reproducible(void **state)
 {
 	struct rng a, b, c;
@@ -362,12 +456,14 @@ int main(void)
 		cmocka_unit_test(test_outfile_commit_and_abort),
 		cmocka_unit_test(test_outfile_errors),
 		cmocka_unit_test(test_outfile_signal_cleanup),
+		cmocka_unit_test(test_outfile_remove_on_signal),
 		cmocka_unit_test(test_outfile_unnamed_until_commit),
 		cmocka_unit_test(test_outfile_held_commits),
 		cmocka_unit_test(test_outfile_through_symlink),
 		cmocka_unit_test(test_outfile_special_files),
 		cmocka_unit_test(test_outfile_mode_and_dangling_link),
 		cmocka_unit_test(test_parallel_threads_order),
+		cmocka_unit_test(test_parallel_workers_block_signals),
 		cmocka_unit_test(test_rng_reproducible),
 		cmocka_unit_test(test_rng_distributions),
 	};

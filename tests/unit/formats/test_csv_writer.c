@@ -332,8 +332,9 @@ static void test_append(void **state)
 
 /* An append that gives up before its first row removes the file only if
  * its open made it: a sweep that fails at once leaves no header-only CSV,
- * and a file there before (resumed, even one of a header alone) stays
- * byte for byte. */
+ * and a file there before (resumed, even one of a header alone, or empty:
+ * cut back to nothing) stays byte for byte, unless csv_writer_keep kept
+ * what the open wrote. */
 static void test_append_abort(void **state)
 {
 	const char *path = test_path("aborted.csv");
@@ -360,7 +361,19 @@ static void test_append_abort(void **state)
 		ok(csv_writer_open_append(&w, path, cols3, 3, &e), &e);
 		csv_writer_abort(&w);
 		text = test_read(path);
-		assert_string_equal(text, before[i][0] ? before[i] : "id,text,ms\n");
+		assert_string_equal(text, before[i]);
+		free(text);
+	}
+	/* kept: a new file and an empty one keep the header the open wrote */
+	for (int empty = 0; empty < 2; empty++) {
+		unlink(path);
+		if (empty)
+			test_spit(path, "", 0);
+		ok(csv_writer_open_append(&w, path, cols3, 3, &e), &e);
+		csv_writer_keep(&w);
+		csv_writer_abort(&w);
+		text = test_read(path);
+		assert_string_equal(text, "id,text,ms\n");
 		free(text);
 	}
 }

@@ -168,9 +168,10 @@ static void test_table_rules(void **state)
 
 /* The fake runner: records the jobs begun, the configurations prepared
  * and run; a configuration with tile_k 16 "fails to compile"; fail_after
- * stops the sweep (as a kill would) after that many runs. */
+ * stops the sweep (as a kill would) after that many runs; fail_begin fails
+ * the first job's begin (its inputs cannot be made). */
 struct fake {
-	int begun, ran, fail_after, prepared;
+	int begun, ran, fail_after, prepared, fail_begin;
 };
 
 static void fake_prepare(void *ctx, const struct ksmm_tune_item *items, size_t n,
@@ -183,7 +184,10 @@ static void fake_prepare(void *ctx, const struct ksmm_tune_item *items, size_t n
 
 static int fake_begin(void *ctx, const struct ksmm_tune_job *job, struct sp_err *err)
 {
-	((struct fake *)ctx)->begun++;
+	struct fake *f = ctx;
+	if (f->fail_begin)
+		return sp_fail(err, "out of memory for the inputs");
+	f->begun++;
 	return 0;
 }
 
@@ -223,7 +227,7 @@ static void test_tune_sweep(void **state)
 	struct ksmm_tune_opts o = {&pl, batches, 1, dtypes, 2, layouts, 1, &space, 1, 1, 0, NULL};
 	/* per job: 3 x 2 x 2 = 12 configurations, vec 8 never runs (6), and
 	 * tile_rows 128 not for b = 64 (2 more): 4 and 6 runnable */
-	struct fake f = {0, 0, 7, 0};
+	struct fake f = {.fail_after = 7};
 	struct ksmm_runner rn = {fake_runnable, fake_begin, fake_run, fake_end, &f, fake_prepare};
 	struct ksmm_tune_stats st;
 	const char *out = test_path("r.csv");
@@ -289,30 +293,60 @@ static void test_tune_sweep(void **state)
 	ksmm_space_free(&space);
 }
 
-static void test_tune_bad_pattern(void **state)
+/* ksmm_tune_run over a one-point space, pattern p (from `where`) at one
+ * batch, f32 bsl, into out, with the fake runner f. */
+static int tune_one(struct ksmm_pattern p, const char *where, int64_t batch, struct fake *f,
+		    const char *out, struct sp_err *e)
 {
 	const char *yaml = "simt: {tile_rows: 32, tile_k: 8, tile_batch: 64, thread_rows: 4, "
 			   "thread_batch: 4, vec: 1, stages: 2, tf32: 0}\n";
 	struct ksmm_space space;
-	struct sp_err e;
-	assert_int_equal(ksmm_space_read_buffer(yaml, strlen(yaml), "s.yaml", &space, &e), 0);
+	assert_int_equal(ksmm_space_read_buffer(yaml, strlen(yaml), "s.yaml", &space, e), 0);
 	struct ksmm_pattern_list pl = {0};
-	struct ksmm_pattern_entry pe = {{128, 1024, 64, 64}, 0, "p.in:3"};
-	assert_int_equal(ksmm_pattern_list_add(&pl, &pe, &e), 0);
-	const int64_t batches[] = {25088};
+	struct ksmm_pattern_entry pe = {p, 0, ""};
+	snprintf(pe.where, sizeof pe.where, "%s", where);
+	assert_int_equal(ksmm_pattern_list_add(&pl, &pe, e), 0);
+	const int64_t batches[] = {batch};
 	const enum ksmm_dtype dtypes[] = {KSMM_F32};
 	const enum ksmm_layout layouts[] = {KSMM_BS_LAST};
 	struct ksmm_tune_opts o = {&pl, batches, 1, dtypes, 1, layouts, 1, &space, 1, 1, 0, NULL};
-	struct fake f = {0};
-	struct ksmm_runner rn = {fake_runnable, fake_begin, fake_run, fake_end, &f, NULL};
+	struct ksmm_runner rn = {fake_runnable, fake_begin, fake_run, fake_end, f, NULL};
 	struct ksmm_tune_stats st;
+	int rc = ksmm_tune_run(&o, &rn, out, &st, e);
+	ksmm_pattern_list_free(&pl);
+	ksmm_space_free(&space);
+	return rc;
+}
+
+static void test_tune_bad_pattern(void **state)
+{
+	struct fake f = {0};
+	struct sp_err e;
 	const char *out = test_path("never.csv");
-	assert_int_equal(ksmm_tune_run(&o, &rn, out, &st, &e), -1);
+	assert_int_equal(tune_one((struct ksmm_pattern){128, 1024, 64, 64}, "p.in:3", 25088, &f,
+				  out, &e),
+			 -1);
 	assert_string_equal(e.msg, "p.in:3: pattern 128,1024,64,64 at batch 25088: a*b*d*batch "
 				   "reaches 2^31, past 32-bit indexing");
 	assert_false(test_exists(out));
-	ksmm_pattern_list_free(&pl);
-	ksmm_space_free(&space);
+}
+
+/* A sweep that fails before its first row leaves no CSV of a header alone,
+ * as a kill there does not; an empty file there before stays empty. */
+static void test_tune_fails_before_first_row(void **state)
+{
+	const struct ksmm_pattern p = {2, 64, 64, 2};
+	struct fake f = {.fail_begin = 1};
+	struct sp_err e;
+	const char *out = test_path("early.csv");
+	assert_int_equal(tune_one(p, "--pattern", 100, &f, out, &e), -1);
+	assert_string_equal(e.msg, "out of memory for the inputs");
+	assert_false(test_exists(out));
+	test_spit(out, "", 0);
+	assert_int_equal(tune_one(p, "--pattern", 100, &f, out, &e), -1);
+	char *text = test_read(out);
+	assert_string_equal(text, "");
+	free(text);
 }
 
 int main(void)
@@ -322,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_table_rules),
 		cmocka_unit_test(test_tune_sweep),
 		cmocka_unit_test(test_tune_bad_pattern),
+		cmocka_unit_test(test_tune_fails_before_first_row),
 	};
 	return cmocka_run_group_tests(tests, test_dir_setup, test_dir_teardown);
 }

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "sample/sample_config.h"
@@ -29,6 +31,9 @@ struct toy {
 };
 
 static int setups, teardowns, last_fwd, last_bwd;
+/* When set, the setup of a shape with n = 5 caps the size of files at this
+ * many bytes (RLIMIT_FSIZE), so that its row cannot be written. */
+static rlim_t cap_files_at_n5;
 
 static int toy_check(const int64_t *shape, struct sp_err *why)
 {
@@ -40,6 +45,12 @@ static int toy_setup(const int64_t *shape, enum sample_precision p, uint64_t see
 {
 	if (shape[0] == 4)
 		return sp_fail(err, "out of memory for 'x' (4 MB)");
+	if (shape[0] == 5 && cap_files_at_n5) {
+		struct rlimit rl;
+		getrlimit(RLIMIT_FSIZE, &rl);
+		rl.rlim_cur = cap_files_at_n5;
+		setrlimit(RLIMIT_FSIZE, &rl);
+	}
 	struct toy *t = calloc(1, sizeof *t);
 	t->n = shape[0], t->m = shape[1];
 	*state = t;
@@ -321,6 +332,43 @@ static void test_sweep_and_resume(void **state)
 	assert_false(test_dir_has_temporaries());
 }
 
+/* A new log that tells of a shape (failed here) is a record to keep: a
+ * sweep that then fails before its first row keeps it, and the CSV it goes
+ * with, header-only, and their folders. */
+static void test_failure_after_a_shape_logged(void **state)
+{
+	/* (4, 1) fails, (5, 1) runs */
+	static const char failing[] = "kernel_name: toy\ncolumns_name: [n, m, F_dur(us), B_dur(us)]\n"
+				      "first_n_column: 2\nstarts: [4, 1]\nsteps: [1, 1]\n"
+				      "ends: [5, 1]\noperators: [add, add]\n"
+				      "warmup_shapes: [1, 1]\nactive: 2\n";
+	struct sample_config cfg = read_config(failing);
+	struct sample_clock c = script_clock();
+	struct sample_job j = job_of(&cfg, &c);
+	struct sample_sweep_result r;
+	struct sp_err e;
+	j.output_dir = test_path("logged");
+	static const char header[] = "n,m,F_dur(us),B_dur(us)\n";
+	struct rlimit was;
+	getrlimit(RLIMIT_FSIZE, &was);
+	signal(SIGXFSZ, SIG_IGN); /* a write past the cap fails with EFBIG */
+	cap_files_at_n5 = sizeof header - 1;
+	int rc = sample_sweep(&j, &r, &e);
+	setrlimit(RLIMIT_FSIZE, &was);
+	signal(SIGXFSZ, SIG_DFL);
+	cap_files_at_n5 = 0;
+	assert_int_equal(rc, -1);
+	assert_msg_has(&e, "ToyGPU_toy_fp32_1_1.csv", NULL);
+	char *text = test_read(test_path("logged/sampling_data/ToyGPU_toy_fp32_1_1.csv"));
+	assert_non_null(text);
+	assert_string_equal(text, header);
+	free(text);
+	const char *log = test_path("logged/sampling_log/ToyGPU_toy_fp32_1_1.txt");
+	assert_true(test_exists(log));
+	assert_int_equal(count_lines(log, "| Failed: [4, 1]: out of memory for 'x' (4 MB)"), 1);
+	sample_config_free(&cfg);
+}
+
 static void test_parts_cover_grid(void **state)
 {
 	/* 3 parts: positions 3, 6, 9, 12 are part 1's, 1, 4, 7, 10 part 2's */
@@ -398,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_job_check),
 		cmocka_unit_test(test_log_line),
 		cmocka_unit_test(test_sweep_and_resume),
+		cmocka_unit_test(test_failure_after_a_shape_logged),
 		cmocka_unit_test(test_parts_cover_grid),
 		cmocka_unit_test(test_foreign_header),
 		cmocka_unit_test(test_unwritable_folder),
