@@ -390,6 +390,10 @@ static void plan_configs(const struct run_options *o, int gpu, const struct samp
 				cfg->function_name, gpu ? "on the GPU" : "on the CPU",
 				cli_join_names(sample_op_names, names, sizeof names));
 		}
+		if (mode != SAMPLE_GET_ALL) {
+			int64_t shape[SAMPLE_MAX_DIMS];
+			pick_shape(o, cfg, shape); /* its errors before any config runs */
+		}
 		pick_attention(o, gpu, cfg->function_name);
 		plan->modes[i] = mode;
 		plan->jobs[i] = (struct sample_job){

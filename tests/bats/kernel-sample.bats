@@ -135,6 +135,9 @@ EOF
 	[ "$status" -eq 1 ]
 	[[ $output == *"missing.yml"* ]]
 	[ ! -e sampling_data ] && [ ! -e sampling_log ]
+	# a --shape that fits the first config but not the second: nothing printed
+	run "$BIN/$K" ln.yml "$REPO/configs/kernel_sampling/test/gelu.yml" --device cpu --run get_one --shape 2,8,16
+	assert_error 2 $K "--shape: 3 values, the config's shapes have 4"
 	# get_profiler's ncu command reruns the whole command line: one config only
 	run "$BIN/$K" ln.yml ln.yml --device cpu --run get_profiler
 	assert_error 2 $K "get_profiler takes one config \\(ln.yml asks for it\\): its ncu command reruns the whole command line"
