@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/gpu.h"
+#include "core/parallel.h"
 #include "gnn/gnn_backend.h"
 #include "gnn/gnn_comm.h"
 #include "gnn/gnn_comm_nccl.h"
@@ -168,7 +169,9 @@ int gnn_ranks_train(const struct gnn_dataset *d, const struct gnn_model_config *
 	}
 	for (int i = 0; !s.failed && i < r->threads; i++) {
 		ranks[i] = (struct rank){&s, i, &own[i]};
-		if (pthread_create(&th[i], NULL, rank_thread, &ranks[i])) {
+		/* signals blocked in the ranks: the handlers run on this thread,
+		 * which waits for them */
+		if (parallel_thread_start(&th[i], rank_thread, &ranks[i])) {
 			/* the started ranks wait at their first meeting until the
 			 * timeout; nothing else can make them stop */
 			sp_fail(err, "cannot start the thread of rank %d", r->first_rank + i);

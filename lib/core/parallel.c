@@ -63,6 +63,23 @@ static void *worker(void *arg)
 	}
 }
 
+int parallel_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+	/* Made with the fatal and stop signals blocked (a thread inherits its
+	 * maker's mask), so that their handlers (cli.c) run on the maker;
+	 * the maker's own mask is put back at once. */
+	sigset_t stop, old;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	sigaddset(&stop, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	int rc = pthread_create(tid, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 void parallel_for(int64_t chunks, parallel_fn fn, void *ctx)
 {
 	struct job j = {fn, ctx, chunks, 0};
@@ -71,20 +88,9 @@ void parallel_for(int64_t chunks, parallel_fn fn, void *ctx)
 		n = (int)(chunks > 0 ? chunks : 1);
 	pthread_t tid[PARALLEL_MAX_THREADS];
 	int started = 0;
-	/* The helpers are made with the fatal and stop signals blocked (a
-	 * thread inherits its maker's mask), so that their handlers (cli.c)
-	 * run on the calling thread, whose mask is put back at once. */
-	sigset_t stop, old;
-	sigemptyset(&stop);
-	sigaddset(&stop, SIGINT);
-	sigaddset(&stop, SIGTERM);
-	sigaddset(&stop, SIGHUP);
-	sigaddset(&stop, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &stop, &old);
 	for (int i = 1; i < n; i++)
-		if (pthread_create(&tid[started], NULL, worker, &j) == 0)
+		if (parallel_thread_start(&tid[started], worker, &j) == 0)
 			started++;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	worker(&j); /* the calling thread works too; fine with zero helpers */
 	for (int i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);

@@ -11,10 +11,12 @@
  * over. At most PARALLEL_MAX_THREADS.
  *
  * The helper threads block SIGINT, SIGTERM, SIGHUP and SIGUSR1: the
- * programs' handlers for them run on the thread that called parallel_for. */
+ * programs' handlers for them run on the thread that called parallel_for.
+ * parallel_thread_start makes any other long-lived thread the same way. */
 #ifndef SPKIT_PARALLEL_H
 #define SPKIT_PARALLEL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 typedef void (*parallel_fn)(void *ctx, int64_t chunk);
@@ -25,5 +27,8 @@ int parallel_threads(void);
 /* The same, and (source not NULL) which of the above decided it, for -v. */
 int parallel_threads_from(const char **source);
 void parallel_for(int64_t chunks, parallel_fn fn, void *ctx);
+/* pthread_create (its return code) with SIGINT, SIGTERM, SIGHUP and
+ * SIGUSR1 blocked in the new thread. */
+int parallel_thread_start(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 #endif

@@ -404,6 +404,29 @@ static void test_parallel_workers_block_signals(void **state)
 	assert_false(sigismember(&now, SIGINT));
 }
 
+/* A thread of parallel_thread_start starts with the four signals blocked;
+ * its maker's mask is left as it was. */
+static void *read_signal_mask(void *arg)
+{
+	pthread_sigmask(SIG_BLOCK, NULL, (sigset_t *)arg);
+	return NULL;
+}
+
+static void test_parallel_thread_start_blocks_signals(void **state)
+{
+	sigset_t seen;
+	pthread_t tid;
+	assert_int_equal(parallel_thread_start(&tid, read_signal_mask, &seen), 0);
+	pthread_join(tid, NULL);
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1};
+	for (int i = 0; i < 4; i++)
+		assert_true(sigismember(&seen, sigs[i]));
+	sigset_t now;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	for (int i = 0; i < 4; i++)
+		assert_false(sigismember(&now, sigs[i]));
+}
+
 static void test_rng_reproducible(void **state)
 {
 	struct rng a, b, c;
@@ -464,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_outfile_mode_and_dangling_link),
 		cmocka_unit_test(test_parallel_threads_order),
 		cmocka_unit_test(test_parallel_workers_block_signals),
+		cmocka_unit_test(test_parallel_thread_start_blocks_signals),
 		cmocka_unit_test(test_rng_reproducible),
 		cmocka_unit_test(test_rng_distributions),
 	};
