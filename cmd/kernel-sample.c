@@ -178,7 +178,7 @@ static enum sample_attention parse_attention(const char *text)
 								    : SAMPLE_ATTENTION_OWN;
 }
 
-static struct run_options parse_run(int argc, char **argv)
+static void parse_run(int argc, char **argv, struct run_options *out)
 {
 	enum { OPT_RUN = 256, OPT_PRECISION, OPT_DEVICE, OPT_PARTS, OPT_PART, OPT_OUTPUT_DIR,
 	       OPT_SHAPE, OPT_SEED, OPT_ATTENTION, OPT_KSMM_TABLE };
@@ -224,8 +224,7 @@ static struct run_options parse_run(int argc, char **argv)
 	if (optind < argc && o.config)
 		cli_usage_error("give the configs as --config FILE or as CONFIG.yml..., not both");
 	if (o.config) {
-		o.configs = &o.config;
-		o.nconfigs = 1;
+		o.nconfigs = 1; /* configs: set in *out below */
 	} else {
 		o.configs = (const char *const *)argv + optind;
 		o.nconfigs = argc - optind;
@@ -233,7 +232,9 @@ static struct run_options parse_run(int argc, char **argv)
 	if (!o.nconfigs)
 		cli_usage_error("no CONFIG.yml given");
 	o.parts = cli_parts(parts, part);
-	return o;
+	*out = o;
+	if (out->config)
+		out->configs = &out->config; /* into the caller's copy */
 }
 
 /* An argument as the shell reads it back. */
@@ -415,7 +416,8 @@ static void plan_configs(const struct run_options *o, int gpu, const struct samp
  * sweep over every operator's config pays the program's start once. */
 static int run_main(int argc, char **argv)
 {
-	struct run_options o = parse_run(argc, argv);
+	struct run_options o;
+	parse_run(argc, argv, &o);
 	struct ksmm_table table = {0};
 	struct sp_err err;
 	/* Read (and so checked) whatever the device: the CPU path ignores it. */
