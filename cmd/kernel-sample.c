@@ -150,9 +150,10 @@ static int full_argc;
 static char **full_argv;
 
 struct run_options {
-	const char *const *configs; /* --config's one, or the CONFIG.yml arguments */
+	const char *config;         /* --config FILE, else NULL */
+	const char *const *configs; /* else the CONFIG.yml arguments */
 	int nconfigs;
-	const char *config, *output_dir, *shape;
+	const char *output_dir, *shape;
 	int mode; /* an enum sample_mode, or -1: the config's */
 	enum sample_precision precision;
 	enum gpu_device_choice device;
@@ -178,7 +179,7 @@ static enum sample_attention parse_attention(const char *text)
 								    : SAMPLE_ATTENTION_OWN;
 }
 
-static void parse_run(int argc, char **argv, struct run_options *out)
+static struct run_options parse_run(int argc, char **argv)
 {
 	enum { OPT_RUN = 256, OPT_PRECISION, OPT_DEVICE, OPT_PARTS, OPT_PART, OPT_OUTPUT_DIR,
 	       OPT_SHAPE, OPT_SEED, OPT_ATTENTION, OPT_KSMM_TABLE };
@@ -223,18 +224,12 @@ static void parse_run(int argc, char **argv, struct run_options *out)
 	}
 	if (optind < argc && o.config)
 		cli_usage_error("give the configs as --config FILE or as CONFIG.yml..., not both");
-	if (o.config) {
-		o.nconfigs = 1; /* configs: set in *out below */
-	} else {
-		o.configs = (const char *const *)argv + optind;
-		o.nconfigs = argc - optind;
-	}
+	o.configs = (const char *const *)argv + optind;
+	o.nconfigs = o.config ? 1 : argc - optind;
 	if (!o.nconfigs)
 		cli_usage_error("no CONFIG.yml given");
 	o.parts = cli_parts(parts, part);
-	*out = o;
-	if (out->config)
-		out->configs = &out->config; /* into the caller's copy */
+	return o;
 }
 
 /* An argument as the shell reads it back. */
@@ -268,7 +263,7 @@ static void print_ncu_command(const struct sample_job *job, const int64_t *shape
 	putchar('\n');
 }
 
-static int run_sweep(const struct sample_job *job)
+static void run_sweep(const struct sample_job *job)
 {
 	struct progress bar;
 	struct sp_report report = progress_report(&bar);
@@ -284,7 +279,6 @@ static int run_sweep(const struct sample_job *job)
 		job->cfg->kernel_name, sample_precision_name(job->precision), job->part,
 		job->parts, r.total, sp_plural(r.total), r.measured, r.skipped, r.failed,
 		r.resumed, r.csv);
-	return 0;
 }
 
 /* The shape of the single-shape modes: --shape, else the config's. */
@@ -305,7 +299,7 @@ static void pick_shape(const struct run_options *o, const struct sample_config *
 	}
 }
 
-static int run_single(const struct run_options *o, const struct sample_job *job,
+static void run_single(const struct run_options *o, const struct sample_job *job,
 		      enum sample_mode mode)
 {
 	int64_t shape[SAMPLE_MAX_DIMS];
@@ -332,7 +326,6 @@ static int run_single(const struct run_options *o, const struct sample_job *job,
 			cli_fatal(&err);
 		printf("%s_%s: input_shape: %s ran once\n", label, prec, text);
 	}
-	return 0;
 }
 
 /* The GPU's fused attention: opened for the attention operators, and for
@@ -373,7 +366,7 @@ static void plan_configs(const struct run_options *o, int gpu, const struct samp
 		cli_die("out of memory");
 	for (int i = 0; i < plan->n; i++) {
 		struct sample_config *cfg = &plan->cfgs[i];
-		if (sample_config_read(o->configs[i], cfg, &err))
+		if (sample_config_read(o->config ? o->config : o->configs[i], cfg, &err))
 			cli_fatal(&err);
 		enum sample_mode mode = o->mode >= 0 ? (enum sample_mode)o->mode : cfg->run;
 		if (o->shape && mode == SAMPLE_GET_ALL)
@@ -416,8 +409,7 @@ static void plan_configs(const struct run_options *o, int gpu, const struct samp
  * sweep over every operator's config pays the program's start once. */
 static int run_main(int argc, char **argv)
 {
-	struct run_options o;
-	parse_run(argc, argv, &o);
+	struct run_options o = parse_run(argc, argv);
 	struct ksmm_table table = {0};
 	struct sp_err err;
 	/* Read (and so checked) whatever the device: the CPU path ignores it. */
