@@ -634,7 +634,9 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 				for (int mt = 0; mt < 2; mt++)
 					mma_pair<T>(acc_dk[mt][2 * dq], acc_dk[mt][2 * dq + 1], c[mt], b);
 			}
-			constexpr int PER = D / 16 / (BWD_BM / 16);
+			constexpr int PER = D / 16 / (BWD_BM / 16); /* dQ's n8 tiles a slice */
+			static_assert(D / 16 % (BWD_BM / 16) == 0,
+				      "dQ's tiles shared evenly by the slices");
 #pragma unroll
 			for (int r = 0; r < 2; r++)
 				if (row0 + r * 8 < seq)
