@@ -23,11 +23,13 @@
  * dP^T = V dO^T for 32 keys x 32 queries, P^T = exp(S^T - lse) and dS^T =
  * P^T (dP^T - D), and writes both to shared memory; then each warp takes 32
  * keys x half the head for dV += P^T dO and dK += dS^T Q (accumulated in
- * registers over the steps), and 16 queries x half the head for dQ += dS K,
- * added to the fp32 accumulator with atomics; a last pass scales dQ into
- * the input type. Five products of l^2 d per head: 2.5 times the forward's
- * FLOPs. Shared memory read a step (head 128): 256 KB for S and dP, 192 KB
- * for dV and dK, 160 KB for dQ, 32 KB of P^T and dS^T written; the layout
+ * registers over the steps), and 32 queries x 32 columns (16 x 32 at head
+ * 64) for dQ += dS K, as FlashAttention-2 does, added to the fp32
+ * accumulator with atomics; a last pass scales dQ into the input type.
+ * Five products of l^2 d per head: 2.5 times the forward's FLOPs. Shared
+ * memory read a step (head 128): 256 KB for S and dP, 192 KB for dV and
+ * dK, 128 KB for dQ (160 KB with 16 queries x half the head a warp: 1.3 to
+ * 2.3% slower on the H200), 32 KB of P^T and dS^T written; the layout
  * before (16 keys x all 64 queries a warp, P^T kept in registers) read 320
  * + 256 + 160 KB: at 128 bytes a clock shared memory, not the tensor cores,
  * bounds a step (10.5 MFLOP: 5.2 M multiply-adds).
@@ -479,7 +481,12 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 	/* S^T and dP^T: warp w takes keys 32 (w / 2).. and queries 32 (w % 2)..;
 	 * dV and dK: keys 32 (w % 4).. and half w / 4 of the head. */
 	const int kw = (warp >> 1) * BWD_KW, qw = (warp & 1) * (BWD_BM / 2);
-	const int kv = (warp & 3) * BWD_KW, dh = (warp >> 2) * (D / 2), qq = (warp & 3) * 16;
+	const int kv = (warp & 3) * BWD_KW, dh = (warp >> 2) * (D / 2);
+	/* dQ: warp w takes DQ_MT m16 tiles of queries qq.. by 32 columns dc..
+	 * of the head: 32 x 32 at head 128, 16 x 32 at 64. */
+	constexpr int DQ_MT = D / 64, DQ_QW = BWD_BM / (16 * DQ_MT);
+	static_assert(DQ_QW * (D / 32) * 32 == BWD_THREADS, "dQ's warp tiles cover the step");
+	const int qq = (warp % DQ_QW) * 16 * DQ_MT, dc = (warp / DQ_QW) * 32;
 	/* The lanes' ldmatrix addresses (tile_at): K or V rows and Q or dO rows
 	 * of S^T and dP^T; P^T (dS^T at the same offset) rows, dO or Q columns
 	 * of dV and dK; dS^T columns and K columns of dQ. */
@@ -491,7 +498,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 	const uint32_t col_at = tile_at<D>(sq, col_row, col_chunk);
 	const uint32_t dst_at = tile_at<BWD_BM>(sds, (lane & 7) + ((lane >> 4) << 3),
 						(qq >> 3) + ((lane >> 3) & 1));
-	const uint32_t kcol_at = tile_at<D>(sk, col_row, col_chunk);
+	const uint32_t kcol_at = tile_at<D>(sk, col_row, (dc >> 3) + (lane >> 4));
 	const uint32_t v_off = BWD_BN * D * 2, do_off = 2 * BWD_BM * D * 2; /* sv - sk, sdo - sq */
 	const uint32_t ds_off = BWD_BN * BWD_BM * 2;                         /* sds - sp */
 
@@ -603,22 +610,29 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 			}
 		}
 
-		/* dQ = dS K: warp w takes queries 16 (w % 4).., half w / 4 of the head. */
-		float acc[D / 16][4];
+		/* dQ = dS K: the warp's DQ_MT m16 tiles by 4 n8 tiles, each dS
+		 * fragment feeding 4 mma and each K fragment DQ_MT pairs (16
+		 * queries by half the head a warp read 5 fragments for 8 mma). */
+		float acc[DQ_MT * 4][4];
 		zero(acc);
 #pragma unroll
 		for (int kc = 0; kc < BWD_BN / 16; kc++) {
-			uint32_t a[4];
-			ldsm_x4_trans(a, tile_step<BWD_BM>(dst_at, kc * 16, 0));
+			uint32_t a[DQ_MT][4];
 #pragma unroll
-			for (int dq = 0; dq < D / 32; dq++) {
+			for (int mt = 0; mt < DQ_MT; mt++)
+				ldsm_x4_trans(a[mt], tile_step<BWD_BM>(dst_at, kc * 16, mt * 2));
+#pragma unroll
+			for (int dq = 0; dq < 2; dq++) {
 				uint32_t b[4];
 				ldsm_x4_trans(b, tile_step<D>(kcol_at, kc * 16, dq * 2));
-				mma_pair<T>(acc[2 * dq], acc[2 * dq + 1], a, b);
+#pragma unroll
+				for (int mt = 0; mt < DQ_MT; mt++)
+					mma_pair<T>(acc[mt * 4 + 2 * dq], acc[mt * 4 + 2 * dq + 1],
+						    a[mt], b);
 			}
 		}
 		const int row0 = m0 + qq + (lane >> 2);
-		float *out = dq_acc + head + (int64_t)row0 * stride + dh + 2 * (lane & 3);
+		float *out = dq_acc + head + (int64_t)row0 * stride + dc + 2 * (lane & 3);
 
 #pragma unroll
 		for (int kc = 0; kc < BWD_BM / 16; kc++) {
@@ -634,18 +648,18 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 				for (int mt = 0; mt < 2; mt++)
 					mma_pair<T>(acc_dk[mt][2 * dq], acc_dk[mt][2 * dq + 1], c[mt], b);
 			}
-			constexpr int PER = D / 16 / (BWD_BM / 16); /* dQ's n8 tiles a slice */
-			static_assert(D / 16 % (BWD_BM / 16) == 0,
+			constexpr int PER = DQ_MT * 4 / (BWD_BM / 16); /* dQ's tiles a slice */
+			static_assert(DQ_MT * 4 % (BWD_BM / 16) == 0,
 				      "dQ's tiles shared evenly by the slices");
 #pragma unroll
 			for (int r = 0; r < 2; r++)
-				if (row0 + r * 8 < seq)
 #pragma unroll
-					for (int j = 0; j < PER; j++) {
-						const int nt = kc * PER + j;
-						add2(out + r * 8 * stride + nt * 8, acc[nt][2 * r],
-						     acc[nt][2 * r + 1]);
-					}
+				for (int j = 0; j < PER; j++) {
+					const int t = kc * PER + j, row = (t / 4) * 16 + r * 8;
+					if (row0 + row < seq)
+						add2(out + row * stride + (t % 4) * 8, acc[t][2 * r],
+						     acc[t][2 * r + 1]);
+				}
 		}
 	}
 
