@@ -186,10 +186,12 @@ template <int W> static __device__ __forceinline__ uint32_t tile_step(uint32_t a
  * (two m16 tiles) from the lane's address a_at by B's 16 NP rows from b_at
  * (lane addresses as tile_at gives them for the non-transposed ldmatrix
  * layouts); each A fragment feeds 2 NP mma and each B fragment 4. The
- * forward's S = Q K^T and the backward's S^T = K Q^T and dP^T = V dO^T. */
-template <typename T, int D, int NP>
+ * forward's S = Q K^T and the backward's S^T = K Q^T and dP^T = V dO^T.
+ * after(kc) runs after the mma of each 16 columns: other work placed there
+ * issues while they compute. */
+template <typename T, int D, int NP, typename After>
 static __device__ __forceinline__ void rows_by_rows(float (&c)[2][2 * NP][4], uint32_t a_at,
-						    uint32_t b_at)
+						    uint32_t b_at, After after)
 {
 #pragma unroll
 	for (int mt = 0; mt < 2; mt++)
@@ -208,7 +210,17 @@ static __device__ __forceinline__ void rows_by_rows(float (&c)[2][2 * NP][4], ui
 			for (int mt = 0; mt < 2; mt++)
 				mma_pair<T>(c[mt][2 * np], c[mt][2 * np + 1], a[mt], b);
 		}
+		after(kc);
 	}
+}
+template <typename T, int D, int NP>
+static __device__ __forceinline__ void rows_by_rows(float (&c)[2][2 * NP][4], uint32_t a_at,
+						    uint32_t b_at)
+{
+	struct nothing {
+		__device__ void operator()(int) const {}
+	};
+	rows_by_rows<T, D, NP>(c, a_at, b_at, nothing());
 }
 
 /* ROWS rows of head h from position p0 of a (b, l, heads, D) tensor (`head`
@@ -546,11 +558,28 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 		 * product at a time holds half the fragments of both at once. */
 		float s[2][BWD_BM / 16][4], dp[2][BWD_BM / 16][4];
 		rows_by_rows<T, D, BWD_BM / 32>(s, key_at, query_at + cq);
-		rows_by_rows<T, D, BWD_BM / 32>(dp, key_at + v_off, query_at + cq + do_off);
 
-		/* P^T and dS^T = P^T (dP^T - D), masked past the end and (causal)
-		 * where the query comes before the key, to shared memory. */
+		/* P^T = exp(S^T - lse), masked past the end and (causal) where the
+		 * query comes before the key, worked out a slice after each of dP's
+		 * k steps, so that the exponentials issue under its mma. */
 		const bool edge = n0 + kw + BWD_KW - 1 >= seq || (CAUSAL && m0 + qw < n0 + kw + BWD_KW);
+		constexpr int P_SLICE = 2 * (BWD_BM / 16) * 4 / (D / 16);
+		static_assert(2 * (BWD_BM / 16) * 4 % (D / 16) == 0, "P^T in even slices");
+		rows_by_rows<T, D, BWD_BM / 32>(dp, key_at + v_off, query_at + cq + do_off,
+						  [&](int kc) {
+#pragma unroll
+			for (int j = 0; j < P_SLICE; j++) {
+				const int x = kc * P_SLICE + j, mt = x / 16, nt = x / 4 % 4, e = x % 4;
+				const int qi = qw + nt * 8 + 2 * (lane & 3) + (e & 1);
+				const int key = n0 + kw + mt * 16 + (lane >> 2) + (e >> 1) * 8;
+				float p = exp2_approx(s[mt][nt][e] * scale_log2 - cl[qi] * LOG2E);
+				if (edge && (key >= seq || (CAUSAL && m0 + qi < key)))
+					p = 0;
+				s[mt][nt][e] = p;
+			}
+		});
+
+		/* dS^T = P^T (dP^T - D); both to shared memory. */
 #pragma unroll
 		for (int mt = 0; mt < 2; mt++) {
 #pragma unroll
@@ -558,12 +587,7 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 #pragma unroll
 				for (int e = 0; e < 4; e++) {
 					const int qi = qw + nt * 8 + 2 * (lane & 3) + (e & 1);
-					const int key = n0 + kw + mt * 16 + (lane >> 2) + (e >> 1) * 8;
-					float p = exp2_approx(s[mt][nt][e] * scale_log2 - cl[qi] * LOG2E);
-					if (edge && (key >= seq || (CAUSAL && m0 + qi < key)))
-						p = 0;
-					s[mt][nt][e] = p;
-					dp[mt][nt][e] = p * (dp[mt][nt][e] - cd[qi]);
+					dp[mt][nt][e] = s[mt][nt][e] * (dp[mt][nt][e] - cd[qi]);
 				}
 #pragma unroll
 			for (int kc = 0; kc < BWD_BM / 32; kc++) {
