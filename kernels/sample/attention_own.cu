@@ -687,23 +687,40 @@ static __global__ void __launch_bounds__(BWD_THREADS, 1)
 		}
 	}
 
+	/* dK and dV leave through shared memory, free now that every warp is
+	 * past its last step, so that global memory sees whole 16-byte chunks
+	 * of rows: straight from the accumulators each store wrote 8 rows x 16
+	 * bytes. */
+	T *stage_k = sq, *stage_v = sq + BWD_BN * D;
+	static_assert(2 * BWD_BN <= 4 * BWD_BM, "dK and dV fit where Q and dO were");
+	__syncthreads();
 #pragma unroll
 	for (int mt = 0; mt < 2; mt++)
 #pragma unroll
 		for (int r = 0; r < 2; r++) {
-			const int key = n0 + kv + mt * 16 + (lane >> 2) + r * 8;
-			if (key >= seq)
-				continue;
-			T *ok = dk + head + (int64_t)key * stride + dh + 2 * (lane & 3);
-			T *ov = dv + head + (int64_t)key * stride + dh + 2 * (lane & 3);
+			const int row = kv + mt * 16 + (lane >> 2) + r * 8;
 #pragma unroll
 			for (int dt = 0; dt < D / 16; dt++) {
-				*(uint32_t *)(ok + dt * 8) = pack<T>(acc_dk[mt][dt][2 * r] * scale,
-								     acc_dk[mt][dt][2 * r + 1] * scale);
-				*(uint32_t *)(ov + dt * 8) =
+				const int col = dh + dt * 8 + 2 * (lane & 3);
+				const int at = swz<D>(row, col >> 3) + (col & 7);
+				*(uint32_t *)(stage_k + at) = pack<T>(acc_dk[mt][dt][2 * r] * scale,
+								      acc_dk[mt][dt][2 * r + 1] * scale);
+				*(uint32_t *)(stage_v + at) =
 					pack<T>(acc_dv[mt][dt][2 * r], acc_dv[mt][dt][2 * r + 1]);
 			}
 		}
+	__syncthreads();
+	constexpr int CHUNKS = D / 8;
+	static_assert(BWD_BN * CHUNKS % BWD_THREADS == 0, "whole passes over the rows");
+#pragma unroll
+	for (int j = 0; j < BWD_BN * CHUNKS / BWD_THREADS; j++) {
+		const int i = threadIdx.x + j * BWD_THREADS, row = i / CHUNKS, c = i % CHUNKS;
+		if (n0 + row >= seq)
+			break;
+		const int64_t at = head + (int64_t)(n0 + row) * stride + c * 8;
+		*(uint4 *)(dk + at) = *(const uint4 *)(stage_k + swz<D>(row, c));
+		*(uint4 *)(dv + at) = *(const uint4 *)(stage_v + swz<D>(row, c));
+	}
 }
 
 /* ---- the C interface -------------------------------------------------- */
