@@ -47,6 +47,32 @@ int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
 	return -1;
 }
 
+/* The bytes of the character at p: those of a valid UTF-8 character, else
+ * one (ASCII, or a byte that is not UTF-8). */
+static size_t char_len(const unsigned char *p)
+{
+	size_t n = utf8_char_len(p);
+	return n ? n : 1;
+}
+
+const char *sp_clip(char *buf, size_t size, const char *text)
+{
+	size_t n = strlen(text), keep = 0;
+	if (n < size) {
+		memcpy(buf, text, n + 1);
+		return buf;
+	}
+	if (size < 4)
+		return size ? (buf[0] = '\0', buf) : buf;
+	/* keep + 3 < size <= n: what is kept lies inside text */
+	const unsigned char *p = (const unsigned char *)text;
+	while (keep + char_len(p + keep) + 3 < size)
+		keep += char_len(p + keep);
+	memcpy(buf, text, keep);
+	memcpy(buf + keep, "...", 4);
+	return buf;
+}
+
 /* The length of the character at p when it is valid UTF-8 and printable:
  * not a C1 control, U+0080 to U+009F (0xc2 0x80 to 0xc2 0x9f), which
  * terminals take as commands; else 0. */

@@ -257,7 +257,7 @@ static int check_header(struct existing *x, const struct csv_reader_row *row, st
 		sp_fail(err, "%s: out of memory", w->path);
 	else
 		sp_fail(err, "%s: header has columns %s but this run writes %s", w->path,
-			sp_quote(q1, sizeof q1, have.data), sp_quote(q2, sizeof q2, want.data));
+			sp_clip(q1, sizeof q1, have.data), sp_clip(q2, sizeof q2, want.data));
 	buf_free(&have);
 	buf_free(&want);
 	return -1;

@@ -1,6 +1,7 @@
 /* The small helpers under the CSV and YAML code: numbers as text (num.h),
  * growable buffers (buf.h), the string hash map (strmap.h) and file text
- * quoted for one-line messages (sp_quote in err.h). */
+ * in messages: cut to fit (sp_clip) and escaped to one line (sp_quote, in
+ * err.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,6 +167,25 @@ static void test_strmap(void **state)
 	assert_null(strmap_find(&m, "a", 1));
 }
 
+static void test_clip(void **state)
+{
+	char b[16];
+	assert_string_equal(sp_clip(b, sizeof b, "plain"), "plain");
+	/* Kept as it is: the escaping is the writer's of the whole line. */
+	assert_string_equal(sp_clip(b, sizeof b, "a\nb\\c\x1b\xe9"), "a\nb\\c\x1b\xe9");
+	assert_string_equal(sp_clip(b, sizeof b, "exactly 15 byte"), "exactly 15 byte");
+	assert_string_equal(sp_clip(b, sizeof b, "sixteen bytes!!!"), "sixteen byte...");
+	/* A character is never cut in half; a byte that is not UTF-8 is one. */
+	assert_string_equal(sp_clip(b, sizeof b, "012345\xe6\x97\xa5" "abcdefg"),
+			    "012345\xe6\x97\xa5" "abc...");
+	assert_string_equal(sp_clip(b, sizeof b, "0123456789\xe6\x97\xa5\xe6\x97\xa5"),
+			    "0123456789...");
+	assert_string_equal(sp_clip(b, sizeof b, "0123456789\xe6\x97\xe6\x97\xe6\x97"),
+			    "0123456789\xe6\x97...");
+	assert_string_equal(sp_clip(b, 4, "abcdef"), "...");
+	assert_string_equal(sp_clip(b, 1, "abcdef"), "");
+}
+
 static void test_quote(void **state)
 {
 	char b[16];
@@ -212,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_format_double), cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_strmap),
 		cmocka_unit_test(test_strmap_insert_existing_does_not_grow),     cmocka_unit_test(test_sort_median),
+		cmocka_unit_test(test_clip),
 		cmocka_unit_test(test_quote),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
