@@ -81,6 +81,18 @@ static size_t printable_char_len(const unsigned char *p)
 	return p[0] == 0xc2 && p[1] < 0xa0 ? 0 : utf8_char_len(p);
 }
 
+/* The letter of c's two-character escape (\\, \n, \r, \t), or 0. */
+static char short_escape(unsigned char c)
+{
+	switch (c) {
+	case '\\': return '\\';
+	case '\n': return 'n';
+	case '\r': return 'r';
+	case '\t': return 't';
+	default: return 0;
+	}
+}
+
 const char *sp_quote(char *buf, size_t size, const char *text)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -91,11 +103,12 @@ const char *sp_quote(char *buf, size_t size, const char *text)
 		char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
 		const char *out = esc;
 		size_t k = 4, utf8 = *p >= 0x80 ? printable_char_len(p) : 0;
+		char letter = short_escape(*p);
 		next = p + (utf8 ? utf8 : 1);
-		if ((*p >= 0x20 && *p < 0x7f) || utf8)
+		if (letter)
+			esc[1] = letter, k = 2;
+		else if ((*p >= 0x20 && *p < 0x7f) || utf8)
 			out = (const char *)p, k = (size_t)(next - p);
-		else if (*p == '\n' || *p == '\r' || *p == '\t')
-			esc[1] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't', k = 2;
 		if (n + k > size - 1) {
 			memcpy(buf + cut, "...", 4);
 			return buf;

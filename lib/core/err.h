@@ -39,10 +39,14 @@ int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
 const char *sp_clip(char *buf, size_t size, const char *text);
 
 /* A message as it leaves the program (cli.c's lines on stderr, a sweep's
- * log): one line of valid UTF-8. Control characters are written as \n,
- * \r, \t or \xNN, each byte that is not part of a valid UTF-8 character
- * (or is part of a C1 control) as \xNN; cut with "..." to fit `size`
- * bytes, never inside an escape or a character. Returns buf. */
+ * log): one line of valid UTF-8 that reads back unambiguously. The
+ * backslash is written as \\, control characters as \n, \r, \t or \xNN,
+ * each byte that is not part of a valid UTF-8 character (or is part of a
+ * C1 control) as \xNN, so that a name holding the four characters \x1b
+ * shows apart from one holding the byte ESC; cut with "..." to fit `size`
+ * bytes, never inside an escape or a character. Applied once, to the
+ * whole line: applied again, it would double every backslash. Returns
+ * buf. */
 const char *sp_quote(char *buf, size_t size, const char *text);
 
 /* The "s" of the noun after a count in a message, none for exactly one:

@@ -191,6 +191,10 @@ static void test_quote(void **state)
 	char b[16];
 	assert_string_equal(sp_quote(b, sizeof b, "plain"), "plain");
 	assert_string_equal(sp_quote(b, sizeof b, "a\nb\tc\r\x01"), "a\\nb\\tc\\r\\x01");
+	/* The backslash too, so that the text \x1b shows apart from the byte. */
+	assert_string_equal(sp_quote(b, sizeof b, "\\x1b \x1b"), "\\\\x1b \\x1b");
+	assert_string_equal(sp_quote(b, sizeof b, "C:\\a\\"), "C:\\\\a\\\\");
+	assert_string_equal(sp_quote(b, sizeof b, "0123456789ab\\\\"), "0123456789ab...");
 	assert_string_equal(sp_quote(b, sizeof b, "exactly 15 byte"), "exactly 15 byte");
 	assert_string_equal(sp_quote(b, sizeof b, "sixteen bytes!!!"), "sixteen byte...");
 	/* An escape is never cut in half. */

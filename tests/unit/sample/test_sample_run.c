@@ -309,7 +309,7 @@ static void test_sweep_and_resume(void **state)
 	assert_int_equal(count_lines(log, "]Kernel: toy_fp32 | Start: part 1 of 1, 12 shapes"), 1);
 	assert_int_equal(count_lines(log, "| Skipped: [2, 3]: m 3 is refused"), 1);
 	/* the message escaped, once, on the log's one line */
-	assert_int_equal(count_lines(log, "| Failed: [4, 1]: out of memory for 'x\\y\\n' (4 MB)"),
+	assert_int_equal(count_lines(log, "| Failed: [4, 1]: out of memory for 'x\\\\y\\n' (4 MB)"),
 			 1);
 	assert_int_equal(count_lines(log, "| Progress: 5/12=41.67% | Speed: "), 1);
 	assert_int_equal(count_lines(log, "| Progress: 10/12=83.33% | "), 1);
@@ -369,7 +369,7 @@ static void test_failure_after_a_shape_logged(void **state)
 	free(text);
 	const char *log = test_path("logged/sampling_log/ToyGPU_toy_fp32_1_1.txt");
 	assert_true(test_exists(log));
-	assert_int_equal(count_lines(log, "| Failed: [4, 1]: out of memory for 'x\\y\\n' (4 MB)"),
+	assert_int_equal(count_lines(log, "| Failed: [4, 1]: out of memory for 'x\\\\y\\n' (4 MB)"),
 			 1);
 	sample_config_free(&cfg);
 }
