@@ -91,12 +91,13 @@ const char *cli_name(void)
 }
 
 /* One line on stderr: "PROGRAM: KIND: MESSAGE", then `tail` (or nothing).
- * The message is quoted as a whole (sp_quote): a file name or option value
- * holding a newline or an escape sequence cannot split the line or drive
- * the terminal. */
+ * The message holds file names, option values and the library's messages
+ * raw (err.h); here it is escaped, once and as a whole (sp_quote), so that
+ * a name holding a newline or an escape sequence cannot split the line or
+ * drive the terminal. Four bytes of room a byte: no escape is cut. */
 static void vreport(const char *kind, const char *tail, const char *fmt, va_list ap)
 {
-	char text[SP_ERR_MAX * 2], shown[SP_ERR_MAX * 4];
+	char text[SP_ERR_MAX * 2], shown[sizeof text * 4];
 	vsnprintf(text, sizeof text, fmt, ap);
 	fflush(stdout);
 	fprintf(stderr, "%s: %s: %s%s\n", program, kind, sp_quote(shown, sizeof shown, text),
@@ -161,13 +162,13 @@ void cli_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Quoted as vreport quotes: a file or device name it shows cannot split
+/* Escaped as vreport escapes: a file or device name it shows cannot split
  * the line or drive the terminal. */
 void cli_log(int level, const char *fmt, ...)
 {
 	if (cli_verbosity < level)
 		return;
-	char text[SP_ERR_MAX * 2], shown[SP_ERR_MAX * 4];
+	char text[SP_ERR_MAX * 2], shown[sizeof text * 4];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);

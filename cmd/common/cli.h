@@ -38,6 +38,9 @@ int cli_stop_signal(void);
 /* "PROGRAM: stopped: MESSAGE" on stderr (also under -q), exit EXIT_STOPPED. */
 noreturn void cli_stopped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The lines on stderr. What they are given holds file names, option values
+ * and the library's messages raw, never escaped (err.h): each line is
+ * escaped once, whole, as it is written (sp_quote). */
 noreturn void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 noreturn void cli_fatal(const struct sp_err *err);
 noreturn void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -20,7 +20,7 @@ static int env_int(const char *name, long min, long max, int *out, struct sp_err
 	long v = strtol(s, &end, 10);
 	if (*end || errno || v < min || v > max)
 		return sp_fail(err, "%s='%s': not an integer in %ld..%ld", name,
-			       sp_quote(shown, sizeof shown, s), min, max);
+			       sp_clip(shown, sizeof shown, s), min, max);
 	*out = (int)v;
 	return 1;
 }

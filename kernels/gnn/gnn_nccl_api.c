@@ -132,10 +132,9 @@ const struct gnn_nccl_api *gnn_nccl_api_shared(struct sp_err *err)
 int gnn_nccl_api_fail(const struct gnn_nccl_api *api, void *comm, int result, const char *what,
 		      struct sp_err *err)
 {
-	char detail[SP_ERR_MAX] = "";
 	const char *last = api->get_last_error ? api->get_last_error(comm) : NULL;
-	if (last && *last)
-		sp_quote(detail, sizeof detail, last);
-	return sp_fail(err, "%s: %s%s%s", what, api->get_error_string(result), *detail ? ": " : "",
-		       detail);
+	if (!last)
+		last = "";
+	return sp_fail(err, "%s: %s%s%s", what, api->get_error_string(result), *last ? ": " : "",
+		       last);
 }

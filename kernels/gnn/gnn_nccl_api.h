@@ -94,8 +94,8 @@ int gnn_nccl_api_check_version(const char *path, int version, struct sp_err *err
 const struct gnn_nccl_api *gnn_nccl_api_shared(struct sp_err *err);
 
 /* A failed call's result as a message: "WHAT: NCCL's text for the result:
- * its last error text" (the latter where the library has one, quoted to one
- * line). Returns -1. comm may be NULL. */
+ * its last error text" (the latter where the library has one). Returns -1.
+ * comm may be NULL. */
 int gnn_nccl_api_fail(const struct gnn_nccl_api *api, void *comm, int result, const char *what,
 		      struct sp_err *err);
 

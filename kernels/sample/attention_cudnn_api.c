@@ -91,11 +91,8 @@ int attention_cudnn_api_fail(const struct attention_cudnn_api *api, int status, 
 			     struct sp_err *err)
 {
 	char detail[SP_ERR_MAX] = "";
-	if (api->get_last_error_string) {
-		char raw[SP_ERR_MAX] = "";
-		api->get_last_error_string(raw, sizeof raw);
-		sp_quote(detail, sizeof detail, raw);
-	}
+	if (api->get_last_error_string)
+		api->get_last_error_string(detail, sizeof detail);
 	return sp_fail(err, "cuDNN %s: %s%s%s", what, api->get_error_string(status),
 		       *detail ? ": " : "", detail);
 }

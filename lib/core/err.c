@@ -47,12 +47,50 @@ int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
 	return -1;
 }
 
+/* The bytes of the character at p: those of a valid UTF-8 character, else
+ * one (ASCII, or a byte that is not UTF-8). */
+static size_t char_len(const unsigned char *p)
+{
+	size_t n = utf8_char_len(p);
+	return n ? n : 1;
+}
+
+const char *sp_clip(char *buf, size_t size, const char *text)
+{
+	size_t n = strlen(text), keep = 0;
+	if (n < size) {
+		memcpy(buf, text, n + 1);
+		return buf;
+	}
+	if (size < 4)
+		return size ? (buf[0] = '\0', buf) : buf;
+	/* keep + 3 < size <= n: what is kept lies inside text */
+	const unsigned char *p = (const unsigned char *)text;
+	while (keep + char_len(p + keep) + 3 < size)
+		keep += char_len(p + keep);
+	memcpy(buf, text, keep);
+	memcpy(buf + keep, "...", 4);
+	return buf;
+}
+
 /* The length of the character at p when it is valid UTF-8 and printable:
  * not a C1 control, U+0080 to U+009F (0xc2 0x80 to 0xc2 0x9f), which
  * terminals take as commands; else 0. */
 static size_t printable_char_len(const unsigned char *p)
 {
 	return p[0] == 0xc2 && p[1] < 0xa0 ? 0 : utf8_char_len(p);
+}
+
+/* The letter of c's two-character escape (\\, \n, \r, \t), or 0. */
+static char short_escape(unsigned char c)
+{
+	switch (c) {
+	case '\\': return '\\';
+	case '\n': return 'n';
+	case '\r': return 'r';
+	case '\t': return 't';
+	default: return 0;
+	}
 }
 
 const char *sp_quote(char *buf, size_t size, const char *text)
@@ -65,11 +103,12 @@ const char *sp_quote(char *buf, size_t size, const char *text)
 		char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
 		const char *out = esc;
 		size_t k = 4, utf8 = *p >= 0x80 ? printable_char_len(p) : 0;
+		char letter = short_escape(*p);
 		next = p + (utf8 ? utf8 : 1);
-		if ((*p >= 0x20 && *p < 0x7f) || utf8)
+		if (letter)
+			esc[1] = letter, k = 2;
+		else if ((*p >= 0x20 && *p < 0x7f) || utf8)
 			out = (const char *)p, k = (size_t)(next - p);
-		else if (*p == '\n' || *p == '\r' || *p == '\t')
-			esc[1] = *p == '\n' ? 'n' : *p == '\r' ? 'r' : 't', k = 2;
 		if (n + k > size - 1) {
 			memcpy(buf + cut, "...", 4);
 			return buf;

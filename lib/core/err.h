@@ -2,7 +2,12 @@
  * returns 0 on success or -1 with a one-line message in a struct sp_err.
  * The message names the file and the problem ("x.npy: truncated: header
  * claims 800 bytes of data, file holds 400"); the program prefixes its own
- * name when it prints it (cli_fatal). The library never prints or exits. */
+ * name when it prints it (cli_fatal). The library never prints or exits.
+ *
+ * What a message quotes from outside (a file name, a value from a file or
+ * the environment) it holds raw, never escaped, long values cut by sp_clip:
+ * the whole line is escaped once, by sp_quote, where it leaves the program
+ * (on stderr, into a log), so that each byte is escaped exactly once. */
 #ifndef SPKIT_ERR_H
 #define SPKIT_ERR_H
 
@@ -28,11 +33,20 @@ int sp_fail_errno(struct sp_err *err, const char *fmt, ...)
 int sp_err_prefix(struct sp_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Text from a file (a CSV cell, a YAML key, a file name) as it may appear
- * inside a one-line message of valid UTF-8: control characters written as
- * \n, \r, \t or \xNN, each byte that is not part of a valid UTF-8
- * character (or is part of a C1 control) as \xNN, and cut with "..." to
- * fit `size` bytes, never inside an escape or a character. Returns buf. */
+/* Text from a file or the environment (a CSV cell, a YAML key, a
+ * variable's value) as a part of a message: copied as it is, cut with
+ * "..." to fit `size` bytes, never inside a UTF-8 character. Returns buf. */
+const char *sp_clip(char *buf, size_t size, const char *text);
+
+/* A message as it leaves the program (cli.c's lines on stderr, a sweep's
+ * log): one line of valid UTF-8 that reads back unambiguously. The
+ * backslash is written as \\, control characters as \n, \r, \t or \xNN,
+ * each byte that is not part of a valid UTF-8 character (or is part of a
+ * C1 control) as \xNN, so that a name holding the four characters \x1b
+ * shows apart from one holding the byte ESC; cut with "..." to fit `size`
+ * bytes, never inside an escape or a character. Applied once, to the
+ * whole line: applied again, it would double every backslash. Returns
+ * buf. */
 const char *sp_quote(char *buf, size_t size, const char *text);
 
 /* The "s" of the noun after a count in a message, none for exactly one:

@@ -17,17 +17,19 @@
 #include "core/buf.h"
 
 
-/* Named temporaries still open, and the new files and folders of
- * outfile_remove_on_signal, for the signal handler. A fixed table of
- * copies, because the handler may not allocate and a caller's path may
- * not outlive its registration (a sweep's live on its stack); programs hold
- * a handful of outputs at a time. Threads write outputs too (the NVRTC
- * cache's entries), so slots are taken and given back under a lock; the
- * handler takes none: it only reads the slots marked in use, and a slot's
- * path is written before it is marked. */
+/* Named temporaries still open, the new files and folders of
+ * outfile_remove_on_signal and the files of outfile_empty_on_signal, for
+ * the signal handler. A fixed table of copies, because the handler may not
+ * allocate and a caller's path may not outlive its registration (a
+ * sweep's live on its stack); programs hold a handful of outputs at a
+ * time. Threads write outputs too (the NVRTC cache's entries), so slots
+ * are taken and given back under a lock; the handler takes none: it only
+ * reads the slots marked in use, and a slot's path and descriptor are
+ * written before it is marked. */
 #define MAX_UNFINISHED 64
 static struct {
 	int used; /* read and written atomically */
+	int fd;   /* >= 0: the file to cut back to empty; -1: the path to remove */
 	char path[PATH_MAX];
 } unfinished[MAX_UNFINISHED];
 static pthread_mutex_t unfinished_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -40,7 +42,7 @@ void outfile_use_named_temporaries(int on)
 
 /* A path longer than a slot is not tracked, as when the table is full: a
  * kill then leaves it. */
-static void track(const char *path)
+static void track(const char *path, int fd)
 {
 	size_t n = strlen(path);
 	if (n >= PATH_MAX)
@@ -50,6 +52,7 @@ static void track(const char *path)
 		if (__atomic_load_n(&unfinished[i].used, __ATOMIC_ACQUIRE))
 			continue;
 		memcpy(unfinished[i].path, path, n + 1);
+		unfinished[i].fd = fd;
 		__atomic_store_n(&unfinished[i].used, 1, __ATOMIC_RELEASE);
 		break;
 	}
@@ -78,8 +81,12 @@ void outfile_remove_all_unfinished(void)
 {
 	for (int i = 0; i < MAX_UNFINISHED; i++) {
 		const char *path = tracked(i);
-		if (path)
+		if (path && unfinished[i].fd >= 0) {
+			int rc = ftruncate(unfinished[i].fd, 0);
+			(void)rc; /* nothing more a handler can do */
+		} else if (path) {
 			unlink(path);
+		}
 	}
 	/* Folders, the later registered first, and again until a pass removes
 	 * none: an outer folder registered after its inner one is empty only
@@ -97,7 +104,13 @@ void outfile_remove_all_unfinished(void)
 void outfile_remove_on_signal(const char *path)
 {
 	if (path)
-		track(path);
+		track(path, -1);
+}
+
+void outfile_empty_on_signal(const char *path, int fd)
+{
+	if (path)
+		track(path, fd);
 }
 
 void outfile_keep_on_signal(const char *path)
@@ -165,7 +178,7 @@ static int open_named(struct outfile *f, struct sp_err *err)
 	sigprocmask(SIG_BLOCK, &all, &old);
 	int fd = mkstemp(f->tmp);
 	if (fd >= 0)
-		track(f->tmp);
+		track(f->tmp, -1);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0)
 		return sp_fail_errno(err, "%s: cannot create output", f->path);
@@ -325,7 +338,7 @@ static int link_unnamed(struct outfile *f, int fd, struct sp_err *err)
 		sigprocmask(SIG_BLOCK, &all, &old);
 		int rc = linkat(AT_FDCWD, proc, AT_FDCWD, f->tmp, AT_SYMLINK_FOLLOW);
 		if (rc == 0)
-			track(f->tmp);
+			track(f->tmp, -1);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (rc == 0)
 			return rename(f->tmp, f->target) == 0

@@ -61,7 +61,8 @@ int outfile_write(struct outfile *f, const void *buf, size_t n, struct sp_err *e
 /* Async-signal-safe: unlink every named temporary not yet committed or
  * aborted, and every path given to outfile_remove_on_signal and not yet
  * kept (files first, then folders, each once it is empty, in any order
- * they were given). */
+ * they were given); cut back to empty every file given to
+ * outfile_empty_on_signal and not yet kept. */
 void outfile_remove_all_unfinished(void);
 
 /* A file or folder this run created that holds nothing worth keeping yet
@@ -71,6 +72,11 @@ void outfile_remove_all_unfinished(void);
  * track of); both are no-ops on a NULL path. Any thread. */
 void outfile_remove_on_signal(const char *path);
 void outfile_keep_on_signal(const char *path);
+/* The same for a file that was there, empty, and that this run writes
+ * through fd (a sweep's CSV, its header): a fatal signal cuts it back to
+ * empty (ftruncate), so that a kill leaves it as it was. Keep it
+ * (outfile_keep_on_signal) before fd is closed. */
+void outfile_empty_on_signal(const char *path, int fd);
 
 /* For tests of the fallback: make every later output use a named
  * temporary, as on a filesystem without O_TMPFILE. */

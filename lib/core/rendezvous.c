@@ -52,7 +52,7 @@ int rendezvous_check_run_id(const char *run_id, struct sp_err *err)
 			why = "contains a control character";
 	}
 	return why ? sp_fail(err, "rendezvous run id '%s': %s (it becomes part of a file name)",
-			     sp_quote(shown, sizeof shown, run_id), why)
+			     sp_clip(shown, sizeof shown, run_id), why)
 		   : 0;
 }
 
@@ -96,7 +96,7 @@ static int refuse_existing(const char *path, const char *run_id, struct sp_err *
 	return sp_fail(err,
 		       "%s: a rendezvous file of an earlier run with id '%s' is there; remove it if "
 		       "no run with that id is going",
-		       path, sp_quote(shown, sizeof shown, run_id));
+		       path, sp_clip(shown, sizeof shown, run_id));
 }
 
 int rendezvous_publish(const char *dir, const char *run_id, int world, const void *blob,
@@ -161,14 +161,13 @@ static int read_file(FILE *fp, const char *path, int world, void *blob, size_t b
 	else if (le32(buf + 8) != VERSION)
 		snprintf(why, why_size, "version %u, this spkit reads %d", le32(buf + 8), VERSION);
 	else if ((int64_t)le32(buf + 12) != world) {
-		char host[HOST_BYTES], shown[HOST_BYTES * 2];
+		char host[HOST_BYTES];
 		memcpy(host, buf + 40, HOST_BYTES);
 		host[HOST_BYTES - 1] = '\0';
 		ok = sp_fail(err,
 			     "%s: the rendezvous file is for a run of %u ranks, this run has %d "
 			     "(written by process %llu on %s)",
-			     path, le32(buf + 12), world, (unsigned long long)le64(buf + 16),
-			     sp_quote(shown, sizeof shown, host));
+			     path, le32(buf + 12), world, (unsigned long long)le64(buf + 16), host);
 	}
 	else if (le64(buf + 32) != bytes)
 		ok = sp_fail(err, "%s: the rendezvous file holds %llu bytes, %zu expected", path,

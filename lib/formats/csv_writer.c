@@ -162,8 +162,9 @@ static int end_row(struct csv_writer *w, int header, struct sp_err *err)
 	else if (w->out_of_memory || format_row(w))
 		rc = sp_fail(err, "%s: out of memory", w->path);
 	else {
-		/* A new file's first row makes it one to keep, also when killed
-		 * (kept first: a kill in between leaves the header, not a row lost). */
+		/* A file new or empty before the open: its first row makes it one
+		 * to keep, also when killed (kept first: a kill in between leaves
+		 * the header, not a row lost). */
 		if (!header && w->rows == 0)
 			outfile_keep_on_signal(w->path);
 		rc = emit(w, w->line.data, w->line.len, err);
@@ -257,7 +258,7 @@ static int check_header(struct existing *x, const struct csv_reader_row *row, st
 		sp_fail(err, "%s: out of memory", w->path);
 	else
 		sp_fail(err, "%s: header has columns %s but this run writes %s", w->path,
-			sp_quote(q1, sizeof q1, have.data), sp_quote(q2, sizeof q2, want.data));
+			sp_clip(q1, sizeof q1, have.data), sp_clip(q2, sizeof q2, want.data));
 	buf_free(&have);
 	buf_free(&want);
 	return -1;
@@ -300,6 +301,8 @@ static int prepare_append(struct csv_writer *w, const char *const *columns, csv_
 	if (st.st_size > keep && ftruncate(w->fd, keep))
 		return sp_fail_errno(err, "%s: cannot cut off the unfinished last row", w->path);
 	w->was_empty = !w->created && st.st_size == 0;
+	if (w->was_empty) /* as it was until its first row, also when killed */
+		outfile_empty_on_signal(w->path, w->fd);
 	return res.records ? follow_line_end(w, keep, err) : write_header(w, columns, err);
 }
 
@@ -368,6 +371,18 @@ void csv_writer_set_fsync(struct csv_writer *w, int on)
 	w->fsync_rows = on;
 }
 
+/* The descriptor of an appended or streamed file closed, the file kept on
+ * a signal first: the handler cuts a file that was empty back to empty
+ * through it (outfile_empty_on_signal), and once closed its number may be
+ * another file's. */
+static int close_fd(struct csv_writer *w)
+{
+	outfile_keep_on_signal(w->path);
+	int rc = close(w->fd);
+	w->fd = -1;
+	return rc;
+}
+
 int csv_writer_commit(struct csv_writer *w, struct sp_err *err)
 {
 	int rc = 0;
@@ -387,9 +402,8 @@ int csv_writer_commit(struct csv_writer *w, struct sp_err *err)
 	default:
 		if (w->fsync_rows && fsync(w->fd))
 			rc = sp_fail_errno(err, "%s: fsync failed", w->path);
-		if (close(w->fd) && !rc)
+		if (close_fd(w) && !rc)
 			rc = sp_fail_errno(err, "%s: close failed", w->path);
-		w->fd = -1;
 	}
 	release(w);
 	return rc;
@@ -402,8 +416,7 @@ int csv_writer_is_new(const struct csv_writer *w)
 
 void csv_writer_keep(struct csv_writer *w)
 {
-	if (csv_writer_is_new(w))
-		outfile_keep_on_signal(w->path);
+	outfile_keep_on_signal(w->path);
 	w->created = 0;
 	w->was_empty = 0;
 }
@@ -428,7 +441,7 @@ void csv_writer_abort(struct csv_writer *w)
 	if (w->mode == MODE_FILE)
 		outfile_abort(&w->af);
 	else if ((w->mode == MODE_APPEND || w->mode == MODE_STREAM) && w->fd >= 0)
-		close(w->fd);
+		close_fd(w);
 	w->fd = -1;
 	release(w);
 }

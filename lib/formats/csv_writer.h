@@ -26,8 +26,9 @@
  *   file is locked (flock) while open, so two jobs cannot append to it. A
  *   file this open created is removed again by csv_writer_abort while it
  *   holds no row: a sweep that fails before its first row leaves nothing;
- *   one that was there empty is cut back to empty (a kill leaves it the
- *   header). */
+ *   one that was there empty is cut back to empty. A fatal signal does the
+ *   same (outfile.h, cli_init): a kill before the first row leaves the file
+ *   as it was. */
 #ifndef SPKIT_CSVW_H
 #define SPKIT_CSVW_H
 

@@ -85,7 +85,7 @@ int npy_read_header_source(struct npy_source *src, struct npy_array *a, struct s
 	if (src->read(src, pre, 8, err))
 		return -1;
 	if (memcmp(pre, "\x93NUMPY", 6) != 0)
-		return sp_fail(err, "%s: not a .npy file (no \\x93NUMPY magic at byte 0)",
+		return sp_fail(err, "%s: not a .npy file (no 0x93 NUMPY magic at byte 0)",
 			       src->name);
 	int version = pre[6];
 	if (version < 1 || version > 3 || pre[7] != 0)

@@ -160,7 +160,7 @@ static int on_alias(struct builder *b, const yaml_event_t *ev)
 	char q[80];
 	if (!i)
 		return sp_fail(b->err, "%s:%zu: unknown alias '*%s'", b->doc->name,
-			       ev->start_mark.line + 1, sp_quote(q, sizeof q, name));
+			       ev->start_mark.line + 1, sp_clip(q, sizeof q, name));
 	return attach(b, b->doc->nodes[*i]);
 }
 
@@ -235,7 +235,7 @@ static int build_mapping(struct builder *b, struct frame *f, struct strmap *seen
 		char q[80];
 		if (!added)
 			return yaml_doc_fail(k, b->err, "duplicate key '%s' (first at line %zu)",
-				       sp_quote(q, sizeof q, k->text), f->kids[*first]->line);
+				       sp_clip(q, sizeof q, k->text), f->kids[*first]->line);
 		*first = i;
 		if (is_merge_key(k))
 			merge = k;
@@ -539,10 +539,10 @@ static int fail_value(const struct yaml_doc_node *n, const char *what, const cha
 		      struct sp_err *err)
 {
 	char w[100], q[80];
-	sp_quote(w, sizeof w, what);
+	sp_clip(w, sizeof w, what);
 	if (n->kind == YDOC_SCALAR && !yaml_doc_is_null(n))
 		return yaml_doc_fail(n, err, "%s: expected %s, found '%s'", w, expected,
-			       sp_quote(q, sizeof q, n->text));
+			       sp_clip(q, sizeof q, n->text));
 	return yaml_doc_fail(n, err, "%s: expected %s, found %s", w, expected, kind_name(n));
 }
 
@@ -600,11 +600,11 @@ static int lookup(const struct yaml_doc_node *map, const char *key, int required
 	char q[100];
 	if (map && map->kind != YDOC_MAPPING)
 		return yaml_doc_fail(map, err, "expected a mapping with key '%s', found %s",
-			       sp_quote(q, sizeof q, key), kind_name(map));
+			       sp_clip(q, sizeof q, key), kind_name(map));
 	const struct yaml_doc_node *v = map ? yaml_doc_get(map, key) : NULL;
 	if (!v && required)
-		return map ? yaml_doc_fail(map, err, "missing key '%s'", sp_quote(q, sizeof q, key))
-			   : sp_fail(err, "missing key '%s'", sp_quote(q, sizeof q, key));
+		return map ? yaml_doc_fail(map, err, "missing key '%s'", sp_clip(q, sizeof q, key))
+			   : sp_fail(err, "missing key '%s'", sp_clip(q, sizeof q, key));
 	if (!v || (!required && yaml_doc_is_null(v)))
 		return 0;
 	*out = v;
@@ -801,7 +801,7 @@ int yaml_doc_check_keys(const struct yaml_doc_node *map, const char *const *allo
 			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "",
 						allowed[k]);
 		return yaml_doc_fail(yaml_doc_map_value_at(map, i), err, "unknown key '%s' in %s (expected %s)",
-			       sp_quote(q, sizeof q, key), what, list);
+			       sp_clip(q, sizeof q, key), what, list);
 	}
 	return 0;
 }

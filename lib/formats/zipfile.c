@@ -171,13 +171,13 @@ static int parse_directory(struct zip_reader *z, const unsigned char *cd, const 
 		char shown[128];
 		if (apply_zip64_extra(e, h + CENTRAL_SIZE + nlen, xlen))
 			rc = sp_fail(err, "%s: member '%s': bad ZIP64 extra field (at byte %llu)",
-				     z->path, sp_quote(shown, sizeof shown, e->name),
+				     z->path, sp_clip(shown, sizeof shown, e->name),
 				     (unsigned long long)(d->offset + p));
 		else if (!strmap_insert(&seen, e->name, nlen, &added))
 			rc = sp_fail(err, "%s: out of memory", z->path);
 		else if (!added)
 			rc = sp_fail(err, "%s: two members named '%s' (NumPy would read the last)",
-				     z->path, sp_quote(shown, sizeof shown, e->name));
+				     z->path, sp_clip(shown, sizeof shown, e->name));
 		p += CENTRAL_SIZE + nlen + xlen + clen;
 	}
 	strmap_free(&seen);

@@ -56,7 +56,7 @@ static int cell_name(const struct table *t, size_t i, size_t col, const char *co
 	char shown[64];
 	return sp_fail(err, "%s:%zu: column '%s': expected %s, found '%s'", t->name,
 		       table_line(t, i), table_header(t, col), expected,
-		       sp_quote(shown, sizeof shown, text));
+		       sp_clip(shown, sizeof shown, text));
 }
 
 static int cell_int(const struct table *t, size_t i, size_t col, int64_t min, int64_t max,

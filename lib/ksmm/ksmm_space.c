@@ -163,10 +163,10 @@ static int read_names(const struct yaml_doc_node *map, const char *key,
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
 		int bit;
-		char quoted[64];
+		char shown[64];
 		if (parse(v[i], &bit))
 			rc = yaml_doc_fail(node, err, "%s: unknown '%s'", key,
-					   sp_quote(quoted, sizeof quoted, v[i]));
+					   sp_clip(shown, sizeof shown, v[i]));
 		else
 			*out |= 1u << bit;
 	}

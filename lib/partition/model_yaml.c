@@ -48,17 +48,17 @@ static int substitute(const struct yaml_doc_node *at, const char *text, const st
 				with = cp ? cp->out : NULL;
 			} else {
 				return yaml_doc_fail(at, err, "'%s': unknown placeholder '%.*s' (expected $i, "
-					       "$in or $out)", sp_quote(q, sizeof q, text), (int)skip, p);
+					       "$in or $out)", sp_clip(q, sizeof q, text), (int)skip, p);
 			}
 			if (!cp || !with)
 				return yaml_doc_fail(at, err, "'%s': %.*s outside a repeated block%s",
-					       sp_quote(q, sizeof q, text), (int)skip, p,
+					       sp_clip(q, sizeof q, text), (int)skip, p,
 					       cp ? " with that key" : "");
 		}
 		size_t add = with ? strlen(with) : 1;
 		if (len + add >= MODEL_YAML_NAME_MAX)
 			return yaml_doc_fail(at, err, "'%s': name longer than %d bytes",
-					     sp_quote(q, sizeof q, text), MODEL_YAML_NAME_MAX - 1);
+					     sp_clip(q, sizeof q, text), MODEL_YAML_NAME_MAX - 1);
 		memcpy(out + len, with ? with : p, add);
 		len += add;
 		p += skip;
@@ -85,7 +85,7 @@ static int declare(struct loader *l, const struct yaml_doc_node *at, const char 
 		return yaml_doc_fail(at, l->err, "a tensor needs a name");
 	size_t *found = strmap_find(&l->g->names, name, strlen(name));
 	if (found)
-		return yaml_doc_fail(at, l->err, "'%s' is declared twice", sp_quote(q, sizeof q, name));
+		return yaml_doc_fail(at, l->err, "'%s' is declared twice", sp_clip(q, sizeof q, name));
 	*index = opgraph_value_intern(l->g, name);
 	return *index == OPGRAPH_NONE ? oom(l) : 0;
 }
@@ -95,7 +95,7 @@ static int read_dims(struct loader *l, const struct yaml_doc_node *seq, const ch
 		     int symbolic, struct opgraph_value *v)
 {
 	char q[80];
-	sp_quote(q, sizeof q, name);
+	sp_clip(q, sizeof q, name);
 	if (yaml_doc_kind(seq) != YDOC_SEQUENCE)
 		return yaml_doc_fail(seq, l->err, "'%s': expected a list of dims", q);
 	size_t n = yaml_doc_seq_len(seq);
@@ -138,7 +138,7 @@ static int read_constant(struct loader *l, const struct yaml_doc_node *v, const 
 	int all_int = 1;
 	if (yaml_doc_kind(v) == YDOC_MAPPING || n > OPGRAPH_CONST_MAX)
 		return yaml_doc_fail(v, l->err, "'%s': expected a number or a list of at most %d",
-				     sp_quote(q, sizeof q, name), OPGRAPH_CONST_MAX);
+				     sp_clip(q, sizeof q, name), OPGRAPH_CONST_MAX);
 	for (size_t i = 0; i < n; i++) {
 		const struct yaml_doc_node *e = is_list ? yaml_doc_seq_at(v, i) : v;
 		const char *text = yaml_doc_text(e);
@@ -202,7 +202,7 @@ static int read_attr(struct loader *l, struct opgraph_node *n, const char *key,
 	size_t count = is_list ? yaml_doc_seq_len(v) : 1;
 	if (yaml_doc_kind(v) == YDOC_MAPPING || count > 64 || yaml_doc_is_null(v))
 		return yaml_doc_fail(v, l->err, "attribute '%s': expected a number, a string or a list "
-			       "of at most 64 numbers", sp_quote(q, sizeof q, key));
+			       "of at most 64 numbers", sp_clip(q, sizeof q, key));
 	for (size_t i = 0; i < count; i++) {
 		const struct yaml_doc_node *e = is_list ? yaml_doc_seq_at(v, i) : v;
 		const char *text = yaml_doc_text(e);
@@ -214,7 +214,7 @@ static int read_attr(struct loader *l, struct opgraph_node *n, const char *key,
 			return opgraph_node_add_string(n, key, text) ? oom(l) : 0;
 		} else {
 			return yaml_doc_fail(e, l->err, "attribute '%s': a list must hold numbers only",
-				       sp_quote(q, sizeof q, key));
+				       sp_clip(q, sizeof q, key));
 		}
 	}
 	if (!strcmp(key, "value") && !strcmp(n->op, "ConstantOfShape")) {
@@ -291,7 +291,7 @@ static int read_node(struct loader *l, const struct yaml_doc_node *item, const s
 		const struct opgraph_value *val = v ? &l->g->values[*v] : NULL;
 		if (!out[i][0]) {
 			rc = yaml_doc_fail(item, l->err, "node '%s': output %zu has no name",
-				     sp_quote(q, sizeof q, name), i);
+				     sp_clip(q, sizeof q, name), i);
 			goto done;
 		}
 		if (val && val->producer != OPGRAPH_NONE) {
@@ -422,7 +422,7 @@ static int read_model(struct loader *l, const struct yaml_doc *doc)
 			int rc = yaml_doc_fail(yaml_doc_get(root, "outputs"), l->err,
 					       "output '%s' is no tensor "
 					       "of the model",
-					       sp_quote(q, sizeof q, outputs[i]));
+					       sp_clip(q, sizeof q, outputs[i]));
 			free(outputs);
 			return rc;
 		}

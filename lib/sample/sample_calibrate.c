@@ -194,7 +194,7 @@ struct torch_scan {
 static int torch_once(struct torch_scan *s, const struct sample_torch_row *r, size_t line,
 		      struct sp_err *err)
 {
-	char key[sizeof r->op + sizeof r->shape], q1[64], q2[128];
+	char key[sizeof r->op + sizeof r->shape];
 	size_t oplen = strlen(r->op) + 1, shapelen = strlen(r->shape);
 	memcpy(key, r->op, oplen);
 	memcpy(key + oplen, r->shape, shapelen);
@@ -205,8 +205,7 @@ static int torch_once(struct torch_scan *s, const struct sample_torch_row *r, si
 	if (!added)
 		return sp_fail(err,
 			       "%s: line %zu: operator '%s' at shape '%s' again (first at line %zu)",
-			       s->path, line, sp_quote(q1, sizeof q1, r->op),
-			       sp_quote(q2, sizeof q2, r->shape), *first);
+			       s->path, line, r->op, r->shape, *first);
 	*first = line;
 	return 0;
 }
@@ -241,7 +240,7 @@ static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err 
 	const char *const *f = row->fields;
 	struct sample_torch_row r;
 	enum sample_precision p;
-	char q1[64], q2[64]; /* fields from the file, one line each in a message */
+	char q1[64], q2[64]; /* fields from the file, cut to fit a message */
 	if (!strcmp(f[s->col[TORCH_OP]], torch_columns[TORCH_OP]) &&
 	    !strcmp(f[s->col[TORCH_PRECISION]], torch_columns[TORCH_PRECISION]))
 		return sp_fail(err,
@@ -251,7 +250,7 @@ static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err 
 			       s->path, row->line);
 	if (sample_precision_parse(f[s->col[TORCH_PRECISION]], &p))
 		return sp_fail(err, "%s: line %zu: precision '%s' is not fp16, bf16 or fp32", s->path,
-			       row->line, sp_quote(q1, sizeof q1, f[s->col[TORCH_PRECISION]]));
+			       row->line, sp_clip(q1, sizeof q1, f[s->col[TORCH_PRECISION]]));
 	if (p != s->p)
 		return sp_fail(err, "%s: line %zu: PyTorch timed at %s, this calibration is at %s",
 			       s->path, row->line, sample_precision_name(p),
@@ -259,8 +258,8 @@ static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err 
 	if (parse_us(f[s->col[TORCH_FWD]], 0, &r.fwd_us) ||
 	    parse_us(f[s->col[TORCH_BWD]], 1, &r.bwd_us))
 		return sp_fail(err, "%s: line %zu: F_dur(us) '%s' or B_dur(us) '%s' is not a time",
-			       s->path, row->line, sp_quote(q1, sizeof q1, f[s->col[TORCH_FWD]]),
-			       sp_quote(q2, sizeof q2, f[s->col[TORCH_BWD]]));
+			       s->path, row->line, sp_clip(q1, sizeof q1, f[s->col[TORCH_FWD]]),
+			       sp_clip(q2, sizeof q2, f[s->col[TORCH_BWD]]));
 	if (row->lens[s->col[TORCH_OP]] >= sizeof r.op ||
 	    row->lens[s->col[TORCH_SHAPE]] >= sizeof r.shape)
 		return sp_fail(err, "%s: line %zu: operator or shape too long", s->path, row->line);
@@ -268,7 +267,7 @@ static int torch_row(void *ctx, const struct csv_reader_row *row, struct sp_err 
 	memcpy(r.shape, f[s->col[TORCH_SHAPE]], row->lens[s->col[TORCH_SHAPE]] + 1);
 	if (torch_once(s, &r, row->line, err))
 		return -1;
-	sp_quote(s->t->device, sizeof s->t->device, f[s->col[TORCH_DEVICE]]);
+	sp_clip(s->t->device, sizeof s->t->device, f[s->col[TORCH_DEVICE]]);
 	if (s->t->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
 		struct sample_torch_row *rows = realloc(s->t->rows, cap * sizeof *rows);

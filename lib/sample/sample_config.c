@@ -70,7 +70,7 @@ static int read_grow(const struct yaml_doc_node *root, int ndims, struct sample_
 			char q[64];
 			rc = yaml_doc_fail(yaml_doc_list_item(node, (size_t)i), err,
 					   "operators[%d]: unknown operator '%s' (expected mul or add)",
-					   i, sp_quote(q, sizeof q, names[i]));
+					   i, sp_clip(q, sizeof q, names[i]));
 		}
 	}
 	free(names);
@@ -145,7 +145,7 @@ static int read_columns(const struct yaml_doc_node *root, struct sample_config *
 			if (!strcmp(names[i], names[j]))
 				rc = yaml_doc_fail(yaml_doc_list_item(node, i), err,
 						   "columns_name[%zu]: '%s' named twice", i,
-						   sp_quote(q, sizeof q, names[i]));
+						   sp_clip(q, sizeof q, names[i]));
 	}
 	if (rc == 0) {
 		cfg->columns = calloc(n, sizeof *cfg->columns);
@@ -177,7 +177,7 @@ static int read_names(const struct yaml_doc_node *root, struct sample_config *cf
 		return yaml_doc_fail(yaml_doc_get(root, "run"), err,
 				     "run: unknown mode '%s' (expected get_all, get_one, "
 				     "get_profiler or run_function)",
-				     sp_quote(q, sizeof q, run));
+				     sp_clip(q, sizeof q, run));
 	}
 	/* kernel_name is a part of the output files' names, which merge and
 	 * fit read back: DEVICE_KERNEL_PRECISION_PARTS_PART.csv. */
@@ -186,7 +186,7 @@ static int read_names(const struct yaml_doc_node *root, struct sample_config *cf
 		return yaml_doc_fail(yaml_doc_get(root, "kernel_name"), err,
 				     "kernel_name: '%s' cannot name the output files (it must be "
 				     "non-empty, with no '/')",
-				     sp_quote(q, sizeof q, kernel));
+				     sp_clip(q, sizeof q, kernel));
 	}
 	cfg->run = (enum sample_mode)mode;
 	cfg->kernel_name = strdup(kernel);

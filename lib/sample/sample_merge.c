@@ -149,7 +149,7 @@ static int duration_cell(const struct table *t, size_t row, size_t col, struct s
 		char shown[64];
 		return sp_fail(err, "%s:%zu: column '%s': expected a time (a number >= 0), "
 			       "found '%s'", t->name, table_line(t, row), table_header(t, col),
-			       sp_quote(shown, sizeof shown, table_cell(t, row, col)));
+			       sp_clip(shown, sizeof shown, table_cell(t, row, col)));
 	}
 	return 0;
 }

@@ -172,16 +172,14 @@ static int field(struct parse *ps, char *buf, size_t size)
 	return 1;
 }
 
-/* "NAME:LINE: " and fmt with one %s: arg (text from the file, quoted so the
- * message stays one line), or without arg the line itself. */
+/* "NAME:LINE: " and fmt with one %s: arg (text from the file, as it is),
+ * or without arg the line itself. */
 static int fail_line(struct parse *ps, const char *fmt, const char *arg)
 {
-	char show[SP_ERR_MAX];
-	if (arg)
-		sp_quote(show, sizeof show, arg);
-	else
-		text_span_show(ps->line, show, TEXT_SHOW_MAX + 8);
-	return text_scan_fail(&ps->s, ps->err, fmt, show);
+	char show[TEXT_SHOW_MAX + 8];
+	if (!arg)
+		arg = text_span_show(ps->line, show, sizeof show);
+	return text_scan_fail(&ps->s, ps->err, fmt, arg);
 }
 
 /* A line "KEY VALUE": the value into buf; any other line is an error. */

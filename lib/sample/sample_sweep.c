@@ -18,6 +18,8 @@
 
 /* Progress lines go to the log every this many shapes, as in the original. */
 enum { LOG_EVERY = 5 };
+/* The longest line of the log, before escaping. */
+enum { LOG_LINE_MAX = 1024 };
 
 /* What open_outputs made (folders, a new log), removed again, last first,
  * when a later step fails: a sweep that cannot start, or that fails before
@@ -71,9 +73,13 @@ static void stamp_now(char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
+/* A line of the log, escaped (sp_quote) as a program's messages are: why a
+ * shape was skipped or failed is the library's message, which holds names
+ * raw (err.h). Four bytes of room a byte: no escape is cut. */
 static int log_text(struct run *run, const char *text, struct sp_err *err)
 {
-	if (fprintf(run->log, "%s\n", text) < 0 || fflush(run->log))
+	char shown[LOG_LINE_MAX * 4];
+	if (fprintf(run->log, "%s\n", sp_quote(shown, sizeof shown, text)) < 0 || fflush(run->log))
 		return sp_fail_errno(err, "%s: cannot write", run->r->log);
 	return 0;
 }
@@ -84,7 +90,7 @@ static int log_line(struct run *run, struct sp_err *err, const char *fmt, ...)
 
 static int log_line(struct run *run, struct sp_err *err, const char *fmt, ...)
 {
-	char stamp[32], text[1024];
+	char stamp[32], text[LOG_LINE_MAX];
 	stamp_now(stamp, sizeof stamp);
 	int n = snprintf(text, sizeof text, "[%s]Kernel: %s | ", stamp, run->label);
 	va_list ap;
@@ -178,7 +184,7 @@ static int check_row(void *ctx, const struct csv_reader_row *row, struct sp_err 
 		return sp_fail(err, "%s:%zu: column '%s': expected %s, found '%s'", run->r->csv,
 			       row->line, run->job->cfg->columns[c],
 			       shape ? "a whole number" : "a time (a number >= 0)",
-			       sp_quote(q, sizeof q, row->fields[c]));
+			       sp_clip(q, sizeof q, row->fields[c]));
 	}
 	return 0;
 }

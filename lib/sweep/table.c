@@ -110,11 +110,11 @@ int table_require_cols(const struct table *t, const char *const *names, size_t n
 		long i = table_col(t, names[k]);
 		if (i < 0)
 			return sp_fail(err, "%s: missing column '%s'", t->name,
-				       sp_quote(q, sizeof q, names[k]));
+				       sp_clip(q, sizeof q, names[k]));
 		for (size_t j = (size_t)i + 1; j < t->ncols; j++)
 			if (!strcmp(table_header(t, j), names[k]))
 				return sp_fail(err, "%s: column '%s' appears twice in the header",
-					       t->name, sp_quote(q, sizeof q, names[k]));
+					       t->name, sp_clip(q, sizeof q, names[k]));
 		if (idx)
 			idx[k] = (size_t)i;
 	}
@@ -127,8 +127,8 @@ static int fail_cell(const struct table *t, size_t row, size_t col, const char *
 {
 	char name[80], cell[80];
 	return sp_fail(err, "%s:%zu: column '%s': expected %s, found '%s'", t->name,
-		       table_line(t, row), sp_quote(name, sizeof name, table_header(t, col)), what,
-		       sp_quote(cell, sizeof cell, table_cell(t, row, col)));
+		       table_line(t, row), sp_clip(name, sizeof name, table_header(t, col)), what,
+		       sp_clip(cell, sizeof cell, table_cell(t, row, col)));
 }
 
 int table_int(const struct table *t, size_t row, size_t col, int64_t *out, struct sp_err *err)

@@ -52,6 +52,27 @@ options_in() { # the long options a text mentions, sorted
 	done
 }
 
+@test "a file name holding a backslash and x1b, and one holding the byte ESC, give different error lines, each escaped once" {
+	local text='a\x1b' byte
+	byte=$(printf 'a\033')
+	for p in maxk-genmeta graph-partition macko-compress; do
+		local shown=()
+		for name in "$text" "$byte"; do
+			case $p in
+			graph-partition) run "$BIN/$p" "$T/$name.onnx" ;;
+			*) run "$BIN/$p" "$T/$name.npz" -o "$T/out" ;;
+			esac
+			[ "$status" -eq 1 ]
+			[ "${#lines[@]}" -eq 1 ] || { echo "$p: $output"; return 1; }
+			shown+=("${lines[0]}")
+		done
+		# the text's backslash doubled, the byte written \x1b
+		[[ ${shown[0]} == *"$T/a\\\\x1b."* ]] || { echo "$p: ${shown[0]}"; return 1; }
+		[[ ${shown[1]} == *"$T/a\\x1b."* ]] || { echo "$p: ${shown[1]}"; return 1; }
+		[ "${shown[0]}" != "${shown[1]}" ]
+	done
+}
+
 @test "an empty option value is a usage error before any work (-o '', --log '', --hardware=)" {
 	while read -r p args; do
 		eval "set -- $args"

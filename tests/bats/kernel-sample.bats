@@ -394,6 +394,33 @@ sweep_killed_at() {
 	[ -e "out/sampling_data/$stem.csv" ] && [ ! -s "out/sampling_data/$stem.csv" ]
 }
 
+@test "killed (SIGTERM) before its first row, a sweep leaves an empty CSV it was given empty" {
+	small
+	cd "$T"
+	"$BIN/$K" -q ln.yml --device cpu --output-dir first
+	stem=$(basename "$(ls first/sampling_data/*.csv)" .csv)
+	# a warm-up of seconds: 64 M elements, 50 runs
+	sed -e 's/^warmup_shapes: .*/warmup_shapes: [4, 4096, 4096]/' -e 's/^warmup: .*/warmup: 50/' ln.yml >slow.yml
+	mkdir -p res/sampling_data
+	csv=res/sampling_data/$stem.csv
+	: >"$csv"
+	"$BIN/$K" -q slow.yml --device cpu --output-dir res 3>&- &
+	local pid=$! i
+	# killed in the warm-up, once the header is written
+	for i in $(seq 600); do
+		[ -s "$csv" ] && break
+		sleep 0.1
+	done
+	[ -s "$csv" ]
+	kill -TERM "$pid"
+	status=0
+	wait "$pid" || status=$?
+	[ "$status" -eq 143 ]
+	assert_only_files res sampling_data
+	assert_only_files res/sampling_data "$stem.csv"
+	[ ! -s "$csv" ]
+}
+
 @test "get_one prints the shape's times; --shape picks another; a refused shape is an error" {
 	small
 	cd "$T"

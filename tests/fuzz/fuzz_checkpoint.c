@@ -5,8 +5,8 @@
  * here (so the CRCs hold and the fuzzer reaches past the ZIP layer, which
  * fuzz_npz covers). A tiny CPU model (csbm, one SAGE layer with MaxK)
  * resumes from it, then trains to its last epoch and writes its log:
- * every bad checkpoint must be a clean one-line error, never a crash, a
- * leak or undefined behaviour. The seeds are this setup's checkpoints
+ * every bad checkpoint must be a clean error, never a crash, a leak or
+ * undefined behaviour. The seeds are this setup's checkpoints
  * after 1, 2 and 3 epochs (gnn_trainer_checkpoint), split the same way. */
 #include "fuzzdir.h"
 

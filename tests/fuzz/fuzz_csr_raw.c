@@ -2,8 +2,8 @@
  * byte says where it splits into NAME.indptr and NAME.indices (at a
  * multiple of 4, or one past it to make the lengths odd), which are written
  * to a scratch folder and loaded, whole and indptr alone. Either a valid
- * CSR comes back or one line of error naming the file; never a crash, a
- * leak or an allocation beyond the files' sizes. */
+ * CSR comes back or an error naming the file; never a crash, a leak or an
+ * allocation beyond the files' sizes. */
 #include "fuzzdir.h"
 
 #include <stddef.h>

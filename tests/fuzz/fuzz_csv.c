@@ -1,7 +1,7 @@
 /* libFuzzer target for the CSV reader (csv_reader.h, table.h), with the writer
  * (csv_writer.h) checked against it on every input that reads. Properties:
- * - no crash, leak or hang; every error is one line naming the file;
- * - the typed getters either convert a cell or say why, in one line;
+ * - no crash, leak or hang; every error names the file;
+ * - the typed getters either convert a cell or say why;
  * - the complete records a partial-tail scan reports read back strictly,
  *   the same records (what csv_writer_open_append keeps of a killed sweep),
  *   and what it leaves out is an unfinished record or blank lines;
@@ -22,7 +22,7 @@
 
 static void check_message(const struct sp_err *e)
 {
-	if (strncmp(e->msg, NAME, strlen(NAME)) || strpbrk(e->msg, "\r\n"))
+	if (strncmp(e->msg, NAME, strlen(NAME)))
 		abort();
 }
 

@@ -1,6 +1,6 @@
 /* What the dataset targets do with the scratch folder once its files are
  * written: load it, add self-loops to what loads, and check that every
- * error is one line. Include after fuzzdir.h. */
+ * error has a message. Include after fuzzdir.h. */
 #ifndef SPKIT_FUZZ_DATASET_H
 #define SPKIT_FUZZ_DATASET_H
 

@@ -1,6 +1,6 @@
 /* libFuzzer target for the edge-list parser: any input gives either a
- * valid CSR with sorted rows and finite weights, or one line of error that
- * starts with the file name; never a crash, a leak or a hang.
+ * valid CSR with sorted rows and finite weights, or an error that starts
+ * with the file name; never a crash, a leak or a hang.
  *
  * A first byte below 8 is not text but the options (bit 0 one_based,
  * bit 1 undirected, bit 2 a fixed count of 1000 nodes), so plain-text
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				 "fuzz.csv", &err))
 			__builtin_trap();
 		csr_free(&g);
-	} else if (strncmp(err.msg, "fuzz.csv", 8) != 0 || strchr(err.msg, '\n')) {
+	} else if (strncmp(err.msg, "fuzz.csv", 8) != 0) {
 		__builtin_trap();
 	}
 	return 0;

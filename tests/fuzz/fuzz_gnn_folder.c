@@ -4,7 +4,7 @@
  * of the input instead, so every dtype, shape and value check of the
  * features, labels and masks meets odd arrays. The .npy and .npz readers
  * themselves have their own targets. What loads gets its self-loops; an
- * error is one line. */
+ * error has a message. */
 #include "fuzzdir.h"
 
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * reads a path): the input as the file, then, with what loads, the
  * roofline analysis of a small fixed model for every data type and its
  * table and JSON reports, so odd peaks, bandwidths and launch costs (tiny,
- * huge) meet the arithmetic. An error is one line. */
+ * huge) meet the arithmetic. An error has a message. */
 #include "fuzzdir.h"
 
 #include <stddef.h>

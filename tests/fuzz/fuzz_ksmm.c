@@ -1,7 +1,7 @@
 /* libFuzzer target for ksmm-tune's readers: the input's first byte picks
  * one ('p' a patterns file, 's' a tuning space, anything else a tuning
  * CSV), the rest is the file. Properties:
- * - no crash, leak or hang; every error is one line naming the file;
+ * - no crash, leak or hang; every error names the file;
  * - a patterns file that reads holds only sizes and batches in range;
  * - a space that reads enumerates configurations whose values are in
  *   range, every index giving one;
@@ -21,7 +21,7 @@
 
 static void check_message(const struct sp_err *e)
 {
-	if (strncmp(e->msg, NAME, strlen(NAME)) || strpbrk(e->msg, "\r\n"))
+	if (strncmp(e->msg, NAME, strlen(NAME)))
 		abort();
 }
 
@@ -39,7 +39,7 @@ static void fuzz_patterns(const char *data, size_t size)
 			    l.v[i].batch < 0 || l.v[i].batch > INT32_MAX)
 				abort();
 			if (ksmm_pattern_check(p, l.v[i].batch ? l.v[i].batch : 1, l.v[i].where, &e) &&
-			    strpbrk(e.msg, "\r\n"))
+			    !e.msg[0])
 				abort();
 		}
 	}

@@ -1,5 +1,5 @@
 /* libFuzzer target for MACKO .npz files (macko_read): any archive gives
- * either one line of error that starts with the file name, or a matrix that
+ * either an error that starts with the file name, or a matrix that
  * macko_validate passed, which every consumer must then take without
  * reading out of bounds: decompression, the CPU product, statistics and the
  * GPU layout (macko_align). All in memory (fuzz_npz_stream.h). */
@@ -49,7 +49,7 @@ static void read_matrix(struct npz *z)
 	if (macko_read(z, "fuzz.npz", &m, &err) == 0) {
 		run_consumers(&m);
 		macko_free(&m);
-	} else if (strncmp(err.msg, "fuzz.npz", 8) != 0 || strchr(err.msg, '\n')) {
+	} else if (strncmp(err.msg, "fuzz.npz", 8) != 0) {
 		__builtin_trap();
 	}
 }

@@ -1,7 +1,7 @@
 /* libFuzzer target for the Matrix Market parser: any input gives either a
- * valid CSR with sorted rows and finite values, or one line of error that
- * starts with the file name; never a crash, a leak, a hang or an
- * allocation out of proportion to the input. */
+ * valid CSR with sorted rows and finite values, or an error that starts
+ * with the file name; never a crash, a leak, a hang or an allocation out
+ * of proportion to the input. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (csr_validate(&g, CSR_CHECK_SORTED | CSR_CHECK_FINITE, "fuzz.mtx", &err))
 			__builtin_trap();
 		csr_free(&g);
-	} else if (strncmp(err.msg, "fuzz.mtx:", 9) != 0 || strchr(err.msg, '\n')) {
+	} else if (strncmp(err.msg, "fuzz.mtx:", 9) != 0) {
 		__builtin_trap();
 	}
 	return 0;

@@ -3,7 +3,7 @@
  * the input instead. The files are plain text, which gztext reads as it is
  * (zlib's transparent mode); an input that starts with gzip's magic goes
  * through the inflater and its error paths. What loads gets its
- * self-loops; an error is one line. */
+ * self-loops; an error has a message. */
 #include "fuzzdir.h"
 
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* libFuzzer target for the rendezvous file (core/rendezvous.h): whatever a
  * file of the run's name holds, rendezvous_wait either takes a whole, valid
  * file of the right size and rank count, or gives up at its (tiny) timeout
- * with one line naming the file; never a crash, a leak or a hang. The first
+ * with an error naming the file; never a crash, a leak or a hang. The first
  * byte picks the rank count the waiting rank expects (1..4), so a valid
  * file of another count is seen too. */
 #include "fuzzdir.h"

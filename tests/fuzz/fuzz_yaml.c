@@ -1,6 +1,6 @@
 /* libFuzzer target for the YAML loader (yaml_doc.h): load, walk the whole tree
  * (aliases included) and call every getter. Properties: no crash, leak or
- * hang, even for alias bombs; every error is one line naming the file; the
+ * hang, even for alias bombs; every error names the file; the
  * tree is no deeper than YDOC_MAX_DEPTH; yaml_doc_get finds what iteration
  * shows (keys are unique). */
 #include <stddef.h>
@@ -15,8 +15,7 @@
 
 static void check_message(const struct sp_err *e)
 {
-	if (strpbrk(e->msg, "\r\n") || (strncmp(e->msg, NAME, strlen(NAME)) &&
-					strncmp(e->msg, "missing key", 11)))
+	if (strncmp(e->msg, NAME, strlen(NAME)) && strncmp(e->msg, "missing key", 11))
 		abort();
 }
 

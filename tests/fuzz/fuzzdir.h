@@ -54,10 +54,11 @@ static const char *fuzz_put(const char *rel, const void *data, size_t size)
 	return path;
 }
 
-/* An error message is one line. */
+/* An error has a message. What it quotes from the input it holds raw: the
+ * program escapes the line it prints (sp_quote, err.h). */
 static void fuzz_check_message(const char *msg)
 {
-	if (!msg[0] || strpbrk(msg, "\r\n"))
+	if (!msg[0])
 		abort();
 }
 

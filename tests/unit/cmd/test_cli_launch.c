@@ -107,7 +107,7 @@ static void test_bad_values(void **state)
 	set_env((const char *[]){"SLURM_PROCID", "1", "SLURM_NTASKS", "99999999999", NULL});
 	assert_refused("SLURM_NTASKS='99999999999': not an integer in 1..2147483647");
 	set_env((const char *[]){"SLURM_NTASKS", "2", "SLURM_LOCALID", "a\nb", NULL});
-	assert_refused("SLURM_LOCALID='a\\nb': not an integer in 0..2147483647");
+	assert_refused("SLURM_LOCALID='a\nb': not an integer in 0..2147483647");
 }
 
 /* cli_launch_read in a child: one error line naming the variable, exit 2. */

@@ -1,6 +1,7 @@
 /* The small helpers under the CSV and YAML code: numbers as text (num.h),
  * growable buffers (buf.h), the string hash map (strmap.h) and file text
- * quoted for one-line messages (sp_quote in err.h). */
+ * in messages: cut to fit (sp_clip) and escaped to one line (sp_quote, in
+ * err.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,13 +167,43 @@ static void test_strmap(void **state)
 	assert_null(strmap_find(&m, "a", 1));
 }
 
+/* What sp_clip and sp_quote share: text that fits is kept, and longer
+ * text is cut with "..." to fit, never inside a character. */
+static void test_clip_and_quote_cut(void **state)
+{
+	const char *(*const cut[])(char *, size_t, const char *) = {sp_clip, sp_quote};
+	char b[16];
+	for (int i = 0; i < 2; i++) {
+		assert_string_equal(cut[i](b, sizeof b, "plain"), "plain");
+		assert_string_equal(cut[i](b, sizeof b, "exactly 15 byte"), "exactly 15 byte");
+		assert_string_equal(cut[i](b, sizeof b, "sixteen bytes!!!"), "sixteen byte...");
+		assert_string_equal(cut[i](b, sizeof b, "0123456789\xe6\x97\xa5\xe6\x97\xa5"),
+				    "0123456789...");
+		assert_string_equal(cut[i](b, 4, "abcdef"), "...");
+		assert_string_equal(cut[i](b, 1, "abcdef"), "");
+	}
+}
+
+static void test_clip(void **state)
+{
+	char b[16];
+	/* Kept as it is: the escaping is the writer's of the whole line. */
+	assert_string_equal(sp_clip(b, sizeof b, "a\nb\\c\x1b\xe9"), "a\nb\\c\x1b\xe9");
+	/* A character is kept whole; a byte that is not UTF-8 counts as one. */
+	assert_string_equal(sp_clip(b, sizeof b, "012345\xe6\x97\xa5" "abcdefg"),
+			    "012345\xe6\x97\xa5" "abc...");
+	assert_string_equal(sp_clip(b, sizeof b, "0123456789\xe6\x97\xe6\x97\xe6\x97"),
+			    "0123456789\xe6\x97...");
+}
+
 static void test_quote(void **state)
 {
 	char b[16];
-	assert_string_equal(sp_quote(b, sizeof b, "plain"), "plain");
 	assert_string_equal(sp_quote(b, sizeof b, "a\nb\tc\r\x01"), "a\\nb\\tc\\r\\x01");
-	assert_string_equal(sp_quote(b, sizeof b, "exactly 15 byte"), "exactly 15 byte");
-	assert_string_equal(sp_quote(b, sizeof b, "sixteen bytes!!!"), "sixteen byte...");
+	/* The backslash too, so that the text \x1b shows apart from the byte. */
+	assert_string_equal(sp_quote(b, sizeof b, "\\x1b \x1b"), "\\\\x1b \\x1b");
+	assert_string_equal(sp_quote(b, sizeof b, "C:\\a\\"), "C:\\\\a\\\\");
+	assert_string_equal(sp_quote(b, sizeof b, "0123456789ab\\\\"), "0123456789ab...");
 	/* An escape is never cut in half. */
 	assert_string_equal(sp_quote(b, sizeof b, "0123456789\n\n\n"), "0123456789\\n...");
 	assert_string_equal(sp_quote(b, sizeof b, "\x7f\x7f\x7f\x7f"), "\\x7f\\x7f\\x7f...");
@@ -186,11 +217,6 @@ static void test_quote(void **state)
 	assert_string_equal(sp_quote(b, sizeof b, "\xc0\xaf"), "\\xc0\\xaf");
 	assert_string_equal(sp_quote(b, sizeof b, "\xed\xa0\x80"), "\\xed\\xa0\\x80");
 	assert_string_equal(sp_quote(b, sizeof b, "\xc2\x9b"), "\\xc2\\x9b");
-	/* A character is never cut in half either. */
-	assert_string_equal(sp_quote(b, sizeof b, "0123456789\xe6\x97\xa5\xe6\x97\xa5"),
-			    "0123456789...");
-	assert_string_equal(sp_quote(b, 4, "abcdef"), "...");
-	assert_string_equal(sp_quote(b, 1, "abcdef"), "");
 }
 
 static void test_sort_median(void **state)
@@ -212,6 +238,8 @@ int main(void)
 		cmocka_unit_test(test_format_double), cmocka_unit_test(test_buf),
 		cmocka_unit_test(test_strmap),
 		cmocka_unit_test(test_strmap_insert_existing_does_not_grow),     cmocka_unit_test(test_sort_median),
+		cmocka_unit_test(test_clip_and_quote_cut),
+		cmocka_unit_test(test_clip),
 		cmocka_unit_test(test_quote),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -182,7 +182,7 @@ static void test_bad_run_ids(void **state)
 	assert_string_equal(e.msg,
 			    "rendezvous run id '../x': contains '/' (it becomes part of a file name)");
 	assert_int_equal(rendezvous_remove(test_dir, "a\nb", &e), -1);
-	assert_string_equal(e.msg, "rendezvous run id 'a\\nb': contains a control character (it "
+	assert_string_equal(e.msg, "rendezvous run id 'a\nb': contains a control character (it "
 				   "becomes part of a file name)");
 	char longer[200];
 	memset(longer, 'x', sizeof longer - 1);

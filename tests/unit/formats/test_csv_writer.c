@@ -378,6 +378,42 @@ static void test_append_abort(void **state)
 	}
 }
 
+/* A file there empty is what a kill leaves too, until its first row: the
+ * signal handler (outfile_remove_all_unfinished) cuts the header back off.
+ * A row, or the writer closed, takes it out of the handler's hands. */
+static void test_append_empty_on_signal(void **state)
+{
+	const char *path = test_path("killed.csv");
+	struct csv_writer w;
+	struct sp_err e;
+	test_spit(path, "", 0);
+	ok(csv_writer_open_append(&w, path, cols3, 3, &e), &e);
+	outfile_remove_all_unfinished();
+	char *text = test_read(path);
+	assert_string_equal(text, "");
+	free(text);
+	csv_writer_abort(&w);
+	/* a row written: kept */
+	ok(csv_writer_open_append(&w, path, cols3, 3, &e), &e);
+	csv_writer_int(&w, 1);
+	csv_writer_str(&w, "t");
+	csv_writer_int(&w, 2);
+	ok(csv_writer_end_row(&w, &e), &e);
+	outfile_remove_all_unfinished();
+	text = test_read(path);
+	assert_string_equal(text, "id,text,ms\n1,t,2\n");
+	free(text);
+	ok(csv_writer_commit(&w, &e), &e);
+	/* committed without a row: the header stays */
+	test_spit(path, "", 0);
+	ok(csv_writer_open_append(&w, path, cols3, 3, &e), &e);
+	ok(csv_writer_commit(&w, &e), &e);
+	outfile_remove_all_unfinished();
+	text = test_read(path);
+	assert_string_equal(text, "id,text,ms\n");
+	free(text);
+}
+
 static void test_append_errors(void **state)
 {
 	const char *path = test_path("mismatch.csv");
@@ -507,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_append),
 		cmocka_unit_test(test_append_abort),
+		cmocka_unit_test(test_append_empty_on_signal),
 		cmocka_unit_test(test_append_errors),
 		cmocka_unit_test(test_python_reads_ours),
 		cmocka_unit_test(test_we_read_pythons),
