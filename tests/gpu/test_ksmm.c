@@ -59,6 +59,10 @@ static const struct ksmm_config configs_f32[] = {
 	/* SIMT by cp.async (bsl; refused for bsf): 16-, 8- and 4-byte copies,
 	 * 3 and 4 stages, one warp reading 2 and 4 threads' rows */
 	SIMT(128, 16, 64, 8, 8, 4, 3), SIMT(64, 8, 64, 8, 4, 2, 4), SIMT(32, 4, 32, 4, 4, 1, 3),
+	/* 16 x 8 outputs a thread: 2, 4, 6 and 8 threads' rows, cp.async and
+	 * through registers */
+	SIMT(32, 8, 128, 16, 8, 4, 3), SIMT(64, 4, 256, 16, 8, 4, 4), SIMT(96, 8, 128, 16, 8, 4, 3),
+	SIMT(128, 16, 128, 16, 8, 4, 3), SIMT(64, 8, 64, 16, 8, 4, 2),
 	/* TF32 by cp.async (16 and 8 bytes, 3 and 2 stages), and three TF32
 	 * products (held to fp32's tolerance) by cp.async, through registers
 	 * (scalar loads, one buffer) and in groups of tile_d de */
