@@ -18,6 +18,7 @@
 #include "sparse/graph_gen.h"
 #include "sparse/graph_load.h"
 #include "formats/json_writer.h"
+#include "core/text_out.h"
 #include "core/timer.h"
 #include "maxk/warp4.h"
 
@@ -143,7 +144,9 @@ static void print_stats(const struct options *o, const char *name, const struct 
 		printf("}\n");
 		return;
 	}
-	printf("graph             %s\n", name);
+	fputs("graph             ", stdout);
+	text_put(stdout, name, 0);
+	putchar('\n');
 	printf("rows              %lld\n", (long long)s->rows);
 	printf("edges             %lld\n", (long long)s->edges);
 	printf("records           %lld\n", (long long)s->records);

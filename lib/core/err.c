@@ -93,22 +93,33 @@ static char short_escape(unsigned char c)
 	}
 }
 
-const char *sp_quote(char *buf, size_t size, const char *text)
+size_t sp_quote_char(const char *p, char out[4], const char **next)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)p;
+	const size_t utf8 = *u >= 0x80 ? printable_char_len(u) : 0;
+	const char letter = short_escape(*u);
+	*next = p + (utf8 ? utf8 : 1);
+	if (letter) {
+		out[0] = '\\', out[1] = letter;
+		return 2;
+	}
+	if ((*u >= 0x20 && *u < 0x7f) || utf8) {
+		memcpy(out, p, (size_t)(*next - p));
+		return (size_t)(*next - p);
+	}
+	out[0] = '\\', out[1] = 'x', out[2] = hex[*u >> 4], out[3] = hex[*u & 15];
+	return 4;
+}
+
+const char *sp_quote(char *buf, size_t size, const char *text)
+{
 	if (size < 4)
 		return size ? (buf[0] = '\0', buf) : buf;
 	size_t n = 0, cut = 0; /* cut: where "..." goes if the rest does not fit */
-	for (const unsigned char *p = (const unsigned char *)text, *next; *p; p = next) {
-		char esc[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
-		const char *out = esc;
-		size_t k = 4, utf8 = *p >= 0x80 ? printable_char_len(p) : 0;
-		char letter = short_escape(*p);
-		next = p + (utf8 ? utf8 : 1);
-		if (letter)
-			esc[1] = letter, k = 2;
-		else if ((*p >= 0x20 && *p < 0x7f) || utf8)
-			out = (const char *)p, k = (size_t)(next - p);
+	for (const char *p = text, *next; *p; p = next) {
+		char out[4];
+		const size_t k = sp_quote_char(p, out, &next);
 		if (n + k > size - 1) {
 			memcpy(buf + cut, "...", 4);
 			return buf;

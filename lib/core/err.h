@@ -49,6 +49,12 @@ const char *sp_clip(char *buf, size_t size, const char *text);
  * buf. */
 const char *sp_quote(char *buf, size_t size, const char *text);
 
+/* One character of text as sp_quote writes it, into out: the character
+ * itself (printable ASCII, or valid UTF-8 that is not a C1 control) or its
+ * escape. Returns its length in bytes (1 to 4) and sets *next past the
+ * character read. For writers of text for people (text_out.h). */
+size_t sp_quote_char(const char *p, char out[4], const char **next);
+
 /* The "s" of the noun after a count in a message, none for exactly one:
  * printf("%d file%s", n, sp_plural(n)). */
 static inline const char *sp_plural(uint64_t n)

@@ -6,6 +6,7 @@
 
 #include "core/buf.h"
 #include "core/num.h"
+#include "core/text_out.h"
 #include "formats/csv_writer.h"
 #include "formats/json_writer.h"
 #include "partition/activation.h"
@@ -108,14 +109,16 @@ static int table_body(FILE *fp, const void *ctx)
 	const struct compare *c = ctx;
 	size_t width = 12;
 	for (size_t m = 0; m < c->nrows; m++)
-		if (strlen(c->rows[m].model) > width)
-			width = strlen(c->rows[m].model);
+		if (text_width(c->rows[m].model) > width)
+			width = text_width(c->rows[m].model);
 	fprintf(fp, "%-22s", "model");
-	for (size_t m = 0; m < c->nrows; m++)
-		fprintf(fp, " %*s", (int)width, c->rows[m].model);
+	for (size_t m = 0; m < c->nrows; m++) {
+		fputc(' ', fp);
+		text_put(fp, c->rows[m].model, (int)width);
+	}
 	fputc('\n', fp);
 	for (size_t col = 0; col < c->ncols; col++) {
-		fprintf(fp, "%-22s", c->cols[col]);
+		text_put(fp, c->cols[col], -22);
 		for (size_t m = 0; m < c->nrows; m++) {
 			char buf[NUM_DOUBLE_MAX];
 			fprintf(fp, " %*s", (int)width,

@@ -7,10 +7,12 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/err.h"
 #include "core/outfile.h"
 #include "formats/csv_writer.h"
 #include "formats/json_writer.h"
 #include "core/num.h"
+#include "core/text_out.h"
 #include "partition/partition.h"
 
 static const char *thresholds_name(const struct partition_report *r)
@@ -65,7 +67,8 @@ static void put_counts(FILE *fp, int json, const struct partition_count *c, size
 			json_writer_string(fp, c[i].name);
 			fprintf(fp, ": %lld", (long long)c[i].count);
 		} else {
-			fprintf(fp, "%s %lld", c[i].name, (long long)c[i].count);
+			text_put(fp, c[i].name, 0);
+			fprintf(fp, " %lld", (long long)c[i].count);
 		}
 	}
 }
@@ -103,11 +106,17 @@ static void l_spaces(struct line *l, size_t n)
 	l_add(l, spaces, n);
 }
 
-/* s padded with spaces to width (left-aligned), then one space. */
+/* s padded with spaces to width (left-aligned), then one space; each
+ * character as text_put writes it (a node's name is the model's text). */
 static void l_left(struct line *l, const char *s, size_t width)
 {
-	size_t n = strlen(s);
-	l_add(l, s, n);
+	size_t n = 0;
+	char out[4];
+	for (const char *p = s, *next; *p; p = next) {
+		const size_t k = sp_quote_char(p, out, &next);
+		l_add(l, out, k);
+		n += k;
+	}
 	l_spaces(l, n < width ? width - n + 1 : 1);
 }
 
@@ -269,9 +278,11 @@ static int table_body(FILE *fp, const void *ctx)
 			l_flush(&l, fp);
 	}
 	l_flush(&l, fp);
-	fprintf(fp, "\nmodel         %s\nops           %zu\nconstant_ops  %lld%s\nkernels       %lld\n"
+	fputs("\nmodel         ", fp);
+	text_put(fp, r->g.path, 0);
+	fprintf(fp, "\nops           %zu\nconstant_ops  %lld%s\nkernels       %lld\n"
 		    "dtype         %s\n",
-		r->g.path, r->g.nnodes, (long long)r->constant_ops,
+		r->g.nnodes, (long long)r->constant_ops,
 		r->constant_ops && !r->o->all_ops ? " (not listed above; --all-ops lists them)" : "",
 		(long long)r->kernels, hardware_dtype_name(r->o->dtype));
 	fprintf(fp, "total_flops   %lld\nmatmul_flops  %lld\nmacs          %lld\n"
@@ -282,10 +293,12 @@ static int table_body(FILE *fp, const void *ctx)
 		    "critical_path_ops    %lld\ncritical_path_flops  %lld\n",
 		(long long)r->stages.stages, (long long)r->stages.max_parallel_ops,
 		(long long)r->stages.critical_path_ops, (long long)r->critical_path_flops);
+	fputs("hardware             ", fp);
+	text_put(fp, hw->name, 0);
 	fprintf(fp,
-		"hardware             %s (ridge point %.1f FLOP/byte for matrix products at "
+		" (ridge point %.1f FLOP/byte for matrix products at "
 		"%s, %.1f for other ops; thresholds %s)\n",
-		hw->name, ridge_point(r), hardware_dtype_name(r->o->dtype),
+		ridge_point(r), hardware_dtype_name(r->o->dtype),
 		hw->vector_flops / hw->bandwidth, thresholds_name(r));
 	fprintf(fp, "roofline_time_us     %.3f\ncritical_path_time_us %.3f\n",
 		r->roofline_time_s * 1e6, r->critical_path_time_s * 1e6);
@@ -302,9 +315,13 @@ static int table_body(FILE *fp, const void *ctx)
 		const struct fusion *f = &r->fusions[i];
 		char pattern[160];
 		partition_fusion_pattern(r, f, pattern, sizeof pattern);
-		fprintf(fp, "  %-36s saves %12lld bytes:", pattern, (long long)f->saved_bytes);
-		for (size_t j = 0; j < f->nops; j++)
-			fprintf(fp, " %s", r->g.nodes[f->ops[j]].name);
+		fputs("  ", fp);
+		text_put(fp, pattern, -36);
+		fprintf(fp, " saves %12lld bytes:", (long long)f->saved_bytes);
+		for (size_t j = 0; j < f->nops; j++) {
+			fputc(' ', fp);
+			text_put(fp, r->g.nodes[f->ops[j]].name, 0);
+		}
 		fputc('\n', fp);
 	}
 	return l_done(&l, fp);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # graph-partition: the shipped models' numbers, every option, every error path.
 load helpers
+bats_require_minimum_version 1.5.0
 
 G=graph-partition
 MODELS=/work/shared/models
@@ -348,6 +349,23 @@ PY
 	done
 	run "$BIN/$G" "$MODELS/resnet18.onnx" --dtype fp64
 	assert_error 2 "$G" "--dtype: 'fp64'"
+}
+
+@test "node and op names with a newline, escape sequences or a C1 control print escaped in the table: a row an op, nothing for the terminal" {
+	models
+	run --separate-stderr "$BIN/$G" "$T/hostile_names.onnx" --allow-unknown
+	[ "$status" -eq 0 ]
+	[[ $output$stderr != *$'\033'* ]]
+	[[ $output != *$'\xc2\x9b'* ]]
+	printf '%s' "$output" | iconv -f UTF-8 -t UTF-8 >/dev/null
+	[[ ${lines[1]} == 'conv\nred\x1b[31m '*' Conv '* ]]
+	[[ ${lines[2]} == 'relu\xc2\x9b1 '*' Relu '* ]]
+	[[ ${lines[3]} == 'evil '*' Evil\x1b[2J '* ]]
+	[[ $output == *'op_types             Conv 1, Evil\x1b[2J 1, Relu 1'* ]]
+	[[ $output == *'bytes: conv\nred\x1b[31m relu\xc2\x9b1'* ]]
+	# the other formats encode the names their own way
+	run "$BIN/$G" "$T/hostile_names.onnx" --allow-unknown -f json -o "$T/h.json"
+	[ "$(json_get "$T/h.json" "[o['name'] for o in j['ops']]")" = "['conv\\nred\\x1b[31m', 'relu\\x9b1', 'evil']" ]
 }
 
 @test "an unknown op is an error naming it; --allow-unknown counts it as zero with a warning" {

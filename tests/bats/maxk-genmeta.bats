@@ -190,6 +190,18 @@ r.tofile('$T/fourth.warp4')"
 	[[ $output == *"build and write records:"* ]]
 }
 
+@test "the stats print a graph name holding a newline or an escape sequence escaped, on its line" {
+	small_graph
+	local bad
+	bad=$(printf 'g\nname\033[31m')
+	cp "$T/g.npz" "$T/$bad.npz"
+	run "$BIN/$G" "$T/$bad.npz"
+	[ "$status" -eq 0 ]
+	[[ $output != *$'\033'* ]]
+	[[ ${lines[0]} == "graph             $T/g\\nname\\x1b[31m.npz" ]] || { echo "$output"; return 1; }
+	[[ ${lines[1]} == "rows "* ]]
+}
+
 @test "usage errors exit 2" {
 	run "$BIN/$G"
 	assert_error 2 $G "no GRAPH given"

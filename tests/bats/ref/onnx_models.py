@@ -40,6 +40,16 @@ MODELS = {
             h.make_node("Relu", ["y"], ["z"], name="relu")],
         [f32("x", [2, 8, 32, 32])], [f32("z", None)],
         [weight("w", [16, 2, 3, 3]), weight("b", [16])]),
+    # Node and op names holding a newline, escape sequences and a C1
+    # control (U+009B, CSI), for the table's escaping.
+    "hostile_names": model(
+        "hostile", [
+            h.make_node("Conv", ["x", "w", "b"], ["y"], name="conv\nred\x1b[31m",
+                        kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+            h.make_node("Relu", ["y"], ["z"], name="relu\u009b1"),
+            h.make_node("Evil\x1b[2J", ["z"], ["out"], name="evil")],
+        [f32("x", [1, 4, 8, 8])], [f32("out", None)],
+        [weight("w", [4, 4, 3, 3]), weight("b", [4])]),
     # MatMul broadcasting (3,1,4,5) @ (6,5,7) -> (3,6,4,7), then Softmax.
     "matmul_broadcast": model(
         "mm", [

@@ -1,7 +1,7 @@
 /* The small helpers under the CSV and YAML code: numbers as text (num.h),
  * growable buffers (buf.h), the string hash map (strmap.h) and file text
  * in messages: cut to fit (sp_clip) and escaped to one line (sp_quote, in
- * err.h). */
+ * err.h), and in reports for people (text_out.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include "core/err.h"
 #include "core/num.h"
 #include "core/strmap.h"
+#include "core/text_out.h"
 
 static void test_parse_int(void **state)
 {
@@ -219,6 +220,35 @@ static void test_quote(void **state)
 	assert_string_equal(sp_quote(b, sizeof b, "\xc2\x9b"), "\\xc2\\x9b");
 }
 
+/* text_put writes what sp_quote writes, text_width counts it, and the
+ * padding goes where printf's %*s puts it, by bytes written. */
+static void test_text_put(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		int width;
+		const char *out;
+	} cases[] = {
+		{"a\nb\x1b[1m", 0, "a\\nb\\x1b[1m"},
+		{"ab", 5, "   ab"},
+		{"ab", -5, "ab   "},
+		{"a\tb", -6, "a\\tb  "},
+		{"caf\xc3\xa9\xc2\x9b", 0, "caf\xc3\xa9\\xc2\\x9b"},
+		{"toolong", 3, "toolong"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char got[64] = {0};
+		FILE *fp = fmemopen(got, sizeof got - 1, "w");
+		assert_non_null(fp);
+		text_put(fp, cases[i].text, cases[i].width);
+		fclose(fp);
+		assert_string_equal(got, cases[i].out);
+		char q[64];
+		assert_int_equal(text_width(cases[i].text), strlen(sp_quote(q, sizeof q, cases[i].text)));
+	}
+}
+
 static void test_sort_median(void **state)
 {
 	double odd[] = {3, -1, 2.5, 7, 0};
@@ -241,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_clip_and_quote_cut),
 		cmocka_unit_test(test_clip),
 		cmocka_unit_test(test_quote),
+		cmocka_unit_test(test_text_put),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
