@@ -414,6 +414,11 @@ int csv_writer_is_new(const struct csv_writer *w)
 	return w->mode == MODE_APPEND && w->created && w->rows == 0;
 }
 
+int csv_writer_is_unstarted(const struct csv_writer *w)
+{
+	return w->mode == MODE_APPEND && (w->created || w->was_empty) && w->rows == 0;
+}
+
 void csv_writer_keep(struct csv_writer *w)
 {
 	outfile_keep_on_signal(w->path);

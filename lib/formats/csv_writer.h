@@ -94,6 +94,10 @@ void csv_writer_abort(struct csv_writer *w);
  * it since (nor csv_writer_keep called), so that giving up leaves nothing
  * behind. */
 int csv_writer_is_new(const struct csv_writer *w);
+/* Append mode: no row in the file, before the open or since (the open
+ * created it or found it empty), nor csv_writer_keep called: giving up
+ * leaves it as it was, removed or empty again. */
+int csv_writer_is_unstarted(const struct csv_writer *w);
 /* Append mode: the file is kept from now on, by csv_writer_abort and a
  * fatal signal alike, as if it held a row (a sweep's log tells of shapes
  * tried: the CSV it goes with stays beside it, header-only or not). */

@@ -327,10 +327,11 @@ int sample_sweep(const struct sample_job *job, struct sample_sweep_result *r,
 	sample_warm_close(job, warm);
 close:
 	if (rc) {
-		/* No row yet in a CSV this run made, nor a shape in its log: it
-		 * goes, and with it the log and the folders made, as when the
-		 * sweep cannot start. */
-		int unstarted = csv_writer_is_new(&run.csv.w);
+		/* No row yet in a CSV this run made or found empty, nor a shape
+		 * in its log: the CSV goes or is emptied again, and the log and
+		 * the folders made go, as when the sweep cannot start or is
+		 * killed. */
+		int unstarted = csv_writer_is_unstarted(&run.csv.w);
 		sweep_abort(&run.csv);
 		fclose(run.log);
 		if (unstarted)

@@ -374,6 +374,43 @@ static void test_failure_after_a_shape_logged(void **state)
 	sample_config_free(&cfg);
 }
 
+/* A CSV there before, empty, and a sweep that fails before its first row
+ * with no shape logged: as a kill does, it leaves the CSV empty and
+ * removes the log and the folder it made. */
+static void test_failure_before_a_row_with_an_empty_csv(void **state)
+{
+	static const char one_shape[] = "kernel_name: toy\ncolumns_name: [n, m, F_dur(us), B_dur(us)]\n"
+					"first_n_column: 2\nstarts: [5, 1]\nsteps: [1, 1]\n"
+					"ends: [5, 1]\noperators: [add, add]\n"
+					"warmup_shapes: [1, 1]\nactive: 2\n";
+	struct sample_config cfg = read_config(one_shape);
+	struct sample_clock c = script_clock();
+	struct sample_job j = job_of(&cfg, &c);
+	struct sample_sweep_result r;
+	struct sp_err e;
+	j.output_dir = test_path("emptied");
+	assert_int_equal(mkdir(j.output_dir, 0755), 0);
+	assert_int_equal(mkdir(test_path("emptied/sampling_data"), 0755), 0);
+	const char *csv = test_path("emptied/sampling_data/ToyGPU_toy_fp32_1_1.csv");
+	test_spit(csv, "", 0);
+	struct rlimit was;
+	getrlimit(RLIMIT_FSIZE, &was);
+	signal(SIGXFSZ, SIG_IGN);
+	cap_files_at_n5 = 1; /* the header is written; the row is not */
+	int rc = sample_sweep(&j, &r, &e);
+	setrlimit(RLIMIT_FSIZE, &was);
+	signal(SIGXFSZ, SIG_DFL);
+	cap_files_at_n5 = 0;
+	assert_int_equal(rc, -1);
+	struct stat st;
+	assert_int_equal(stat(test_path("emptied/sampling_data/ToyGPU_toy_fp32_1_1.csv"), &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_false(test_exists(test_path("emptied/sampling_log/ToyGPU_toy_fp32_1_1.txt")));
+	assert_false(test_exists(test_path("emptied/sampling_log")));
+	assert_true(test_exists(test_path("emptied/sampling_data")));
+	sample_config_free(&cfg);
+}
+
 static void test_parts_cover_grid(void **state)
 {
 	/* 3 parts: positions 3, 6, 9, 12 are part 1's, 1, 4, 7, 10 part 2's */
@@ -452,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_log_line),
 		cmocka_unit_test(test_sweep_and_resume),
 		cmocka_unit_test(test_failure_after_a_shape_logged),
+		cmocka_unit_test(test_failure_before_a_row_with_an_empty_csv),
 		cmocka_unit_test(test_parts_cover_grid),
 		cmocka_unit_test(test_foreign_header),
 		cmocka_unit_test(test_unwritable_folder),
