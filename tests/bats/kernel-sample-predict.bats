@@ -276,6 +276,20 @@ layernorm() {
 	assert_only_files .
 }
 
+@test "layer -o FIFO that this user may not write: refused before anything is timed" {
+	cd "$T"
+	chmod 755 "$T"
+	mkfifo fifo
+	chmod 400 fifo
+	# root may write anything: run as nobody there
+	local as=()
+	[ "$(id -u)" -ne 0 ] || as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	# the memory limit would refuse the first shape timed: the output's error comes first
+	run env SPKIT_MEMORY_LIMIT=1000 "${as[@]}" "$BIN/$K" layer --layer 1,2,2,16,32 --device cpu -o fifo
+	assert_error 1 $K "^kernel-sample: error: fifo: cannot open output: Permission denied$"
+	assert_only_files . fifo
+}
+
 @test "layer -o FIFO: opened after the timing, not before (the reader may come later); a reader gets the report" {
 	cd "$T"
 	mkfifo fifo

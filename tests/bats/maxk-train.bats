@@ -382,6 +382,21 @@ PY
 	done
 }
 
+@test "an output folder this user may not write in is an error before training" {
+	dataset "$T/ds"
+	chmod 755 "$T"
+	chmod -R a+rX "$T/ds"
+	mkdir -m 555 "$T/ro"
+	# root may write anywhere: run as nobody there
+	local as=()
+	[ "$(id -u)" -ne 0 ] || as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	for opt in --log --save-model --predict --checkpoint; do
+		run "${as[@]}" "$BIN/$G" "$T/ds" "${SMALL[@]}" "$opt" "$T/ro/file"
+		assert_error 1 $G "$opt $T/ro/file: cannot write in folder '$T/ro'"
+	done
+	assert_only_files "$T/ro"
+}
+
 @test "every model, nonlinearity and option trains" {
 	dataset "$T/ds"
 	local args
