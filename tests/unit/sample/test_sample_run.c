@@ -336,32 +336,44 @@ static void test_sweep_and_resume(void **state)
 	assert_false(test_dir_has_temporaries());
 }
 
+/* A sweep of the shapes (first_n, 1) to (5, 1) into output_dir, whose
+ * files are capped at `cap` bytes once shape (5, 1) is set up, so that its
+ * row cannot be written (EFBIG): the sweep's return code, its message in e. */
+static int sweep_capped_at_n5(int first_n, const char *output_dir, rlim_t cap, struct sp_err *e)
+{
+	char text[512];
+	snprintf(text, sizeof text,
+		 "kernel_name: toy\ncolumns_name: [n, m, F_dur(us), B_dur(us)]\n"
+		 "first_n_column: 2\nstarts: [%d, 1]\nsteps: [1, 1]\n"
+		 "ends: [5, 1]\noperators: [add, add]\n"
+		 "warmup_shapes: [1, 1]\nactive: 2\n",
+		 first_n);
+	struct sample_config cfg = read_config(text);
+	struct sample_clock c = script_clock();
+	struct sample_job j = job_of(&cfg, &c);
+	struct sample_sweep_result r;
+	j.output_dir = output_dir;
+	struct rlimit was;
+	getrlimit(RLIMIT_FSIZE, &was);
+	signal(SIGXFSZ, SIG_IGN); /* a write past the cap fails with EFBIG */
+	cap_files_at_n5 = cap;
+	int rc = sample_sweep(&j, &r, e);
+	setrlimit(RLIMIT_FSIZE, &was);
+	signal(SIGXFSZ, SIG_DFL);
+	cap_files_at_n5 = 0;
+	sample_config_free(&cfg);
+	return rc;
+}
+
 /* A new log that tells of a shape (failed here) is a record to keep: a
  * sweep that then fails before its first row keeps it, and the CSV it goes
  * with, header-only, and their folders. */
 static void test_failure_after_a_shape_logged(void **state)
 {
-	/* (4, 1) fails, (5, 1) runs */
-	static const char failing[] = "kernel_name: toy\ncolumns_name: [n, m, F_dur(us), B_dur(us)]\n"
-				      "first_n_column: 2\nstarts: [4, 1]\nsteps: [1, 1]\n"
-				      "ends: [5, 1]\noperators: [add, add]\n"
-				      "warmup_shapes: [1, 1]\nactive: 2\n";
-	struct sample_config cfg = read_config(failing);
-	struct sample_clock c = script_clock();
-	struct sample_job j = job_of(&cfg, &c);
-	struct sample_sweep_result r;
-	struct sp_err e;
-	j.output_dir = test_path("logged");
 	static const char header[] = "n,m,F_dur(us),B_dur(us)\n";
-	struct rlimit was;
-	getrlimit(RLIMIT_FSIZE, &was);
-	signal(SIGXFSZ, SIG_IGN); /* a write past the cap fails with EFBIG */
-	cap_files_at_n5 = sizeof header - 1;
-	int rc = sample_sweep(&j, &r, &e);
-	setrlimit(RLIMIT_FSIZE, &was);
-	signal(SIGXFSZ, SIG_DFL);
-	cap_files_at_n5 = 0;
-	assert_int_equal(rc, -1);
+	struct sp_err e;
+	/* (4, 1) fails, (5, 1) runs */
+	assert_int_equal(sweep_capped_at_n5(4, test_path("logged"), sizeof header - 1, &e), -1);
 	assert_msg_has(&e, "ToyGPU_toy_fp32_1_1.csv", NULL);
 	char *text = test_read(test_path("logged/sampling_data/ToyGPU_toy_fp32_1_1.csv"));
 	assert_non_null(text);
@@ -371,7 +383,6 @@ static void test_failure_after_a_shape_logged(void **state)
 	assert_true(test_exists(log));
 	assert_int_equal(count_lines(log, "| Failed: [4, 1]: out of memory for 'x\\\\y\\n' (4 MB)"),
 			 1);
-	sample_config_free(&cfg);
 }
 
 /* A CSV there before, empty, and a sweep that fails before its first row
@@ -379,36 +390,18 @@ static void test_failure_after_a_shape_logged(void **state)
  * removes the log and the folder it made. */
 static void test_failure_before_a_row_with_an_empty_csv(void **state)
 {
-	static const char one_shape[] = "kernel_name: toy\ncolumns_name: [n, m, F_dur(us), B_dur(us)]\n"
-					"first_n_column: 2\nstarts: [5, 1]\nsteps: [1, 1]\n"
-					"ends: [5, 1]\noperators: [add, add]\n"
-					"warmup_shapes: [1, 1]\nactive: 2\n";
-	struct sample_config cfg = read_config(one_shape);
-	struct sample_clock c = script_clock();
-	struct sample_job j = job_of(&cfg, &c);
-	struct sample_sweep_result r;
 	struct sp_err e;
-	j.output_dir = test_path("emptied");
-	assert_int_equal(mkdir(j.output_dir, 0755), 0);
+	assert_int_equal(mkdir(test_path("emptied"), 0755), 0);
 	assert_int_equal(mkdir(test_path("emptied/sampling_data"), 0755), 0);
-	const char *csv = test_path("emptied/sampling_data/ToyGPU_toy_fp32_1_1.csv");
-	test_spit(csv, "", 0);
-	struct rlimit was;
-	getrlimit(RLIMIT_FSIZE, &was);
-	signal(SIGXFSZ, SIG_IGN);
-	cap_files_at_n5 = 1; /* the header is written; the row is not */
-	int rc = sample_sweep(&j, &r, &e);
-	setrlimit(RLIMIT_FSIZE, &was);
-	signal(SIGXFSZ, SIG_DFL);
-	cap_files_at_n5 = 0;
-	assert_int_equal(rc, -1);
+	test_spit(test_path("emptied/sampling_data/ToyGPU_toy_fp32_1_1.csv"), "", 0);
+	/* only (5, 1): the header is written, the row is not */
+	assert_int_equal(sweep_capped_at_n5(5, test_path("emptied"), 1, &e), -1);
 	struct stat st;
 	assert_int_equal(stat(test_path("emptied/sampling_data/ToyGPU_toy_fp32_1_1.csv"), &st), 0);
 	assert_int_equal(st.st_size, 0);
 	assert_false(test_exists(test_path("emptied/sampling_log/ToyGPU_toy_fp32_1_1.txt")));
 	assert_false(test_exists(test_path("emptied/sampling_log")));
 	assert_true(test_exists(test_path("emptied/sampling_data")));
-	sample_config_free(&cfg);
 }
 
 static void test_parts_cover_grid(void **state)
