@@ -108,9 +108,11 @@ static int table_body(FILE *fp, const void *ctx)
 {
 	const struct compare *c = ctx;
 	size_t width = 12;
-	for (size_t m = 0; m < c->nrows; m++)
-		if (text_width(c->rows[m].model) > width)
-			width = text_width(c->rows[m].model);
+	for (size_t m = 0; m < c->nrows; m++) {
+		const size_t w = text_width(c->rows[m].model);
+		if (w > width)
+			width = w;
+	}
 	fprintf(fp, "%-22s", "model");
 	for (size_t m = 0; m < c->nrows; m++) {
 		fputc(' ', fp);
