@@ -151,6 +151,12 @@ template <int N> struct __align__(N * sizeof(elem_t)) vec_t {
 	elem_t e[N];
 };
 
+/* A shared-memory pointer as the 32-bit address PTX takes. */
+__device__ __forceinline__ unsigned smem_addr(const void *p)
+{
+	return (unsigned)__cvta_generic_to_shared(p);
+}
+
 /* Shared-memory tiles. Rows are padded so that the reads of the inner
  * loop fall in distinct banks: SIMT reads a k-row of W and of X (padding 4
  * floats keeps 16-byte reads aligned); MMA's ldmatrix reads 8 rows of 16
@@ -256,7 +262,7 @@ struct step_regs {
  * 85.1 and 86.9; yet row order at tile_k 32 and above, tuned over the 51
  * patterns, left the tuned times where they were (median 1.003 times). */
 #define W_PAIRS (!KSMM_MMA && !KSMM_SIMT_ASYNC && (KSMM_TK / KSMM_VEC) % 2 == 0)
-__device__ __forceinline__ void w_vec_pos(int i, int *dd, int *r, int *k)
+__device__ __forceinline__ void w_vec_pos(unsigned i, int *dd, int *r, int *k)
 {
 	*dd = i / (KSMM_TR * KSMM_TK / KSMM_VEC);
 	i %= KSMM_TR * KSMM_TK / KSMM_VEC;
@@ -271,7 +277,7 @@ __device__ __forceinline__ void w_vec_pos(int i, int *dd, int *r, int *k)
 
 /* The X vector i of the tiles at (k0, n0): its first de, k and n; the
  * vectors in memory order (de, then k, then n fastest last). */
-__device__ __forceinline__ void x_vec_pos(int i, int *dd, int *k, int *n)
+__device__ __forceinline__ void x_vec_pos(unsigned i, int *dd, int *k, int *n)
 {
 #if KSMM_BSL
 	*dd = 0;
@@ -369,14 +375,13 @@ __device__ __forceinline__ void store_step(const struct step_regs *s, smem_t *as
  * global one, so a vector lands where it is read. Out of range: the source
  * size 0 fills zeros (and reads nothing at the tile's own address). */
 template <int BYTES>
-__device__ __forceinline__ void cp_async(smem_t *dst, const elem_t *src, bool in)
+__device__ __forceinline__ void cp_async(unsigned dst, const elem_t *src, bool in)
 {
-	const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
 	if (BYTES == 16)
-		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
 			     "r"(in ? 16 : 0));
 	else
-		asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(d), "l"(src),
+		asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(dst), "l"(src),
 			     "n"(BYTES), "r"(in ? BYTES : 0));
 }
 
@@ -391,43 +396,101 @@ __device__ __forceinline__ void cp_async_wait()
 	asm volatile("cp.async.wait_group %0;" ::"n"(KSMM_STAGES - 2));
 }
 
-__device__ __forceinline__ void load_async(const elem_t *__restrict__ wg,
-					   const elem_t *__restrict__ xg,
-					   const struct ksmm_args &p, int r0, int k0, int n0,
-					   smem_t *as)
+/* A thread's cp.async vectors, placed once before the loop: each one's
+ * source at k0 = 0, its place in a stage-0 buffer and whether its row (w)
+ * or batch column (x) is inside. A row or column past the edge is clamped
+ * to the last one, so that every address a step forms lies inside the
+ * array (size 0 reads nothing there); offsets fit 32 bits, as
+ * ksmm_pattern_check keeps every array under 2^31 elements. A step moves
+ * each source on by TK of c and adds the buffer's offset to each place:
+ * ~1,130 instructions a step on the 64 x 8 x 128 point of 16 x 8 (fp32
+ * bsl, sm_90), where working each address out from (r, k, n) every step
+ * took 1,193. Alone it left the tuned fp32 bsl times where they were (H200,
+ * 51 speed patterns, median +0.3%: that kernel waits on more than its
+ * instruction count); with the stores' fast path (store_acc) and unsigned
+ * tile and thread indices, which took 60 to 200 instructions off each
+ * block's start, 2.7% off them (bench/RESULTS.md). */
+struct async_plan {
+	const elem_t *w_src[W_PER_THREAD], *x_src[X_PER_THREAD];
+	unsigned w_dst[W_PER_THREAD], x_dst[X_PER_THREAD];
+	bool w_in[W_PER_THREAD], x_in[X_PER_THREAD];
+};
+
+/* Whether vector i of a step exists (the last round of a thread's vectors
+ * may hold fewer than KSMM_THREADS). */
+#define W_VEC_EXISTS(i) (W_VECS % KSMM_THREADS == 0 || (i) < W_VECS)
+#define X_VEC_EXISTS(i) (X_VECS % KSMM_THREADS == 0 || (i) < X_VECS)
+
+__device__ __forceinline__ void plan_async(const elem_t *wg, const elem_t *xg,
+					   const struct ksmm_args &p, int r0, int n0, smem_t *as,
+					   struct async_plan *pl)
 {
 	smem_t *bs = as + KSMM_TD * A_SIZE;
 #pragma unroll
 	for (int j = 0; j < W_PER_THREAD; j++) {
-		const int i = threadIdx.x + j * KSMM_THREADS;
-		if (W_VECS % KSMM_THREADS != 0 && i >= W_VECS)
-			break;
 		int dd, r, k;
-		w_vec_pos(i, &dd, &r, &k);
-		const bool in = r0 + r < p.b && k0 + k < p.c;
-		const elem_t *src = wg + ((size_t)dd * p.b + r0 + r) * p.c + k0 + k;
-		cp_async<KSMM_VEC * (int)sizeof(elem_t)>(as + dd * A_SIZE + A_AT(r, k), in ? src : wg,
-							  in);
+		w_vec_pos(threadIdx.x + j * KSMM_THREADS, &dd, &r, &k);
+		pl->w_in[j] = r0 + r < p.b;
+		pl->w_src[j] = wg + ((unsigned)dd * p.b + min(r0 + r, p.b - 1)) * p.c + k;
+		pl->w_dst[j] = smem_addr(as + dd * A_SIZE + A_AT(r, k));
+	}
+#pragma unroll
+	for (int j = 0; j < X_PER_THREAD; j++) {
+		int dd, k, n;
+		x_vec_pos(threadIdx.x + j * KSMM_THREADS, &dd, &k, &n);
+		pl->x_in[j] = n0 + n < p.batch;
+#if KSMM_BSL
+		pl->x_src[j] = xg + ((unsigned)k * p.d * p.batch + min(n0 + n, p.batch - KSMM_XVEC));
+#else
+		pl->x_src[j] = xg + ((unsigned)min(n0 + n, p.batch - 1) * p.a * p.c * p.d +
+				     (unsigned)k * p.d + dd);
+#endif
+#if KSMM_DTM
+		pl->x_dst[j] = smem_addr(bs + n * XS_LD + k * KSMM_TD + dd);
+#else
+		pl->x_dst[j] = smem_addr(bs + B_AT(k, n));
+#endif
+	}
+}
+
+/* The next step's tiles into the buffer stage_bytes past stage 0's, and
+ * the sources on to the step after. FULL: the step lies within c (every
+ * step but a last, partial one); otherwise vectors at k0 + k >= c (kleft =
+ * c - k0) are zeros. x_step: x's k stride times TK. */
+template <bool FULL>
+__device__ __forceinline__ void load_async(struct async_plan *pl, const elem_t *wg,
+					   const elem_t *xg, int kleft, unsigned x_step,
+					   unsigned stage_bytes)
+{
+#pragma unroll
+	for (int j = 0; j < W_PER_THREAD; j++) {
+		const int i = threadIdx.x + j * KSMM_THREADS;
+		if (!W_VEC_EXISTS(i))
+			break;
+		bool in = pl->w_in[j];
+		if (!FULL) {
+			int dd, r, k;
+			w_vec_pos(i, &dd, &r, &k);
+			in = in && k < kleft;
+		}
+		cp_async<KSMM_VEC * (int)sizeof(elem_t)>(pl->w_dst[j] + stage_bytes,
+							  FULL || in ? pl->w_src[j] : wg, in);
+		pl->w_src[j] += KSMM_TK;
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
-		if (X_VECS % KSMM_THREADS != 0 && i >= X_VECS)
+		if (!X_VEC_EXISTS(i))
 			break;
-		int dd, k, n;
-		x_vec_pos(i, &dd, &k, &n);
-		const bool in = k0 + k < p.c && n0 + n < p.batch;
-#if KSMM_BSL
-		const elem_t *src = xg + (size_t)(k0 + k) * p.d * p.batch + n0 + n;
-#else
-		const elem_t *src =
-			xg + (size_t)(n0 + n) * p.a * p.c * p.d + (size_t)(k0 + k) * p.d + dd;
-#endif
-#if KSMM_DTM
-		cp_async<KSMM_XVEC * 2>(bs + n * XS_LD + k * KSMM_TD + dd, in ? src : xg, in);
-#else
-		cp_async<KSMM_XVEC * (int)sizeof(elem_t)>(bs + B_AT(k, n), in ? src : xg, in);
-#endif
+		bool in = pl->x_in[j];
+		if (!FULL) {
+			int dd, k, n;
+			x_vec_pos(i, &dd, &k, &n);
+			in = in && k < kleft;
+		}
+		cp_async<KSMM_XVEC * (int)sizeof(elem_t)>(pl->x_dst[j] + stage_bytes,
+							   FULL || in ? pl->x_src[j] : xg, in);
+		pl->x_src[j] += x_step;
 	}
 }
 #endif
@@ -463,11 +526,6 @@ struct acc_t {
 	float v[MI][NI][4];
 };
 #endif
-
-__device__ __forceinline__ unsigned smem_addr(const void *p)
-{
-	return (unsigned)__cvta_generic_to_shared(p);
-}
 
 #if !KSMM_TF32
 /* c += A (16 x 16, four registers) times B (16 x 8, two), 16-bit inputs,
@@ -875,10 +933,40 @@ __device__ __forceinline__ void compute_step(const smem_t *as, const smem_t *bs,
 
 /* Element by element: a vector store of each bsl chunk (4 contiguous n)
  * took 21 more registers on the 64 x 128, 8 x 4 point (149, one block an
- * SM instead of two; ptxas of CUDA 13.0). */
+ * SM instead of two; ptxas of CUDA 13.0), and in the fast path below,
+ * with no more registers on the 16 x 8 points, it left the tuned fp32 bsl
+ * times 0.8% slower at the median (H200, 51 speed patterns). */
 __device__ __forceinline__ void store_acc(const struct acc_t *acc, elem_t *yg,
 						 const struct ksmm_args &p, int r0, int n0)
 {
+#if !KSMM_DTS
+	/* All of this thread's outputs inside (every tile but those at the
+	 * edges of b and the batch): no check an element, and one address a
+	 * row (bsl; for bsf the address of the row's first batch column), the
+	 * rest constant offsets from it. On the 64 x 8 x 128 point of 16 x 8
+	 * the stores take 178 instructions (128 of them STG) where checking
+	 * and addressing each output took 535; before, a block's stores held
+	 * 12% of the warps' stall samples and its start 15% on pattern
+	 * 2,512,128,16 (c = 128; ncu, H200), 2% each at c = 1,024. */
+	if (r0 + THREAD_ROW(KSMM_WR - 1) < p.b && n0 + THREAD_COL(KSMM_WB - 1) < p.batch) {
+#pragma unroll
+		for (int i = 0; i < KSMM_WR; i++) {
+#if KSMM_BSL
+			elem_t *row = yg + (size_t)(r0 + THREAD_ROW(i)) * p.d * p.batch + n0;
+#pragma unroll
+			for (int j = 0; j < KSMM_WB; j++)
+				row[THREAD_COL(j)] = float_to_elem(acc->v[i][j]);
+#else
+			elem_t *row = yg + (size_t)n0 * p.a * p.b * p.d +
+				      (size_t)(r0 + THREAD_ROW(i)) * p.d;
+#pragma unroll
+			for (int j = 0; j < KSMM_WB; j++)
+				row[(size_t)THREAD_COL(j) * p.a * p.b * p.d] = float_to_elem(acc->v[i][j]);
+#endif
+		}
+		return;
+	}
+#endif
 #pragma unroll
 	for (int i = 0; i < KSMM_WR; i++)
 #pragma unroll
@@ -914,13 +1002,13 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	smem_t *smem = (smem_t *)smem_raw;
 
 	/* Block -> (row tile, de tile, batch tile, al), row tile fastest. */
-	const int row_tiles = (p.b + KSMM_TR - 1) / KSMM_TR;
-	const int batch_tiles = (p.batch + KSMM_TB - 1) / KSMM_TB;
-	int id = blockIdx.x;
+	const unsigned row_tiles = (p.b + KSMM_TR - 1) / KSMM_TR;
+	const unsigned batch_tiles = (p.batch + KSMM_TB - 1) / KSMM_TB;
+	unsigned id = blockIdx.x;
 	const int r0 = id % row_tiles * KSMM_TR;
 	id /= row_tiles;
-	const int de = id % (p.d / KSMM_TD) * KSMM_TD;
-	id /= p.d / KSMM_TD;
+	const int de = id % (unsigned)(p.d / KSMM_TD) * KSMM_TD;
+	id /= (unsigned)(p.d / KSMM_TD);
 	const int n0 = id % batch_tiles * KSMM_TB;
 	const int al = id / batch_tiles;
 
@@ -934,7 +1022,7 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 #endif
 
 	/* This thread's group (its de among the TD) and place in it. */
-	const int grp = threadIdx.x / KSMM_GROUP, gt = threadIdx.x % KSMM_GROUP;
+	const unsigned grp = threadIdx.x / KSMM_GROUP, gt = threadIdx.x % KSMM_GROUP;
 #if KSMM_MMA
 	const int warp = gt >> 5;
 	const int wr0 = warp / (KSMM_TB / KSMM_WB) * KSMM_WR;
@@ -955,22 +1043,40 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	/* KSMM_STAGES - 1 steps in flight while one is multiplied: the
 	 * barrier at the top of step s also tells every thread that the buffer
 	 * step s - 1 read is free for step s + STAGES - 1. */
+	struct async_plan plan;
+	plan_async(wg, xg, p, r0, n0, smem, &plan);
+#if KSMM_BSL
+	const unsigned x_step = KSMM_TK * p.d * p.batch;
+#else
+	const unsigned x_step = KSMM_TK * p.d;
+#endif
+	const int full_steps = p.c / KSMM_TK;
+	const unsigned stage_bytes = STAGE_SIZE * sizeof(smem_t);
 #pragma unroll
 	for (int s = 0; s < KSMM_STAGES - 1; s++) {
-		if (s < steps)
-			load_async(wg, xg, p, r0, s * KSMM_TK, n0, smem + s * STAGE_SIZE);
+		if (s < full_steps)
+			load_async<true>(&plan, wg, xg, 0, x_step, s * stage_bytes);
+		else if (s < steps)
+			load_async<false>(&plan, wg, xg, p.c - s * KSMM_TK, x_step, s * stage_bytes);
 		cp_async_commit();
 	}
+	/* Byte offsets of the buffers step s reads and step s + STAGES - 1
+	 * fills, turned round rather than taken modulo STAGES. */
+	const unsigned last_stage = (KSMM_STAGES - 1) * stage_bytes;
+	unsigned cur_stage = 0, fill_stage = last_stage;
 	for (int s = 0; s < steps; s++) {
 		cp_async_wait();
 		__syncthreads();
 		const int next = s + KSMM_STAGES - 1;
-		if (next < steps)
-			load_async(wg, xg, p, r0, next * KSMM_TK, n0,
-				   smem + next % KSMM_STAGES * STAGE_SIZE);
+		if (next < full_steps)
+			load_async<true>(&plan, wg, xg, 0, x_step, fill_stage);
+		else if (next < steps)
+			load_async<false>(&plan, wg, xg, p.c - next * KSMM_TK, x_step, fill_stage);
 		cp_async_commit();
-		smem_t *cur = smem + s % KSMM_STAGES * STAGE_SIZE;
+		const smem_t *cur = (const smem_t *)(smem_raw + cur_stage);
 		compute_step(cur + a_off, cur + b_off, wr0, wn0, &acc);
+		cur_stage = cur_stage == last_stage ? 0 : cur_stage + stage_bytes;
+		fill_stage = fill_stage == last_stage ? 0 : fill_stage + stage_bytes;
 	}
 #else
 	struct step_regs regs;
