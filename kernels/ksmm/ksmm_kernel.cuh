@@ -453,10 +453,21 @@ __device__ __forceinline__ void plan_async(const elem_t *wg, const elem_t *xg,
 	}
 }
 
-/* The next step's tiles into the buffer stage_bytes past stage 0's, and
- * the sources on to the step after. FULL: the step lies within c (every
- * step but a last, partial one); otherwise vectors at k0 + k >= c (kleft =
- * c - k0) are zeros. x_step: x's k stride times TK. */
+/* One planned vector (w's or x's) into the buffer stage_bytes past stage
+ * 0's, its source moved on by `step`. FULL: the step lies within c (every
+ * step but a last, partial one); otherwise the vector, at k of the step,
+ * is zeros where k >= kleft (kleft = c - k0). */
+template <int BYTES, bool FULL>
+__device__ __forceinline__ void load_vec(const elem_t *&src, unsigned dst, bool in, int k,
+					 int kleft, const elem_t *base, unsigned step)
+{
+	in = in && (FULL || k < kleft);
+	cp_async<BYTES>(dst, FULL || in ? src : base, in);
+	src += step;
+}
+
+/* The next step's tiles, and the sources on to the step after. x_step:
+ * x's k stride times TK. */
 template <bool FULL>
 __device__ __forceinline__ void load_async(struct async_plan *pl, const elem_t *wg,
 					   const elem_t *xg, int kleft, unsigned x_step,
@@ -467,31 +478,35 @@ __device__ __forceinline__ void load_async(struct async_plan *pl, const elem_t *
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (!W_VEC_EXISTS(i))
 			break;
-		bool in = pl->w_in[j];
-		if (!FULL) {
-			int dd, r, k;
-			w_vec_pos(i, &dd, &r, &k);
-			in = in && k < kleft;
-		}
-		cp_async<KSMM_VEC * (int)sizeof(elem_t)>(pl->w_dst[j] + stage_bytes,
-							  FULL || in ? pl->w_src[j] : wg, in);
-		pl->w_src[j] += KSMM_TK;
+		int dd, r, k;
+		w_vec_pos(i, &dd, &r, &k);
+		load_vec<KSMM_VEC * (int)sizeof(elem_t), FULL>(pl->w_src[j], pl->w_dst[j] + stage_bytes,
+							       pl->w_in[j], k, kleft, wg, KSMM_TK);
 	}
 #pragma unroll
 	for (int j = 0; j < X_PER_THREAD; j++) {
 		const int i = threadIdx.x + j * KSMM_THREADS;
 		if (!X_VEC_EXISTS(i))
 			break;
-		bool in = pl->x_in[j];
-		if (!FULL) {
-			int dd, k, n;
-			x_vec_pos(i, &dd, &k, &n);
-			in = in && k < kleft;
-		}
-		cp_async<KSMM_XVEC * (int)sizeof(elem_t)>(pl->x_dst[j] + stage_bytes,
-							   FULL || in ? pl->x_src[j] : xg, in);
-		pl->x_src[j] += x_step;
+		int dd, k, n;
+		x_vec_pos(i, &dd, &k, &n);
+		load_vec<KSMM_XVEC * (int)sizeof(elem_t), FULL>(pl->x_src[j], pl->x_dst[j] + stage_bytes,
+								pl->x_in[j], k, kleft, xg, x_step);
 	}
+}
+
+/* Step s's tiles (none past the last step) into the buffer stage_bytes
+ * past stage 0's: the prologue's first steps and each step's next. The
+ * first full_steps steps lie within c. */
+__device__ __forceinline__ void load_async_step(struct async_plan *pl, const elem_t *wg,
+						const elem_t *xg, const struct ksmm_args &p, int s,
+						int full_steps, int steps, unsigned x_step,
+						unsigned stage_bytes)
+{
+	if (s < full_steps)
+		load_async<true>(pl, wg, xg, 0, x_step, stage_bytes);
+	else if (s < steps)
+		load_async<false>(pl, wg, xg, p.c - s * KSMM_TK, x_step, stage_bytes);
 }
 #endif
 
@@ -1054,10 +1069,7 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	const unsigned stage_bytes = STAGE_SIZE * sizeof(smem_t);
 #pragma unroll
 	for (int s = 0; s < KSMM_STAGES - 1; s++) {
-		if (s < full_steps)
-			load_async<true>(&plan, wg, xg, 0, x_step, s * stage_bytes);
-		else if (s < steps)
-			load_async<false>(&plan, wg, xg, p.c - s * KSMM_TK, x_step, s * stage_bytes);
+		load_async_step(&plan, wg, xg, p, s, full_steps, steps, x_step, s * stage_bytes);
 		cp_async_commit();
 	}
 	/* Byte offsets of the buffers step s reads and step s + STAGES - 1
@@ -1067,11 +1079,8 @@ extern "C" __global__ void __launch_bounds__(KSMM_THREADS)
 	for (int s = 0; s < steps; s++) {
 		cp_async_wait();
 		__syncthreads();
-		const int next = s + KSMM_STAGES - 1;
-		if (next < full_steps)
-			load_async<true>(&plan, wg, xg, 0, x_step, fill_stage);
-		else if (next < steps)
-			load_async<false>(&plan, wg, xg, p.c - next * KSMM_TK, x_step, fill_stage);
+		load_async_step(&plan, wg, xg, p, s + KSMM_STAGES - 1, full_steps, steps, x_step,
+				fill_stage);
 		cp_async_commit();
 		const smem_t *cur = (const smem_t *)(smem_raw + cur_stage);
 		compute_step(cur + a_off, cur + b_off, wr0, wn0, &acc);
