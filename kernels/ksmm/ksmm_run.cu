@@ -9,6 +9,7 @@
  * configurations, each a different unrolling, cannot be compiled into the
  * binary, and the published kernel's sed-and-nvcc loop needs a compiler on
  * the GPU node and a process per configuration. */
+#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <nvrtc.h>
@@ -36,6 +37,7 @@ struct ksmm_kernel {
 	enum ksmm_layout l;
 	int threads, registers;
 	size_t smem;
+	int tma; /* KSMM_TMA: tiles by the tensor memory accelerator */
 };
 
 /* Must match struct ksmm_args in the kernel source. */
@@ -76,6 +78,15 @@ static void opt_add(struct build_opts *o, const char *name, int value)
 	o->n++;
 }
 
+/* SIMT fp32 bsl points staged by cp.async in 16-byte vectors go by TMA on
+ * sm_90 and later (the vectors' checks make c and the batch multiples of 4,
+ * so the tensor maps' strides are multiples of 16 bytes). */
+static int kernel_tma(const struct ksmm_config *k, const struct ksmm_pattern *p,
+		      enum ksmm_dtype t, enum ksmm_layout l, int cc)
+{
+	return cc >= 90 && k->variant == KSMM_SIMT && k->vec == 4 && ksmm_async(p, t, l, k);
+}
+
 static void build_opts_make(const struct ksmm_config *k, const struct ksmm_pattern *p,
 			    enum ksmm_dtype t, enum ksmm_layout l, int cc, struct build_opts *o)
 {
@@ -93,6 +104,7 @@ static void build_opts_make(const struct ksmm_config *k, const struct ksmm_patte
 	opt_add(o, "KSMM_XVEC", ksmm_xvec(p, l, k));
 	opt_add(o, "KSMM_STAGES", k->stages);
 	opt_add(o, "KSMM_TD", k->tile_d);
+	opt_add(o, "KSMM_TMA", kernel_tma(k, p, t, l, cc));
 	opt_add(o, "-arch=sm_", cc);
 }
 
@@ -242,6 +254,7 @@ extern "C" int ksmm_kernel_get(const struct ksmm_config *cfg, const struct ksmm_
 	k->l = l;
 	k->threads = ksmm_config_threads(cfg);
 	k->smem = ksmm_config_smem_bytes(cfg, t, l);
+	k->tma = kernel_tma(cfg, p, t, l, cc);
 
 	struct build_opts o;
 	build_opts_make(cfg, p, t, l, cc, &o);
@@ -259,6 +272,45 @@ extern "C" int ksmm_kernel_get(const struct ksmm_config *cfg, const struct ksmm_
 	return 0;
 }
 
+/* The tensor maps of a TMA kernel (struct tensor_map in the kernel source):
+ * W in the kernels' (a,d,b,c) layout as (c, b, a*d), X (bsl) as
+ * (B, d, c, a), innermost first; boxes of one step's tiles; zeros past
+ * the edges. cuTensorMapEncodeTiled is a driver function: reached through
+ * the runtime, so spkit still links no libcuda. */
+static int tensor_maps_make(const struct ksmm_kernel *k, const void *d_w, const void *d_x,
+			    int64_t batch, CUtensorMap *tw, CUtensorMap *tx, struct sp_err *err)
+{
+	static PFN_cuTensorMapEncodeTiled_v12000 encode;
+	if (!encode) {
+		cudaDriverEntryPointQueryResult found;
+		GPU_CHECK(err, cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
+							       (void **)&encode, 12000,
+							       cudaEnableDefault, &found));
+		if (found != cudaDriverEntryPointSuccess) {
+			encode = NULL;
+			return sp_fail(err, "ksmm: the CUDA driver has no cuTensorMapEncodeTiled");
+		}
+	}
+	const cuuint64_t a = k->p.a, b = k->p.b, c = k->p.c, d = k->p.d, n = batch, f = 4;
+	const cuuint64_t w_dims[3] = {c, b, a * d}, w_strides[2] = {c * f, b * c * f};
+	const cuuint64_t x_dims[4] = {n, d, c, a}, x_strides[3] = {n * f, d * n * f, c * d * n * f};
+	const cuuint32_t tk = (cuuint32_t)k->cfg.tile_k;
+	const cuuint32_t w_box[3] = {tk, (cuuint32_t)k->cfg.tile_rows, 1},
+			 x_box[4] = {(cuuint32_t)k->cfg.tile_batch, 1, tk, 1}, ones[4] = {1, 1, 1, 1};
+	const CUresult rw = encode(tw, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)d_w, w_dims,
+				   w_strides, w_box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
+				   CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+				   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	const CUresult rx = encode(tx, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, (void *)d_x, x_dims,
+				   x_strides, x_box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
+				   CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+				   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+	if (rw != CUDA_SUCCESS || rx != CUDA_SUCCESS)
+		return sp_fail(err, "ksmm: cuTensorMapEncodeTiled: error %d on the %s map",
+			       (int)(rw != CUDA_SUCCESS ? rw : rx), rw != CUDA_SUCCESS ? "weights" : "input");
+	return 0;
+}
+
 extern "C" int ksmm_kernel_run(const struct ksmm_kernel *k, const void *d_w, const void *d_x,
 			       void *d_y, int64_t batch, struct sp_err *err)
 {
@@ -268,7 +320,10 @@ extern "C" int ksmm_kernel_run(const struct ksmm_kernel *k, const void *d_w, con
 	struct kernel_args args = {(int)k->p.a, (int)k->p.b, (int)k->p.c, (int)k->p.d, (int)batch};
 	const void *w = d_w, *x = d_x;
 	void *y = d_y;
-	void *params[] = {&w, &x, &y, &args};
+	CUtensorMap tw, tx;
+	if (k->tma && tensor_maps_make(k, d_w, d_x, batch, &tw, &tx, err))
+		return -1;
+	void *params[] = {&w, &x, &y, &args, &tw, &tx};
 	const dim3 grid((unsigned)ksmm_grid_blocks(&k->p, batch, &k->cfg));
 	GPU_CHECK(err, cudaLaunchKernel((const void *)k->fn, grid, dim3(k->threads), params,
 					k->smem, 0));
