@@ -24,9 +24,11 @@
  * Each step stages the W tile (TR x TK) and the X tile (TK x TB) in shared
  * memory. 16-bit tensor-core tiles whose shared layout is the global one go
  * there by cp.async, KSMM_STAGES buffers deep (STAGES - 1 steps in flight
- * during a multiply, no registers spent on them); the others go through
- * registers, the next step loaded while the current one is multiplied
- * (KSMM_STAGES 2: double buffering, one barrier a step). cp.async won on
+ * during a multiply, no registers spent on them), as do SIMT fp32 bsl
+ * tiles at three stages or more (by TMA on sm_90 and later: KSMM_TMA,
+ * tma_step); the others go through registers, the next step loaded while
+ * the current one is multiplied (KSMM_STAGES 2: double buffering, one
+ * barrier a step). cp.async won on
  * the H100 by 4 to 20% on the anchors' fp16 bsl patterns (same space): the
  * register path holds a whole step per thread and waits for it a step
  * later, where cp.async keeps several steps in flight without registers.
