@@ -130,23 +130,24 @@ $(ONNX_GEN_C) $(ONNX_GEN_H) &: $(ONNX_PROTO)
 	@mkdir -p $(GEN)
 	protoc-c --c_out=$(GEN) --proto_path=/usr/include onnx/onnx.proto
 
+# A file as `const char NAME[]`, byte for byte and NUL-terminated: hex
+# bytes, so no character of the file needs escaping (awk's gsub of a
+# backslash depends on which awk).
+embed_c = { echo '/* Generated from $< by the Makefile. */'; \
+	  echo 'const char $(1)[] = {'; \
+	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0};'; } > $@
+
 $(KSMM_SPACE_C): configs/ksmm/space.yaml
 	@mkdir -p $(@D)
-	{ echo '/* Generated from $< by the Makefile. */'; \
-	  echo 'const char ksmm_space_default_yaml[] = {'; \
-	  od -An -v -tx1 $< | sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0};'; } > $@
+	$(call embed_c,ksmm_space_default_yaml)
 
 $(GEN)/%.o: $(GEN)/%.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-# kernels/ksmm/ksmm_kernel.cuh as `const char ksmm_kernel_src[]`, for NVRTC
-# (backslashes and quotes escaped, one string literal a line).
+# kernels/ksmm/ksmm_kernel.cuh as `const char ksmm_kernel_src[]`, for NVRTC.
 $(GEN)/ksmm/ksmm_kernel_src.c: kernels/ksmm/ksmm_kernel.cuh
 	@mkdir -p $(@D)
-	awk 'BEGIN { print "/* Generated from $< by the Makefile. */"; \
-	             print "const char ksmm_kernel_src[] =" } \
-	     { gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "\t\"" $$0 "\\n\"" } \
-	     END { print "\t;" }' $< > $@
+	$(call embed_c,ksmm_kernel_src)
 
 # The generated header must exist before any object that may include it compiles.
 $(LIB_OBJ) $(CLI_OBJ) $(GPU_C_OBJ) $(CMD_SRC:%.c=$(BUILD)/%.o) $(UNIT_SRC:%.c=$(BUILD)/%.o): | $(ONNX_GEN_H)

@@ -1032,6 +1032,8 @@ __device__ __forceinline__ void barrier_init(unsigned bar)
 	asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar));
 }
 
+/* Until the buffer's phase `parity` completes. One line of PTX: each
+ * statement ends at its ';', so the string needs no "\n". */
 __device__ __forceinline__ void barrier_wait(unsigned bar, unsigned parity)
 {
 	asm volatile("{ .reg .pred done; WAIT: "
