@@ -281,33 +281,51 @@ static int tensor_maps_make(const struct ksmm_kernel *k, const void *d_w, const 
 			    int64_t batch, CUtensorMap *tw, CUtensorMap *tx, struct sp_err *err)
 {
 	static PFN_cuTensorMapEncodeTiled_v12000 encode;
+	static PFN_cuGetErrorString_v6000 error_string;
 	if (!encode) {
-		cudaDriverEntryPointQueryResult found;
+		cudaDriverEntryPointQueryResult found, found_string;
+		GPU_CHECK(err, cudaGetDriverEntryPointByVersion("cuGetErrorString",
+							       (void **)&error_string, 6000,
+							       cudaEnableDefault, &found_string));
 		GPU_CHECK(err, cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
 							       (void **)&encode, 12000,
 							       cudaEnableDefault, &found));
-		if (found != cudaDriverEntryPointSuccess) {
+		if (found != cudaDriverEntryPointSuccess ||
+		    found_string != cudaDriverEntryPointSuccess) {
 			encode = NULL;
 			return sp_fail(err, "ksmm: the CUDA driver has no cuTensorMapEncodeTiled");
 		}
 	}
-	const cuuint64_t a = k->p.a, b = k->p.b, c = k->p.c, d = k->p.d, n = batch, f = 4;
-	const cuuint64_t w_dims[3] = {c, b, a * d}, w_strides[2] = {c * f, b * c * f};
-	const cuuint64_t x_dims[4] = {n, d, c, a}, x_strides[3] = {n * f, d * n * f, c * d * n * f};
+	const cuuint64_t a = k->p.a, b = k->p.b, c = k->p.c, d = k->p.d, n = batch;
+	const cuuint64_t elem = sizeof(float);
+	const cuuint64_t w_dims[3] = {c, b, a * d}, w_strides[2] = {c * elem, b * c * elem};
+	const cuuint64_t x_dims[4] = {n, d, c, a},
+			 x_strides[3] = {n * elem, d * n * elem, c * d * n * elem};
 	const cuuint32_t tk = (cuuint32_t)k->cfg.tile_k;
 	const cuuint32_t w_box[3] = {tk, (cuuint32_t)k->cfg.tile_rows, 1},
 			 x_box[4] = {(cuuint32_t)k->cfg.tile_batch, 1, tk, 1}, ones[4] = {1, 1, 1, 1};
-	const CUresult rw = encode(tw, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)d_w, w_dims,
-				   w_strides, w_box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
-				   CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-				   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-	const CUresult rx = encode(tx, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, (void *)d_x, x_dims,
-				   x_strides, x_box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
-				   CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-				   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-	if (rw != CUDA_SUCCESS || rx != CUDA_SUCCESS)
-		return sp_fail(err, "ksmm: cuTensorMapEncodeTiled: error %d on the %s map",
-			       (int)(rw != CUDA_SUCCESS ? rw : rx), rw != CUDA_SUCCESS ? "weights" : "input");
+	const struct {
+		const char *what;
+		CUtensorMap *map;
+		const void *base;
+		cuuint32_t rank;
+		const cuuint64_t *dims, *strides;
+		const cuuint32_t *box;
+	} maps[2] = {{"weights", tw, d_w, 3, w_dims, w_strides, w_box},
+		     {"input", tx, d_x, 4, x_dims, x_strides, x_box}};
+	for (int i = 0; i < 2; i++) {
+		const CUresult rc = encode(maps[i].map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, maps[i].rank,
+					   (void *)maps[i].base, maps[i].dims, maps[i].strides,
+					   maps[i].box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
+					   CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+					   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+		if (rc != CUDA_SUCCESS) {
+			const char *msg = NULL;
+			if (error_string(rc, &msg) != CUDA_SUCCESS || !msg)
+				msg = "unknown error";
+			return sp_fail(err, "ksmm: cuTensorMapEncodeTiled (%s): %s", maps[i].what, msg);
+		}
+	}
 	return 0;
 }
 
