@@ -28,10 +28,10 @@
  * tiles at three stages or more (by TMA on sm_90 and later: KSMM_TMA,
  * tma_step); the others go through registers, the next step loaded while
  * the current one is multiplied (KSMM_STAGES 2: double buffering, one
- * barrier a step). cp.async won on
- * the H100 by 4 to 20% on the anchors' fp16 bsl patterns (same space): the
- * register path holds a whole step per thread and waits for it a step
- * later, where cp.async keeps several steps in flight without registers.
+ * barrier a step). cp.async won on the H100 by 4 to 20% on the anchors'
+ * fp16 bsl patterns (same space): the register path holds a whole step per
+ * thread and waits for it a step later, where cp.async keeps several steps
+ * in flight without registers.
  * The output tile stays in registers until the end:
  *   SIMT (KSMM_MMA 0): each thread owns KSMM_WR x KSMM_WB outputs (its
  *     columns in 4-wide chunks spread over the tile: acc_t below), an outer
@@ -209,8 +209,9 @@ typedef float smem_t;
  * cp.async (KSMM_SIMT_ASYNC) W stays [r][k] as in memory, and a thread
  * reads 4 k of a row at once. TMA writes its boxes unpadded: on the
  * default space's points a warp's 16-byte reads then touch two W rows TK
- * floats apart and 16 consecutive X chunks, no bank conflict either way. The host's size (padded) holds
- * the unpadded buffers and TMA's barriers after them. */
+ * floats apart and 16 consecutive X chunks, no bank conflict either way.
+ * The host's size (padded) holds the unpadded buffers and TMA's barriers
+ * after them. */
 #if KSMM_SIMT_ASYNC
 #define A_LD (KSMM_TK + KSMM_PAD)
 #define A_AT(r, k) ((r) * A_LD + (k))

@@ -293,7 +293,9 @@ static int tensor_maps_make(const struct ksmm_kernel *k, const void *d_w, const 
 		if (found != cudaDriverEntryPointSuccess ||
 		    found_string != cudaDriverEntryPointSuccess) {
 			encode = NULL;
-			return sp_fail(err, "ksmm: the CUDA driver has no cuTensorMapEncodeTiled");
+			return sp_fail(err, "ksmm: the CUDA driver has no %s",
+				       found != cudaDriverEntryPointSuccess ? "cuTensorMapEncodeTiled"
+									   : "cuGetErrorString");
 		}
 	}
 	const cuuint64_t a = k->p.a, b = k->p.b, c = k->p.c, d = k->p.d, n = batch;
